@@ -1,0 +1,201 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Config says which space to serve and how.
+type Config struct {
+	Data    string // cotal's data dir (registry of spaces)
+	Paths   config.Paths
+	Open    bool
+	Sync    string
+	Port    int       // 0: a free port
+	Log     io.Writer // broker warnings; nil discards
+	Verbose bool
+}
+
+// AlreadyRunningError is returned by Start when a live process serves the
+// space. It is not a failure for `up`: the space is up.
+type AlreadyRunningError struct {
+	Space string
+	PID   int
+	URL   string
+}
+
+func (e *AlreadyRunningError) Error() string {
+	return fmt.Sprintf("mesh %s already running (pid %d, url %s)", e.Space, e.PID, e.URL)
+}
+
+// Mesh is one running mesh process. Start gives a ready, provisioned mesh
+// whose broker.json is written; Close undoes it. Mesh is safe for
+// concurrent Close.
+type Mesh struct {
+	cfg     Config
+	lock    *broker.Lock
+	broker  *broker.Broker
+	started time.Time
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Start locks the space, starts and provisions its broker, mints the local
+// operator's creds and writes broker.json. On any failure what was started
+// is stopped again.
+func Start(ctx context.Context, cfg Config) (*Mesh, error) {
+	if cfg.Sync == "" {
+		cfg.Sync = config.SyncAlways
+	}
+	if err := config.EnsureDir(cfg.Paths.StoreDir, 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := broker.AcquireLock(cfg.Paths.LockFile())
+	var lerr *broker.LockError
+	if errors.As(err, &lerr) {
+		rec, _ := config.ReadBrokerRecord(cfg.Paths)
+		return nil, &AlreadyRunningError{Space: cfg.Paths.Space, PID: lerr.PID, URL: rec.URL}
+	}
+	if err != nil {
+		return nil, err
+	}
+	m := &Mesh{cfg: cfg, lock: lock, started: time.Now()}
+	if err := m.start(ctx); err != nil {
+		if m.broker != nil {
+			m.broker.Shutdown()
+		}
+		lock.Release()
+		return nil, err
+	}
+	return m, nil
+}
+
+func (m *Mesh) start(ctx context.Context) error {
+	cfg := m.cfg
+	b, err := broker.Start(broker.Options{
+		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: cfg.Port,
+		Log: cfg.Log, Verbose: cfg.Verbose,
+	})
+	if err != nil {
+		return err
+	}
+	m.broker = b
+	nc, err := b.Internal()
+	if err != nil {
+		return fmt.Errorf("connecting to the embedded broker: %w", err)
+	}
+	if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open); err != nil {
+		return fmt.Errorf("provisioning space %s: %w", cfg.Paths.Space, err)
+	}
+	if !cfg.Open {
+		if err := m.mintOperator(ctx, nc); err != nil {
+			return err
+		}
+		if err := ProvisionMinted(ctx, nc, cfg.Paths); err != nil {
+			return err
+		}
+	}
+	if cfg.Data != "" {
+		if err := config.Remember(cfg.Data, cfg.Paths.Space, cfg.Paths.StoreDir); err != nil {
+			return fmt.Errorf("recording space %s: %w", cfg.Paths.Space, err)
+		}
+	}
+	mode := config.ModeAuth
+	if cfg.Open {
+		mode = config.ModeOpen
+	}
+	return config.WriteBrokerRecord(cfg.Paths, config.BrokerRecord{
+		Space: cfg.Paths.Space, URL: b.URL(), PID: os.Getpid(), Mode: mode, Sync: cfg.Sync,
+		Started: m.started.UTC(), StoreDir: cfg.Paths.StoreDir, MaxStore: b.MaxStore(),
+	})
+}
+
+// OperatorPrincipal is the local user's principal: owner local, actor the
+// login name made into a token.
+func OperatorPrincipal() wire.Principal {
+	name := os.Getenv("USER")
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		name = u.Username
+	}
+	actor := strings.ReplaceAll(wire.SanitizeToken(name), "-", "_")
+	if len(actor) > 64 {
+		actor = actor[:64]
+	}
+	return wire.Principal{Owner: "local", Actor: actor}
+}
+
+// mintOperator writes the local user's CLI creds. The lifecycle uid of an
+// existing operator credential is kept, so DMs pending for the operator
+// survive a restart.
+func (m *Mesh) mintOperator(ctx context.Context, nc *nats.Conn) error {
+	id := broker.Identity{Space: m.cfg.Paths.Space, Principal: OperatorPrincipal(), Profile: broker.ProfileOperator}
+	if old, err := broker.ReadCredsIdentity(m.cfg.Paths.OperatorCreds()); err == nil && old.Principal == id.Principal && wire.ValidLifecycleUID(old.UID) {
+		id.UID = old.UID
+	}
+	c, err := m.broker.Authority().Mint(id)
+	if err != nil {
+		return fmt.Errorf("minting operator creds: %w", err)
+	}
+	if err := broker.WriteCreds(m.cfg.Paths.OperatorCreds(), c); err != nil {
+		return err
+	}
+	return broker.ProvisionIdentity(ctx, nc, c.Identity)
+}
+
+// Broker is the running broker.
+func (m *Mesh) Broker() *broker.Broker { return m.broker }
+
+// Run blocks until ctx ends, watching that JetStream stays on (a full disk
+// switches it off), then closes the mesh.
+func (m *Mesh) Run(ctx context.Context) error {
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	warned := false
+	for {
+		select {
+		case <-ctx.Done():
+			return m.Close()
+		case <-t.C:
+			if !m.broker.JetStreamEnabled() && !warned {
+				warned = true
+				if m.cfg.Log != nil {
+					fmt.Fprintf(m.cfg.Log, "%s mesh error: JetStream switched itself off (disk full under %s?); durable delivery is down until restart\n",
+						time.Now().Format(time.RFC3339), m.cfg.Paths.StoreDir)
+				}
+			}
+		}
+	}
+}
+
+// Close marks broker.json stopped, stops the broker and drops the lock.
+func (m *Mesh) Close() error {
+	m.closeOnce.Do(func() {
+		rec, err := config.ReadBrokerRecord(m.cfg.Paths)
+		if err == nil && rec.PID == os.Getpid() {
+			rec.Stopped = time.Now().UTC()
+			m.closeErr = config.WriteBrokerRecord(m.cfg.Paths, rec)
+		}
+		m.broker.Shutdown()
+		m.lock.Release()
+	})
+	return m.closeErr
+}
+
+// MintedDir holds one registry file per identity minted while the mesh was
+// down; Start provisions each of them.
+func MintedDir(p config.Paths) string { return filepath.Join(p.AuthDir(), "minted") }

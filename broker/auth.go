@@ -1,0 +1,144 @@
+package broker
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nkeys"
+
+	"github.com/cotal-go/cotal/config"
+)
+
+// keyFile is the on-disk form of a space's signing keys. It lives 0600 in
+// the store's auth dir and is the only place the seeds exist.
+type keyFile struct {
+	Operator string `json:"operator"`
+	System   string `json:"system"`
+	Account  string `json:"account"`
+	Signer   string `json:"signer"`
+}
+
+// Authority holds a space's operator, system account, space account and
+// the account signing key that user credentials are minted with. Only the
+// mesh process and `cotal mint` load it; a seat never sees it.
+type Authority struct {
+	space                       string
+	operator, sys, acct, signer nkeys.KeyPair
+
+	operatorJWT, sysJWT, acctJWT string
+	operatorClaims               *jwt.OperatorClaims
+}
+
+// KeysFile is where the authority's seeds are kept.
+func KeysFile(p config.Paths) string { return filepath.Join(p.AuthDir(), "keys.json") }
+
+// LoadAuthority reads the space's keys, creating them on first use, and
+// issues fresh operator and account JWTs from them.
+func LoadAuthority(p config.Paths) (*Authority, error) {
+	if err := config.EnsureDir(p.AuthDir(), 0o700); err != nil {
+		return nil, err
+	}
+	kf, err := readKeys(KeysFile(p))
+	if errors.Is(err, fs.ErrNotExist) {
+		kf, err = newKeys()
+		if err == nil {
+			b, _ := json.MarshalIndent(kf, "", "  ")
+			err = config.WriteFileAtomic(KeysFile(p), b, 0o600)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	a := &Authority{space: p.Space}
+	for _, k := range []struct {
+		seed string
+		dst  *nkeys.KeyPair
+	}{{kf.Operator, &a.operator}, {kf.System, &a.sys}, {kf.Account, &a.acct}, {kf.Signer, &a.signer}} {
+		kp, err := nkeys.FromSeed([]byte(k.seed))
+		if err != nil {
+			return nil, fmt.Errorf("%s holds a bad key: %w", KeysFile(p), err)
+		}
+		*k.dst = kp
+	}
+	if err := a.issue(); err != nil {
+		return nil, fmt.Errorf("issuing account JWTs: %w", err)
+	}
+	return a, nil
+}
+
+func readKeys(path string) (keyFile, error) {
+	var kf keyFile
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return kf, err
+	}
+	if err := json.Unmarshal(b, &kf); err != nil {
+		return kf, fmt.Errorf("%s is not valid: %w", path, err)
+	}
+	return kf, nil
+}
+
+func newKeys() (keyFile, error) {
+	var kf keyFile
+	for _, k := range []struct {
+		make func() (nkeys.KeyPair, error)
+		dst  *string
+	}{{nkeys.CreateOperator, &kf.Operator}, {nkeys.CreateAccount, &kf.System}, {nkeys.CreateAccount, &kf.Account}, {nkeys.CreateAccount, &kf.Signer}} {
+		kp, err := k.make()
+		if err != nil {
+			return kf, err
+		}
+		seed, err := kp.Seed()
+		if err != nil {
+			return kf, err
+		}
+		*k.dst = string(seed)
+	}
+	return kf, nil
+}
+
+func pub(kp nkeys.KeyPair) string {
+	s, _ := kp.PublicKey()
+	return s
+}
+
+// issue signs the operator, system account and space account claims.
+func (a *Authority) issue() error {
+	oc := jwt.NewOperatorClaims(pub(a.operator))
+	oc.Name = "cotal"
+	oc.SystemAccount = pub(a.sys)
+	ojwt, err := oc.Encode(a.operator)
+	if err != nil {
+		return err
+	}
+	sc := jwt.NewAccountClaims(pub(a.sys))
+	sc.Name = "SYS"
+	sjwt, err := sc.Encode(a.operator)
+	if err != nil {
+		return err
+	}
+	ac := jwt.NewAccountClaims(pub(a.acct))
+	ac.Name = a.space
+	ac.SigningKeys.Add(pub(a.signer))
+	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{
+		MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
+		Streams: jwt.NoLimit, Consumer: jwt.NoLimit, MaxAckPending: jwt.NoLimit,
+	}
+	ajwt, err := ac.Encode(a.operator)
+	if err != nil {
+		return err
+	}
+	a.operatorJWT, a.sysJWT, a.acctJWT, a.operatorClaims = ojwt, sjwt, ajwt, oc
+	return nil
+}
+
+// AccountKey is the public key of the space's account.
+func (a *Authority) AccountKey() string { return pub(a.acct) }
+
+// SystemKey is the public key of the system account.
+func (a *Authority) SystemKey() string { return pub(a.sys) }

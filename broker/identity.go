@@ -1,0 +1,134 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// AckWait is the redelivery timeout of every durable the space pre-creates.
+const AckWait = 60 * time.Second
+
+// IdentityRecord is the space's registry row of a minted identity, kept in
+// the records bucket under IdentityKey. It lets a sender reach an identity
+// that has never connected: its DM durable exists from the moment of mint.
+type IdentityRecord struct {
+	ID             string    `json:"id"` // principal dot-form
+	Name           string    `json:"name"`
+	Role           string    `json:"role,omitempty"`
+	Profile        Profile   `json:"profile"`
+	LifecycleUID   string    `json:"lifecycleUid"`
+	Subscribe      []string  `json:"subscribe"`
+	AllowSubscribe []string  `json:"allowSubscribe"`
+	AllowPublish   []string  `json:"allowPublish"`
+	MintedAt       time.Time `json:"mintedAt"`
+	Retired        bool      `json:"retired,omitempty"`
+}
+
+// IdentityKey is the records-bucket key of a principal's registry row.
+func IdentityKey(p wire.Principal) string { return "identity." + p.Owner + "." + p.Actor + ".spec" }
+
+// ProvisionIdentity pre-creates what an identity binds (its DM and
+// backstop durables, its role's shared queue) and records it in the
+// space's registry, so a DM sent before its first connect waits for it.
+// Agents have no right to create consumers; this runs as the operator.
+func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
+	if err := id.Normalize(); err != nil {
+		return err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	s, p := id.Space, id.Principal
+	if id.Profile == ProfileAgent {
+		dm, err := js.Stream(ctx, wire.DMStream(s))
+		if err != nil {
+			return fmt.Errorf("DM stream of %s: %w (is the mesh provisioned?)", s, err)
+		}
+		info, err := dm.Info(ctx)
+		if err != nil {
+			return err
+		}
+		if err := ensureConsumer(ctx, js, wire.DMStream(s), jetstream.ConsumerConfig{
+			Durable: wire.DMConsumer(p, id.UID), FilterSubject: wire.DMFilter(s, p),
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
+			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: info.State.LastSeq + 1,
+		}); err != nil {
+			return err
+		}
+		if err := ensureConsumer(ctx, js, wire.DlvStream(s), jetstream.ConsumerConfig{
+			Durable: wire.DlvConsumer(p, id.UID), FilterSubject: wire.DlvSubject(s, p, id.UID),
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
+		}); err != nil {
+			return err
+		}
+		if id.Role != "" {
+			if err := ensureConsumer(ctx, js, wire.TaskStream(s), jetstream.ConsumerConfig{
+				Durable: wire.SvcConsumer(id.Role), FilterSubject: wire.SvcFilter(s, id.Role),
+				AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
+			}); err != nil {
+				return err
+			}
+		}
+	}
+	kv, err := js.KeyValue(ctx, wire.RecordsBucket(s))
+	if err != nil {
+		return fmt.Errorf("records bucket of %s: %w", s, err)
+	}
+	rec := IdentityRecord{
+		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: id.Profile, LifecycleUID: id.UID,
+		Subscribe: nonNil(id.Subscribe), AllowSubscribe: nonNil(id.AllowSubscribe), AllowPublish: nonNil(id.AllowPublish),
+		MintedAt: time.Now().UTC(),
+	}
+	b, _ := json.Marshal(rec)
+	if _, err := kv.Put(ctx, IdentityKey(p), b); err != nil {
+		return fmt.Errorf("recording identity %s: %w", p, err)
+	}
+	return nil
+}
+
+// LookupIdentity reads a principal's registry row; found is false when the
+// space never minted it.
+func LookupIdentity(ctx context.Context, js jetstream.JetStream, space string, p wire.Principal) (rec IdentityRecord, found bool, err error) {
+	kv, err := js.KeyValue(ctx, wire.RecordsBucket(space))
+	if err != nil {
+		return rec, false, err
+	}
+	e, err := kv.Get(ctx, IdentityKey(p))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return rec, false, nil
+	}
+	if err != nil {
+		return rec, false, err
+	}
+	return rec, true, json.Unmarshal(e.Value(), &rec)
+}
+
+// ensureConsumer creates a durable unless it already exists; an existing
+// one is never reset, so a restart keeps its pending messages.
+func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.ConsumerConfig) error {
+	if _, err := js.Consumer(ctx, stream, cfg.Durable); err == nil {
+		return nil
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return fmt.Errorf("reading consumer %s on %s: %w", cfg.Durable, stream, err)
+	}
+	if _, err := js.CreateConsumer(ctx, stream, cfg); err != nil {
+		return fmt.Errorf("creating consumer %s on %s: %w", cfg.Durable, stream, err)
+	}
+	return nil
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}

@@ -1,0 +1,145 @@
+package broker
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// PresenceTTL is the presence bucket's TTL (spec: 6000 ms), reconciled on
+// every provisioning.
+const PresenceTTL = 6 * time.Second
+
+// DeliveryLeaseTTL is the delivery lease bucket's TTL.
+const DeliveryLeaseTTL = 30 * time.Second
+
+// StreamConfigs are the space's streams as the spec names them. CHAT keeps
+// 1000 messages per (sender, channel) subject; the backstop streams keep
+// 1000 per member lifecycle with a 2 h dedup window.
+func StreamConfigs(space string) []jetstream.StreamConfig {
+	two := 2 * time.Minute
+	return []jetstream.StreamConfig{
+		{Name: wire.ChatStream(space), Subjects: []string{wire.ChatSubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: two, AllowDirect: true},
+		{Name: wire.DMStream(space), Subjects: []string{wire.DMSubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, Duplicates: two},
+		{Name: wire.TaskStream(space), Subjects: []string{wire.TaskSubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.WorkQueuePolicy, Duplicates: two},
+		{Name: wire.InboxStream(space), Subjects: []string{wire.InboxSubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: 2 * time.Hour},
+		{Name: wire.DlvStream(space), Subjects: []string{wire.DlvSubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: 2 * time.Hour},
+		{Name: wire.EPFStream(space), Subjects: []string{wire.EPFSubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy, Duplicates: two},
+		{Name: wire.EPEStream(space), Subjects: []string{wire.EPESubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: two},
+		{Name: wire.EPCStream(space), Subjects: []string{wire.EPCSubjects(space)}, Storage: jetstream.FileStorage,
+			Retention: jetstream.LimitsPolicy, Duplicates: two, DenyDelete: true, DenyPurge: true},
+	}
+}
+
+// BucketConfigs are the space's KV buckets. Presence is in memory: it is
+// rewritten every 2 s and worthless after 6 s, so it must not cost fsyncs.
+func BucketConfigs(space string) []jetstream.KeyValueConfig {
+	return []jetstream.KeyValueConfig{
+		{Bucket: wire.PresenceBucket(space), TTL: PresenceTTL, History: 1, Storage: jetstream.MemoryStorage},
+		{Bucket: wire.ChannelsBucket(space), History: 1, Storage: jetstream.FileStorage},
+		{Bucket: wire.MembersBucket(space), History: 1, Storage: jetstream.FileStorage},
+		{Bucket: wire.RecordsBucket(space), History: 1, Storage: jetstream.FileStorage},
+		{Bucket: wire.ACLBucket(space), History: 1, Storage: jetstream.FileStorage},
+		{Bucket: wire.MembershipBucket(space), History: 1, MaxBytes: 64 << 20, Storage: jetstream.FileStorage},
+		{Bucket: wire.DeliveryBucket(space), TTL: DeliveryLeaseTTL, History: 1, Storage: jetstream.FileStorage},
+		{Bucket: wire.AuthBucket(space), History: 1, Storage: jetstream.FileStorage},
+	}
+}
+
+// ChannelDefaults is the `=defaults` record of the channel registry.
+type ChannelDefaults struct {
+	Replay        *bool  `json:"replay,omitempty"`
+	ReplayWindow  string `json:"replayWindow,omitempty"`
+	DeliveryClass string `json:"deliveryClass,omitempty"`
+}
+
+// DefaultsKey is the registry key holding ChannelDefaults.
+const DefaultsKey = "=defaults"
+
+// Provision creates every stream and bucket the space needs. It is
+// idempotent: what exists is kept as it is (an operator's retention edits
+// survive a restart), except the presence TTL, which is reconciled.
+func Provision(ctx context.Context, nc *nats.Conn, space string, open bool) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	for _, cfg := range StreamConfigs(space) {
+		if _, err := js.Stream(ctx, cfg.Name); errors.Is(err, jetstream.ErrStreamNotFound) {
+			if _, err := js.CreateStream(ctx, cfg); err != nil {
+				return fmt.Errorf("creating stream %s: %w", cfg.Name, err)
+			}
+		} else if err != nil {
+			return fmt.Errorf("reading stream %s: %w", cfg.Name, err)
+		}
+	}
+	for _, cfg := range BucketConfigs(space) {
+		kv, err := js.KeyValue(ctx, cfg.Bucket)
+		switch {
+		case errors.Is(err, jetstream.ErrBucketNotFound):
+			if _, err := js.CreateKeyValue(ctx, cfg); err != nil {
+				return fmt.Errorf("creating bucket %s: %w", cfg.Bucket, err)
+			}
+		case err != nil:
+			return fmt.Errorf("reading bucket %s: %w", cfg.Bucket, err)
+		case cfg.Bucket == wire.PresenceBucket(space):
+			st, err := kv.Status(ctx)
+			if err != nil {
+				return err
+			}
+			if st.TTL() != cfg.TTL {
+				if _, err := js.UpdateKeyValue(ctx, cfg); err != nil {
+					return fmt.Errorf("reconciling presence TTL: %w", err)
+				}
+			}
+		}
+	}
+	if err := noDirect(ctx, js, "KV_"+wire.AuthBucket(space)); err != nil {
+		return err
+	}
+	class := "durable"
+	if open {
+		class = "live"
+	}
+	reg, err := js.KeyValue(ctx, wire.ChannelsBucket(space))
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(ChannelDefaults{DeliveryClass: class})
+	if _, err := reg.Create(ctx, DefaultsKey, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("writing channel defaults: %w", err)
+	}
+	return nil
+}
+
+// noDirect turns direct gets off on a stream (the auth bucket must only be
+// read through the stream leader's API, never served from any replica).
+func noDirect(ctx context.Context, js jetstream.JetStream, name string) error {
+	s, err := js.Stream(ctx, name)
+	if err != nil {
+		return err
+	}
+	cfg := s.CachedInfo().Config
+	if !cfg.AllowDirect {
+		return nil
+	}
+	cfg.AllowDirect = false
+	if _, err := js.UpdateStream(ctx, cfg); err != nil {
+		return fmt.Errorf("turning off direct get on %s: %w", name, err)
+	}
+	return nil
+}

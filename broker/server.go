@@ -1,0 +1,234 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// ErrNotReady is returned when the embedded server did not accept client
+// connections within the readiness timeout.
+var ErrNotReady = errors.New("broker not ready")
+
+// Options configure one embedded broker. The zero value of every field but
+// Paths is a sensible default.
+type Options struct {
+	Paths config.Paths
+	Open  bool   // no auth: owner local, subject prefix is the only isolation
+	Sync  string // config.SyncAlways (default) or config.SyncInterval
+	Port  int    // 0 means a free port (tests and production alike)
+
+	// Log receives the server's warnings and errors (notices too when
+	// Verbose); nil discards them.
+	Log     io.Writer
+	Verbose bool
+
+	ReadyTimeout time.Duration // default 10s
+}
+
+// Broker is a running embedded nats-server with JetStream and, in the
+// default mode, the space's signing authority.
+type Broker struct {
+	opts     Options
+	srv      *server.Server
+	auth     *Authority // nil in open mode
+	url      string
+	maxStore int64
+
+	mu       sync.Mutex
+	internal *nats.Conn
+}
+
+// Start launches the server, waits until it accepts connections with
+// JetStream enabled, and returns it. It does not provision streams; call
+// Provision for that.
+func Start(o Options) (*Broker, error) {
+	if o.Sync == "" {
+		o.Sync = config.SyncAlways
+	}
+	if o.Sync != config.SyncAlways && o.Sync != config.SyncInterval {
+		return nil, fmt.Errorf("unknown sync mode %q: use always or interval", o.Sync)
+	}
+	if o.ReadyTimeout == 0 {
+		o.ReadyTimeout = 10 * time.Second
+	}
+	if err := config.EnsureDir(o.Paths.JetStreamDir(), 0o700); err != nil {
+		return nil, err
+	}
+	b := &Broker{opts: o}
+	maxStore, err := storeLimit(o.Paths.JetStreamDir())
+	if err != nil {
+		return nil, fmt.Errorf("sizing the store at %s: %w", o.Paths.JetStreamDir(), err)
+	}
+	b.maxStore = maxStore
+
+	port := o.Port
+	if port == 0 {
+		port = server.RANDOM_PORT
+	}
+	sopts := &server.Options{
+		ServerName:        "cotal_" + wire.SanitizeToken(o.Paths.Space),
+		Host:              "127.0.0.1",
+		Port:              port,
+		NoSigs:            true,
+		JetStream:         true,
+		StoreDir:          o.Paths.JetStreamDir(),
+		JetStreamMaxStore: maxStore,
+		SyncAlways:        o.Sync == config.SyncAlways,
+		MaxPayload:        1 << 20,
+	}
+	if !o.Open {
+		auth, err := LoadAuthority(o.Paths)
+		if err != nil {
+			return nil, err
+		}
+		b.auth = auth
+		res := &server.MemAccResolver{}
+		_ = res.Store(auth.SystemKey(), auth.sysJWT)
+		_ = res.Store(auth.AccountKey(), auth.acctJWT)
+		sopts.TrustedOperators = []*jwt.OperatorClaims{auth.operatorClaims}
+		sopts.AccountResolver = res
+		sopts.SystemAccount = auth.SystemKey()
+	}
+	srv, err := server.NewServer(sopts)
+	if err != nil {
+		return nil, fmt.Errorf("configuring broker: %w", err)
+	}
+	srv.SetLoggerV2(&logAdapter{w: o.Log, verbose: o.Verbose}, false, false, false)
+	srv.Start()
+	if !srv.ReadyForConnections(o.ReadyTimeout) {
+		srv.Shutdown()
+		return nil, fmt.Errorf("%w: no client listener on 127.0.0.1 within %s (store %s)", ErrNotReady, o.ReadyTimeout, o.Paths.StoreDir)
+	}
+	if !srv.JetStreamEnabled() {
+		srv.Shutdown()
+		return nil, fmt.Errorf("%w: JetStream did not start on store %s (is the disk full or the dir locked by another server?)", ErrNotReady, o.Paths.JetStreamDir())
+	}
+	b.srv = srv
+	b.url = srv.ClientURL()
+	return b, nil
+}
+
+// URL is the loopback client URL (nats://127.0.0.1:port).
+func (b *Broker) URL() string { return b.url }
+
+// Port is the listening client port.
+func (b *Broker) Port() int {
+	_, p, _ := net.SplitHostPort(b.srv.Addr().String())
+	n, _ := strconv.Atoi(p)
+	return n
+}
+
+// Open reports whether the broker runs without auth.
+func (b *Broker) Open() bool { return b.auth == nil }
+
+// MaxStore is the JetStream store limit the server was given.
+func (b *Broker) MaxStore() int64 { return b.maxStore }
+
+// Server exposes the embedded server for in-process connections.
+func (b *Broker) Server() *server.Server { return b.srv }
+
+// Authority is the space's signing authority, nil in open mode.
+func (b *Broker) Authority() *Authority { return b.auth }
+
+// JetStreamEnabled reports whether JetStream is still on: a full disk
+// switches it off until restart.
+func (b *Broker) JetStreamEnabled() bool { return b.srv.JetStreamEnabled() }
+
+// Connect opens an in-process connection with the operator profile (all of
+// the space's account). Each call mints a fresh in-memory credential.
+func (b *Broker) Connect(name string, extra ...nats.Option) (*nats.Conn, error) {
+	opts := []nats.Option{nats.InProcessServer(b.srv), nats.Name(name)}
+	if b.auth != nil {
+		c, err := b.auth.Mint(Identity{
+			Principal: wire.Principal{Owner: "local", Actor: "cotal_mesh"},
+			Profile:   ProfileOperator,
+		})
+		if err != nil {
+			return nil, err
+		}
+		opts = append(opts, nats.UserJWTAndSeed(c.JWT, string(c.Seed)))
+	}
+	return nats.Connect("", append(opts, extra...)...)
+}
+
+// Internal returns the broker's own shared in-process connection.
+func (b *Broker) Internal() (*nats.Conn, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.internal != nil && !b.internal.IsClosed() {
+		return b.internal, nil
+	}
+	nc, err := b.Connect("cotal-broker")
+	if err != nil {
+		return nil, err
+	}
+	b.internal = nc
+	return nc, nil
+}
+
+// Shutdown closes the internal connection and stops the server, waiting
+// until it is down so the store can be reopened.
+func (b *Broker) Shutdown() {
+	b.mu.Lock()
+	if b.internal != nil {
+		b.internal.Close()
+		b.internal = nil
+	}
+	b.mu.Unlock()
+	b.srv.Shutdown()
+	b.srv.WaitForShutdown()
+}
+
+// WaitReady polls until ctx ends for the server to accept connections.
+func (b *Broker) WaitReady(ctx context.Context) error {
+	for {
+		if b.srv.ReadyForConnections(50 * time.Millisecond) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w: %v", ErrNotReady, ctx.Err())
+		default:
+		}
+	}
+}
+
+// logAdapter turns the server's log calls into lines on a writer.
+type logAdapter struct {
+	mu      sync.Mutex
+	w       io.Writer
+	verbose bool
+}
+
+func (l *logAdapter) out(level, format string, v ...any) {
+	if l.w == nil {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(l.w, "%s broker %s: %s\n", time.Now().Format(time.RFC3339), level, fmt.Sprintf(format, v...))
+}
+
+func (l *logAdapter) Noticef(format string, v ...any) {
+	if l.verbose {
+		l.out("notice", format, v...)
+	}
+}
+func (l *logAdapter) Warnf(format string, v ...any)  { l.out("warn", format, v...) }
+func (l *logAdapter) Fatalf(format string, v ...any) { l.out("fatal", format, v...) }
+func (l *logAdapter) Errorf(format string, v ...any) { l.out("error", format, v...) }
+func (l *logAdapter) Debugf(format string, v ...any) {}
+func (l *logAdapter) Tracef(format string, v ...any) {}

@@ -1,0 +1,205 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+)
+
+// Exit codes, documented in `cotal --help`.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the command ran and failed (or, for status, the mesh is down)
+	exitUsage = 2 // bad input: unknown flag, invalid name, bad ACL entry
+)
+
+// usageError marks bad input, which exits 2.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+
+// exitError carries an exit code without printing anything more.
+type exitError struct{ code int }
+
+func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
+
+// globals are the flags every command shares.
+type globals struct {
+	space    string
+	storeDir string
+	creds    string
+	server   string
+	stdout   io.Writer
+	stderr   io.Writer
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	g := &globals{stdout: stdout, stderr: stderr}
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
+	if err == nil {
+		return exitOK
+	}
+	var ee exitError
+	if errors.As(err, &ee) {
+		return ee.code
+	}
+	fmt.Fprintln(stderr, "cotal:", err)
+	var ue usageError
+	if errors.As(err, &ue) || isCobraUsage(err) {
+		return exitUsage
+	}
+	return exitFail
+}
+
+// isCobraUsage recognises cobra's own argument and command errors.
+func isCobraUsage(err error) bool {
+	s := err.Error()
+	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument"} {
+		if strings.Contains(s, p) {
+			return true
+		}
+	}
+	return false
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cotal",
+		Short: "A mesh for AI coding agents on one workstation",
+		Long: `cotal runs a Cotal mesh: an embedded NATS broker with JetStream where AI
+coding agents talk as peers over channels, direct messages and roles, with
+per-agent credentials the broker enforces.
+
+Bare "cotal" is "cotal up" in the foreground.
+
+Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.space, "space", "", "space to act on (default: `cotal use` choice, else the project .cotal folder, else \"default\")")
+	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
+	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
+	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+
+	up := newUpCmd(g)
+	root.RunE = up.RunE
+	root.Flags().AddFlagSet(up.Flags())
+	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g))
+	return root
+}
+
+// space resolves the space and its paths.
+func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
+	data, err := config.DataDir()
+	if err != nil {
+		return "", config.Paths{}, config.Resolution{}, err
+	}
+	cwd, _ := os.Getwd()
+	res, err := config.ResolveSpace(g.space, cwd, data)
+	if err != nil {
+		return "", config.Paths{}, res, usageError{err}
+	}
+	p, err := config.SpacePaths(data, res.Space, g.storeDir)
+	return data, p, res, err
+}
+
+// target is what a client command connects to.
+type target struct {
+	paths  config.Paths
+	record config.BrokerRecord
+	url    string
+	creds  string // "" in open mode
+}
+
+// errMeshDown says no mesh serves the space and what to do.
+var errMeshDown = errors.New("mesh is not running")
+
+// resolveTarget finds the mesh a client command talks to: --server and
+// --creds win; else the space's broker.json and the local operator's creds.
+func (g *globals) resolveTarget() (target, error) {
+	_, p, _, err := g.paths()
+	if err != nil {
+		return target{}, err
+	}
+	t := target{paths: p, url: g.server, creds: g.creds}
+	rec, rerr := config.ReadBrokerRecord(p)
+	t.record = rec
+	if t.url == "" {
+		if rerr != nil || !rec.Stopped.IsZero() || !broker.PIDAlive(rec.PID) {
+			return t, fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)", errMeshDown, p.Space, p.Space)
+		}
+		t.url = rec.URL
+	}
+	if t.creds == "" && rec.Mode != config.ModeOpen && g.server == "" {
+		t.creds = p.OperatorCreds()
+	}
+	return t, nil
+}
+
+// connect opens a client connection to the target.
+func (t target) connect(name string, extra ...nats.Option) (*nats.Conn, error) {
+	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second), nats.MaxReconnects(0)}
+	if t.creds != "" {
+		if _, err := os.Stat(t.creds); err != nil {
+			return nil, fmt.Errorf("creds file: %w", err)
+		}
+		opts = append(opts, nats.UserCredentials(t.creds))
+	}
+	nc, err := nats.Connect(t.url, append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", t.url, err)
+	}
+	return nc, nil
+}
+
+// ctxTimeout is the default deadline of a one-shot command's broker calls.
+func ctxTimeout() (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), 10*time.Second)
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+func humanAge(d time.Duration) string {
+	switch {
+	case d < time.Second:
+		return "just now"
+	case d < time.Minute:
+		return fmt.Sprintf("%ds ago", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm ago", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
+	}
+	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"net/url"
+	"text/tabwriter"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+)
+
+// connectIfRunning connects to the space's running mesh as the local
+// operator, or returns nil when it is not running.
+func connectIfRunning(g *globals) *nats.Conn {
+	_, p, _, err := g.paths()
+	if err != nil {
+		return nil
+	}
+	rec, err := config.ReadBrokerRecord(p)
+	if err != nil || !rec.Stopped.IsZero() || !broker.PIDAlive(rec.PID) {
+		return nil
+	}
+	t := target{paths: p, record: rec, url: rec.URL}
+	if rec.Mode != config.ModeOpen {
+		t.creds = p.OperatorCreds()
+	}
+	nc, err := t.connect("cotal mint")
+	if err != nil {
+		return nil
+	}
+	return nc
+}
+
+// meshRow is one line of `cotal meshes`.
+type meshRow struct {
+	Space    string    `json:"space"`
+	State    string    `json:"state"` // running, unreachable, stopped, crashed, never started
+	URL      string    `json:"url,omitempty"`
+	PID      int       `json:"pid,omitempty"`
+	Mode     string    `json:"mode,omitempty"`
+	Started  time.Time `json:"started,omitzero"`
+	StoreDir string    `json:"storeDir"`
+	Default  bool      `json:"default"`
+}
+
+func newMeshesCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "meshes",
+		Short: "List every known space, running or not",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			data, err := config.DataDir()
+			if err != nil {
+				return err
+			}
+			spaces, err := config.KnownSpaces(data)
+			if err != nil {
+				return err
+			}
+			def, _ := config.DefaultSpaceChoice(data)
+			rows := make([]meshRow, 0, len(spaces))
+			for _, p := range spaces {
+				rows = append(rows, meshState(p, def))
+			}
+			if asJSON {
+				b, _ := json.MarshalIndent(rows, "", "  ")
+				fmt.Fprintln(g.stdout, string(b))
+				return nil
+			}
+			if len(rows) == 0 {
+				fmt.Fprintln(g.stdout, "no spaces yet; `cotal up` starts one")
+				return nil
+			}
+			tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
+			fmt.Fprintln(tw, "SPACE\tSTATE\tURL\tPID\tMODE\tSTORE")
+			for _, r := range rows {
+				name := r.Space
+				if r.Default {
+					name += " *"
+				}
+				pid := "-"
+				if r.PID != 0 {
+					pid = fmt.Sprint(r.PID)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, r.State, dash(r.URL), pid, dash(r.Mode), r.StoreDir)
+			}
+			tw.Flush()
+			if def != "" {
+				fmt.Fprintln(g.stdout, "* the `cotal use` default")
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
+	return cmd
+}
+
+func meshState(p config.Paths, def string) meshRow {
+	r := meshRow{Space: p.Space, StoreDir: p.StoreDir, Default: p.Space == def, State: "never started"}
+	rec, err := config.ReadBrokerRecord(p)
+	if err != nil {
+		return r
+	}
+	r.URL, r.PID, r.Mode, r.Started = rec.URL, rec.PID, rec.Mode, rec.Started
+	switch {
+	case !rec.Stopped.IsZero():
+		r.State = "stopped"
+	case !broker.PIDAlive(rec.PID):
+		r.State = "crashed (pid gone)"
+	case !reachable(rec.URL):
+		r.State = "unreachable"
+	default:
+		r.State = "running"
+	}
+	return r
+}
+
+// reachable reports whether something accepts TCP connections at a nats URL.
+func reachable(raw string) bool {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return false
+	}
+	c, err := net.DialTimeout("tcp", u.Host, time.Second)
+	if err != nil {
+		return false
+	}
+	c.Close()
+	return true
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func newUseCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "use [space]",
+		Short: "Set (or show) the default space for commands run without --space",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			data, err := config.DataDir()
+			if err != nil {
+				return err
+			}
+			if len(args) == 0 {
+				def, err := config.DefaultSpaceChoice(data)
+				if err != nil {
+					return err
+				}
+				if def == "" {
+					_, _, res, err := g.paths()
+					if err != nil {
+						return err
+					}
+					fmt.Fprintf(g.stdout, "no default set; commands here use space %s (%s)\n", res.Space, res.Source)
+					return nil
+				}
+				fmt.Fprintf(g.stdout, "default space: %s\n", def)
+				return nil
+			}
+			if err := config.SetDefaultSpace(data, args[0]); err != nil {
+				return usageError{err}
+			}
+			fmt.Fprintf(g.stdout, "default space is now %s\n", args[0])
+			return nil
+		},
+	}
+}

@@ -1,0 +1,138 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+func newMintCmd(g *globals) *cobra.Command {
+	var (
+		profile, role, out            string
+		subscribe, allowSub, allowPub []string
+		asJSON                        bool
+	)
+	cmd := &cobra.Command{
+		Use:   "mint <name>",
+		Short: "Mint a credential (0600 creds file) for an agent, observer or operator",
+		Long: `Mint a user credential for <name> in the space. The broker enforces it:
+the holder can post only as itself, only to channels --allow-publish covers,
+and read only channels --allow-subscribe covers (default: the --subscribe list).
+
+The creds file carries the principal and its lifecycle uid, so a client that
+reads it needs no other flag. On a running mesh the identity's DM inbox and
+role queue are created at once, so messages sent before it first connects wait
+for it; otherwise they are created by the next "cotal up".
+
+ACL entries are channel names or patterns (team.backend, team.*, team.>).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !wire.ValidToken(name) {
+				return usagef("name %q must be one token of A-Z a-z 0-9 _ (at most 64; no . * > - or spaces)", name)
+			}
+			prof, err := broker.ParseProfile(profile)
+			if err != nil {
+				return usageError{err}
+			}
+			_, p, _, err := g.paths()
+			if err != nil {
+				return err
+			}
+			if rec, err := config.ReadBrokerRecord(p); err == nil && rec.Mode == config.ModeOpen && rec.Stopped.IsZero() && broker.PIDAlive(rec.PID) {
+				return usagef("mesh %s runs in open mode: it takes no credentials (restart it without --open to use them)", p.Space)
+			}
+			id := broker.Identity{
+				Space: p.Space, Principal: wire.Principal{Owner: "local", Actor: name},
+				Profile: prof, Role: role, Subscribe: subscribe,
+			}
+			if cmd.Flags().Changed("allow-subscribe") {
+				id.AllowSubscribe = nonNilList(allowSub)
+			}
+			if cmd.Flags().Changed("allow-publish") {
+				id.AllowPublish = nonNilList(allowPub)
+			}
+			if err := id.Normalize(); err != nil {
+				return usageError{err}
+			}
+			var nc = connectIfRunning(g)
+			if nc != nil {
+				defer nc.Close()
+			}
+			ctx, cancel := ctxTimeout()
+			defer cancel()
+			c, provisioned, err := app.Mint(ctx, p, id, nc)
+			if err != nil {
+				return err
+			}
+			if out == "" {
+				out = filepath.Join(p.CredsDir(), name+".creds")
+				if err := config.EnsureDir(p.CredsDir(), 0o700); err != nil {
+					return err
+				}
+			}
+			if err := broker.WriteCreds(out, c); err != nil {
+				return err
+			}
+			abs, _ := filepath.Abs(out)
+			if asJSON {
+				b, _ := json.MarshalIndent(map[string]any{
+					"principal": c.Identity.Principal.ID(), "lifecycleUid": c.Identity.UID, "profile": c.Identity.Profile,
+					"role": c.Identity.Role, "creds": abs, "space": p.Space, "provisioned": provisioned,
+					"subscribe": nonNilList(c.Identity.Subscribe), "allowSubscribe": nonNilList(c.Identity.AllowSubscribe),
+					"allowPublish": nonNilList(c.Identity.AllowPublish),
+				}, "", "  ")
+				fmt.Fprintln(g.stdout, string(b))
+				return nil
+			}
+			fmt.Fprintf(g.stdout, "principal     %s\n", c.Identity.Principal.ID())
+			fmt.Fprintf(g.stdout, "lifecycle uid %s\n", c.Identity.UID)
+			fmt.Fprintf(g.stdout, "profile       %s\n", c.Identity.Profile)
+			if c.Identity.Role != "" {
+				fmt.Fprintf(g.stdout, "role          %s\n", c.Identity.Role)
+			}
+			if prof == broker.ProfileAgent {
+				fmt.Fprintf(g.stdout, "read          %s\n", listOrNone(c.Identity.AllowSubscribe))
+				fmt.Fprintf(g.stdout, "post          %s\n", listOrNone(c.Identity.AllowPublish))
+			}
+			fmt.Fprintf(g.stdout, "creds         %s (0600)\n", abs)
+			if provisioned {
+				fmt.Fprintln(g.stdout, "inbox         ready on the running mesh")
+			} else {
+				fmt.Fprintln(g.stdout, "inbox         created by the next `cotal up`")
+			}
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&profile, "profile", string(broker.ProfileAgent), "agent, observer or operator")
+	fl.StringVar(&role, "role", "", "anycast role the identity serves")
+	fl.StringSliceVar(&subscribe, "subscribe", nil, "channels joined at connect (comma-separated)")
+	fl.StringSliceVar(&allowSub, "allow-subscribe", nil, "read ACL (default: the --subscribe list)")
+	fl.StringSliceVar(&allowPub, "allow-publish", nil, "post ACL (default: none)")
+	fl.StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/<name>.creds)")
+	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
+	return cmd
+}
+
+func nonNilList(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
+}
+
+func listOrNone(l []string) string {
+	if len(l) == 0 {
+		return "(none)"
+	}
+	return strings.Join(l, ", ")
+}

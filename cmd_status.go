@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+)
+
+// statusReport is `cotal status --json`.
+type statusReport struct {
+	Space      string    `json:"space"`
+	Up         bool      `json:"up"`
+	Reachable  bool      `json:"reachable"`
+	URL        string    `json:"url,omitempty"`
+	PID        int       `json:"pid,omitempty"`
+	Mode       string    `json:"mode,omitempty"`
+	Sync       string    `json:"sync,omitempty"`
+	Started    time.Time `json:"started,omitzero"`
+	Stopped    time.Time `json:"stopped,omitzero"`
+	JetStream  bool      `json:"jetstream"`
+	StoreBytes int64     `json:"storeBytes"`
+	StoreLimit int64     `json:"storeLimit,omitempty"`
+	StoreDir   string    `json:"storeDir"`
+	Streams    int       `json:"streams,omitempty"`
+	Error      string    `json:"error,omitempty"`
+}
+
+func newStatusCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status",
+		Short: "Say whether the space's mesh is up, and how it is doing",
+		Long: `Report whether the space's mesh is up: its url, auth mode, sync mode,
+whether JetStream is enabled and how much of the store limit is used.
+
+Exits 0 when the mesh is up and answering, 1 otherwise.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			r := gatherStatus(g)
+			if asJSON {
+				b, _ := json.MarshalIndent(r, "", "  ")
+				fmt.Fprintln(g.stdout, string(b))
+			} else {
+				printStatus(g, r)
+			}
+			if !r.Up || !r.Reachable {
+				return exitError{exitFail}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}
+
+func gatherStatus(g *globals) statusReport {
+	_, p, _, err := g.paths()
+	if err != nil {
+		return statusReport{Error: err.Error()}
+	}
+	r := statusReport{Space: p.Space, StoreDir: p.StoreDir}
+	r.StoreBytes, _ = broker.DirSize(p.JetStreamDir())
+	rec, rerr := config.ReadBrokerRecord(p)
+	if rerr == nil {
+		r.URL, r.PID, r.Mode, r.Sync, r.Started, r.Stopped, r.StoreLimit = rec.URL, rec.PID, rec.Mode, rec.Sync, rec.Started, rec.Stopped, rec.MaxStore
+		r.Up = rec.Stopped.IsZero() && broker.PIDAlive(rec.PID)
+	}
+	if !r.Up && g.server == "" {
+		return r
+	}
+	t, err := g.resolveTarget()
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	nc, err := t.connect("cotal status")
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	defer nc.Close()
+	r.Reachable, r.Up, r.URL = true, true, t.url
+	js, err := jetstream.New(nc)
+	if err != nil {
+		r.Error = err.Error()
+		return r
+	}
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	info, err := js.AccountInfo(ctx)
+	if err != nil {
+		r.Error = "JetStream: " + err.Error()
+		return r
+	}
+	r.JetStream = true
+	r.StoreBytes = int64(info.Store)
+	r.Streams = info.Streams
+	return r
+}
+
+func printStatus(g *globals, r statusReport) {
+	w := g.stdout
+	switch {
+	case r.Space == "":
+		fmt.Fprintln(w, "status unknown:", r.Error)
+		return
+	case r.Up && r.Reachable:
+		fmt.Fprintf(w, "mesh %s: up (pid %d, started %s)\n", r.Space, r.PID, humanAge(time.Since(r.Started)))
+	case r.Up:
+		fmt.Fprintf(w, "mesh %s: UNREACHABLE (pid %d alive, but %s does not answer)\n", r.Space, r.PID, r.URL)
+	case !r.Stopped.IsZero():
+		fmt.Fprintf(w, "mesh %s: down (stopped %s)\n", r.Space, humanAge(time.Since(r.Stopped)))
+	case r.PID != 0:
+		fmt.Fprintf(w, "mesh %s: down (pid %d gone without stopping cleanly)\n", r.Space, r.PID)
+	default:
+		fmt.Fprintf(w, "mesh %s: down (never started here; `cotal up` starts it)\n", r.Space)
+	}
+	if r.URL != "" {
+		fmt.Fprintf(w, "  url        %s\n", r.URL)
+	}
+	switch r.Mode {
+	case config.ModeAuth:
+		fmt.Fprintln(w, "  mode       auth (per-agent credentials)")
+	case config.ModeOpen:
+		fmt.Fprintln(w, "  mode       OPEN (no authentication)")
+	}
+	switch r.Sync {
+	case config.SyncAlways:
+		fmt.Fprintln(w, "  sync       always (fsync before every ack)")
+	case config.SyncInterval:
+		fmt.Fprintln(w, "  sync       interval (an OS crash can lose acknowledged messages)")
+	}
+	if r.Reachable {
+		js := "enabled"
+		if !r.JetStream {
+			js = "OFF (durable delivery is down; full disk? restart the mesh)"
+		}
+		fmt.Fprintf(w, "  jetstream  %s, %d streams\n", js, r.Streams)
+	}
+	limit := ""
+	if r.StoreLimit > 0 {
+		limit = fmt.Sprintf(" of %s limit", humanBytes(r.StoreLimit))
+	}
+	fmt.Fprintf(w, "  store      %s used%s, %s\n", humanBytes(r.StoreBytes), limit, r.StoreDir)
+	if r.Error != "" {
+		fmt.Fprintf(w, "  error      %s\n", r.Error)
+	}
+}

@@ -1,0 +1,105 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// ErrNoHome is returned when neither COTAL_HOME, XDG_DATA_HOME nor a home
+// directory is available to hold cotal's data.
+var ErrNoHome = errors.New("no data directory: set COTAL_HOME or HOME")
+
+// DataDir returns the root of cotal's data: $COTAL_HOME, else
+// $XDG_DATA_HOME/cotal, else ~/.local/share/cotal. It does not create it.
+func DataDir() (string, error) {
+	if d := os.Getenv("COTAL_HOME"); d != "" {
+		return filepath.Abs(d)
+	}
+	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
+		return filepath.Join(d, "cotal"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", ErrNoHome
+	}
+	return filepath.Join(home, ".local", "share", "cotal"), nil
+}
+
+// Paths names the files of one space. Every field is an absolute path.
+type Paths struct {
+	Space    string
+	StoreDir string // JetStream store, keys, creds, broker.json, lock
+}
+
+// DefaultStoreDir is where a space's store lives unless --store-dir says otherwise.
+func DefaultStoreDir(data, space string) string {
+	return filepath.Join(data, "spaces", space)
+}
+
+// BrokerFile is the broker.json a running mesh writes for its clients.
+func (p Paths) BrokerFile() string { return filepath.Join(p.StoreDir, "broker.json") }
+
+// LockFile is held (flock) by the process serving the space.
+func (p Paths) LockFile() string { return filepath.Join(p.StoreDir, "mesh.lock") }
+
+// LogFile receives a detached mesh's output.
+func (p Paths) LogFile() string { return filepath.Join(p.StoreDir, "mesh.log") }
+
+// JetStreamDir is the JetStream file store.
+func (p Paths) JetStreamDir() string { return filepath.Join(p.StoreDir, "jetstream") }
+
+// AuthDir holds the operator and account keys and minted creds (0700).
+func (p Paths) AuthDir() string { return filepath.Join(p.StoreDir, "auth") }
+
+// OperatorCreds is the local user's CLI credential, minted on every `up`.
+func (p Paths) OperatorCreds() string { return filepath.Join(p.AuthDir(), "operator.creds") }
+
+// CredsDir holds creds minted by `cotal mint` without --out.
+func (p Paths) CredsDir() string { return filepath.Join(p.AuthDir(), "creds") }
+
+// EnsureDir creates dir with mode perm and checks it is writable, so an
+// unusable store is refused up front with its path named.
+func EnsureDir(dir string, perm os.FileMode) error {
+	if err := os.MkdirAll(dir, perm); err != nil {
+		return fmt.Errorf("cannot create %s: %w", dir, err)
+	}
+	f, err := os.CreateTemp(dir, ".probe-*")
+	if err != nil {
+		return fmt.Errorf("store dir %s is not writable: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	os.Remove(name)
+	return nil
+}
+
+// WriteFileAtomic writes data to path through a temp file and a rename, with
+// mode perm, so a reader never sees half a file and a secret is never
+// world-readable even for a moment.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
+	dir := filepath.Dir(path)
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp)
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
