@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/nats-io/jwt/v2"
+	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nkeys"
 
 	"github.com/cotal-go/cotal/config"
@@ -142,3 +143,13 @@ func (a *Authority) AccountKey() string { return pub(a.acct) }
 
 // SystemKey is the public key of the system account.
 func (a *Authority) SystemKey() string { return pub(a.sys) }
+
+// Trust returns what a nats-server needs to trust this authority: the
+// operator claims, a memory resolver preloaded with the system and space
+// accounts, and the system account key.
+func (a *Authority) Trust() ([]*jwt.OperatorClaims, *server.MemAccResolver, string) {
+	res := &server.MemAccResolver{}
+	_ = res.Store(a.SystemKey(), a.sysJWT)
+	_ = res.Store(a.AccountKey(), a.acctJWT)
+	return []*jwt.OperatorClaims{a.operatorClaims}, res, a.SystemKey()
+}

@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 
@@ -95,12 +94,7 @@ func Start(o Options) (*Broker, error) {
 			return nil, err
 		}
 		b.auth = auth
-		res := &server.MemAccResolver{}
-		_ = res.Store(auth.SystemKey(), auth.sysJWT)
-		_ = res.Store(auth.AccountKey(), auth.acctJWT)
-		sopts.TrustedOperators = []*jwt.OperatorClaims{auth.operatorClaims}
-		sopts.AccountResolver = res
-		sopts.SystemAccount = auth.SystemKey()
+		sopts.TrustedOperators, sopts.AccountResolver, sopts.SystemAccount = auth.Trust()
 	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {

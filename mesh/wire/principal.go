@@ -1,0 +1,48 @@
+package wire
+
+import "strings"
+
+// Principal is the (owner, actor) pair a peer is known by on the wire; the connection nkey is not it.
+type Principal struct {
+	Owner string
+	Actor string
+}
+
+// ID is the dot-form used in from.id, presence keys and subject sender tokens.
+func (p Principal) ID() string { return p.Owner + "." + p.Actor }
+
+// Dash is the dash-form used where JetStream names forbid dots.
+func (p Principal) Dash() string { return p.Owner + "-" + p.Actor }
+
+// String prints the dot-form, the way peers see the principal.
+func (p Principal) String() string { return p.ID() }
+
+// Valid refuses a principal that could not safely fill subject tokens; it names the bad part instead of rewriting it.
+func (p Principal) Valid() error {
+	if !ValidToken(p.Owner) {
+		return refuse(ErrInvalidPrincipal, "owner %q must be one token of A-Z a-z 0-9 _ (no . * > -)", p.Owner)
+	}
+	if !ValidOwner(p.Owner) {
+		return refuse(ErrInvalidPrincipal, "owner %q must be local or u_ followed by 26 characters of a-z 2-7", p.Owner)
+	}
+	if !allBytes(p.Actor, isWordByte) {
+		return refuse(ErrInvalidPrincipal, "actor %q must be one token of A-Z a-z 0-9 _ (no . * > -)", p.Actor)
+	}
+	if len(p.Actor) > MaxTokenLength {
+		return refuse(ErrInvalidPrincipal, "actor %q is longer than %d characters", p.Actor, MaxTokenLength)
+	}
+	return nil
+}
+
+// ParsePrincipal reads a dot-form id such as from.id or a DM target and refuses anything but two valid tokens.
+func ParsePrincipal(id string) (Principal, error) {
+	owner, actor, ok := strings.Cut(id, ".")
+	if !ok || strings.Contains(actor, ".") {
+		return Principal{}, refuse(ErrInvalidPrincipal, "principal %q must be <owner>.<actor>", id)
+	}
+	p := Principal{Owner: owner, Actor: actor}
+	if err := p.Valid(); err != nil {
+		return Principal{}, err
+	}
+	return p, nil
+}
