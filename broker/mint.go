@@ -87,21 +87,12 @@ func ReadCredsIdentity(path string) (Identity, error) {
 
 // IdentityFromCreds decodes the identity carried by a creds file's JWT.
 func IdentityFromCreds(b []byte) (Identity, error) {
-	tok, err := jwt.ParseDecoratedJWT(b)
+	info, err := wire.ParseCreds(b)
 	if err != nil {
-		return Identity{}, fmt.Errorf("not a creds file: %w", err)
+		return Identity{}, err
 	}
-	uc, err := jwt.DecodeUserClaims(tok)
-	if err != nil {
-		return Identity{}, fmt.Errorf("creds hold no user JWT: %w", err)
-	}
-	p, err := wire.ParsePrincipal(uc.Name)
-	if err != nil {
-		return Identity{}, fmt.Errorf("creds name %q is not a cotal principal: %w", uc.Name, err)
-	}
-	t := wire.DecodeCredTags(uc.Tags)
 	return Identity{
-		Space: t.Space, Principal: p, UID: t.UID, Profile: Profile(t.Profile), Role: t.Role,
-		Subscribe: t.Subscribe, AllowSubscribe: t.AllowSubscribe, AllowPublish: t.AllowPublish,
+		Space: info.Space, Principal: info.Principal, UID: info.UID, Profile: Profile(info.Profile), Role: info.Role,
+		Subscribe: info.Subscribe, AllowSubscribe: info.AllowSubscribe, AllowPublish: info.AllowPublish,
 	}, nil
 }

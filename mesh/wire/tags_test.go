@@ -37,3 +37,11 @@ func FuzzDecodeCredTags(f *testing.F) {
 		_ = DecodeCredTags([]string{tag}) // must never panic
 	})
 }
+
+func FuzzParseCreds(f *testing.F) {
+	f.Add([]byte("-----BEGIN NATS USER JWT-----\na.b.c\n------END NATS USER JWT------\n"))
+	f.Add([]byte("garbage"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		_, _ = ParseCreds(b) // must never panic
+	})
+}
