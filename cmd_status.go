@@ -24,7 +24,8 @@ type statusReport struct {
 	Started    time.Time `json:"started,omitzero"`
 	Stopped    time.Time `json:"stopped,omitzero"`
 	JetStream  bool      `json:"jetstream"`
-	StoreBytes int64     `json:"storeBytes"`
+	StoreBytes int64     `json:"storeBytes"`     // on disk under the JetStream dir
+	DataBytes  int64     `json:"jetstreamBytes"` // what JetStream accounts as stored
 	StoreLimit int64     `json:"storeLimit,omitempty"`
 	StoreDir   string    `json:"storeDir"`
 	Streams    int       `json:"streams,omitempty"`
@@ -42,6 +43,9 @@ whether JetStream is enabled and how much of the store limit is used.
 Exits 0 when the mesh is up and answering, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
+			if _, _, _, err := g.paths(); err != nil {
+				return err
+			}
 			r := gatherStatus(g)
 			if asJSON {
 				b, _ := json.MarshalIndent(r, "", "  ")
@@ -99,7 +103,7 @@ func gatherStatus(g *globals) statusReport {
 		return r
 	}
 	r.JetStream = true
-	r.StoreBytes = int64(info.Store)
+	r.DataBytes = int64(info.Store)
 	r.Streams = info.Streams
 	return r
 }
@@ -147,7 +151,7 @@ func printStatus(g *globals, r statusReport) {
 	if r.StoreLimit > 0 {
 		limit = fmt.Sprintf(" of %s limit", humanBytes(r.StoreLimit))
 	}
-	fmt.Fprintf(w, "  store      %s used%s, %s\n", humanBytes(r.StoreBytes), limit, r.StoreDir)
+	fmt.Fprintf(w, "  store      %s on disk%s, %s\n", humanBytes(r.StoreBytes), limit, r.StoreDir)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error      %s\n", r.Error)
 	}

@@ -48,7 +48,7 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		return err
 	}
 	s, p := id.Space, id.Principal
-	if id.Profile == ProfileAgent {
+	if id.Profile != ProfileObserver { // an observer has no DMs
 		dm, err := js.Stream(ctx, wire.DMStream(s))
 		if err != nil {
 			return fmt.Errorf("DM stream of %s: %w (is the mesh provisioned?)", s, err)

@@ -1,0 +1,208 @@
+// Package e2e runs the real cotal binary, built once per test run, against
+// temporary data dirs: the detached mesh, the CLI's exit codes and messages,
+// and a startup benchmark against a bare nats-server baseline.
+//
+// Every test gets its own COTAL_HOME and a fake HOME, so nothing here reads
+// or writes the real user's data. Every `cotal up` a test runs is paired
+// with a `cotal down` in its cleanup, so no background mesh outlives the test
+// that started it, even a failed one.
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// cotalBin is the binary TestMain builds; fakeHome is the HOME every run of
+// it sees.
+var cotalBin, fakeHome string
+
+// commandTimeout bounds one cotal invocation. `up --detach` waits at most 30 s
+// for its child by default, so this is well above any healthy run.
+const commandTimeout = 90 * time.Second
+
+func TestMain(m *testing.M) {
+	os.Exit(runMain(m))
+}
+
+func runMain(m *testing.M) int {
+	tmp, err := os.MkdirTemp("", "cotal-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	// /proc/<pid>/exe holds the resolved path; leftoverProcesses compares to it.
+	if tmp, err = filepath.EvalSymlinks(tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	cotalBin = filepath.Join(tmp, "cotal")
+	fakeHome = filepath.Join(tmp, "home")
+	if err := os.Mkdir(fakeHome, 0o700); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	if err := buildCotal(cotalBin); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	code := m.Run()
+	// The cleanups should have stopped every mesh; a survivor is a bug in
+	// `cotal down` or in a test, and it fails the run.
+	if pids := leftoverProcesses(cotalBin); len(pids) > 0 {
+		fmt.Fprintf(os.Stderr, "e2e: cotal processes still running after the tests: %v (killing them)\n", pids)
+		for _, pid := range pids {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if code == 0 {
+			code = 1
+		}
+	}
+	return code
+}
+
+// buildCotal builds the module's main package (the parent of this package's
+// directory, where `go test` runs us) into out.
+func buildCotal(out string) error {
+	root, err := filepath.Abs("..")
+	if err != nil {
+		return err
+	}
+	mod, err := os.ReadFile(filepath.Join(root, "go.mod"))
+	if err != nil || !bytes.Contains(mod, []byte("module github.com/cotal-go/cotal\n")) {
+		return fmt.Errorf("%s is not the cotal module root (go.mod: %v)", root, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	cmd.Dir = root
+	if b, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %w\n%s", err, b)
+	}
+	return nil
+}
+
+// leftoverProcesses lists the live processes running the binary at exe.
+// Zombies have no exe link and are not listed: they are already gone.
+func leftoverProcesses(exe string) []int {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil
+	}
+	var pids []int
+	for _, de := range ents {
+		pid, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
+		}
+		if target, err := os.Readlink(filepath.Join("/proc", de.Name(), "exe")); err == nil && target == exe {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// cotalEnv is the environment of a cotal run: ours minus anything that
+// could point it at real data, plus COTAL_HOME=home and the fake HOME.
+func cotalEnv(home string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "COTAL_") || k == "HOME" || k == "XDG_DATA_HOME" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "COTAL_HOME="+home, "HOME="+fakeHome)
+}
+
+// runCotal runs the cotal binary with args and COTAL_HOME=home, from a
+// directory with no project .cotal folder above it, and returns what it
+// printed and its exit code. A `cotal up` also registers a `cotal down` of
+// the same space in t's cleanup.
+func runCotal(t testing.TB, home string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	if len(args) > 0 && args[0] == "up" {
+		downOnCleanup(t, home, args[1:])
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, cotalBin, args...)
+	cmd.Env = cotalEnv(home)
+	cmd.Dir = fakeHome
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		t.Fatalf("cotal %s: no exit within %s\nstdout: %s\nstderr: %s", strings.Join(args, " "), commandTimeout, out.String(), errb.String())
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("cotal %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// downs remembers which (test, home, space) already has a `down` in its
+// cleanup, so repeated ups register it once.
+var downs sync.Map
+
+// downOnCleanup arranges a `cotal down` with the same --space and
+// --store-dir as the up whose arguments (after "up") are upArgs.
+func downOnCleanup(t testing.TB, home string, upArgs []string) {
+	down := []string{"down"}
+	for i := 0; i < len(upArgs); i++ {
+		a := upArgs[i]
+		switch {
+		case (a == "--space" || a == "--store-dir") && i+1 < len(upArgs):
+			down = append(down, a, upArgs[i+1])
+			i++
+		case strings.HasPrefix(a, "--space=") || strings.HasPrefix(a, "--store-dir="):
+			down = append(down, a)
+		}
+	}
+	key := fmt.Sprintf("%p\x00%s\x00%s", t, home, strings.Join(down, "\x00"))
+	if _, loaded := downs.LoadOrStore(key, true); loaded {
+		return
+	}
+	t.Cleanup(func() {
+		defer downs.Delete(key)
+		stdout, stderr, code := runCotal(t, home, down...)
+		if code != 0 {
+			t.Errorf("cleanup: cotal %s: exit %d\nstdout: %s\nstderr: %s", strings.Join(down, " "), code, stdout, stderr)
+		}
+	})
+}
+
+// waitFor polls fn every 10 ms until it returns nil, failing t with fn's
+// last error once total has passed.
+func waitFor(t testing.TB, total time.Duration, fn func() error) {
+	t.Helper()
+	deadline := time.Now().Add(total)
+	for {
+		err := fn()
+		if err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("not within %s: %v", total, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
