@@ -104,7 +104,8 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	up := newUpCmd(g)
 	root.RunE = up.RunE
 	root.Flags().AddFlagSet(up.Flags())
-	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g))
+	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g),
+		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g))
 	return root
 }
 
@@ -203,3 +204,6 @@ func humanAge(d time.Duration) string {
 	}
 	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
 }
+
+// timeNow is the clock the CLI formats ages against.
+func timeNow() time.Time { return time.Now() }

@@ -1,0 +1,436 @@
+// Package mesh is the Cotal messaging contract as a Go client library: an
+// Endpoint connects one identity to a space, keeps its presence, receives
+// its DMs, anycast tasks and channel posts, and sends as it. It never
+// imports seat/, tui/, app/ or broker/: the same code serves a CLI command,
+// a seat connector and the dashboard.
+package mesh
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Sentinel errors of the endpoint.
+var (
+	// ErrNotAllowed is returned when the broker refused a publish or a
+	// subscription under the credential's ACL.
+	ErrNotAllowed = errors.New("not allowed")
+	// ErrNoPeer is returned when a DM target names nobody in the space.
+	ErrNoPeer = errors.New("no such peer")
+	// ErrAmbiguous is returned when a DM target name fits several peers.
+	ErrAmbiguous = errors.New("ambiguous peer name")
+	// ErrUnverifiable is returned when the presence view is not current,
+	// so a name cannot be checked.
+	ErrUnverifiable = errors.New("presence view not current")
+	// ErrNoDefaultChannel is returned by Send without a channel when the
+	// endpoint has joined no concrete channel.
+	ErrNoDefaultChannel = errors.New("no default channel")
+	// ErrClosed is returned by calls on a closed endpoint.
+	ErrClosed = errors.New("endpoint closed")
+)
+
+// Options say how and as whom to connect.
+type Options struct {
+	URL   string     // the mesh's nats:// URL; ignored when Conn is set
+	Creds string     // creds file; empty means open mode
+	Conn  *nats.Conn // an existing connection (in-process); the endpoint does not close it
+
+	// Open mode identity (with creds these come from the file; a Name
+	// that disagrees with the creds is refused).
+	Space        string
+	Name         string
+	LifecycleUID string
+
+	Role        string
+	Kind        string // agent (default) or endpoint
+	Description string
+	Tags        []string
+
+	// Subscribe overrides the channels joined at connect (default: the
+	// creds' subscribe list).
+	Subscribe []string
+
+	// OneShot endpoints (CLI commands) write no presence and consume
+	// nothing until asked: see Collect.
+	OneShot bool
+
+	// Logf receives warnings worth a person's attention; nil discards.
+	Logf func(format string, args ...any)
+}
+
+// Endpoint is one connected identity. Its methods are safe for concurrent
+// use. Lock order: mu, then the inbox's mu.
+type Endpoint struct {
+	opts  Options
+	nc    *nats.Conn
+	ownNC bool
+	js    jetstream.JetStream
+
+	space   string
+	me      wire.Principal
+	uid     string
+	role    string
+	profile string
+	card    presence.Card
+
+	allowSubscribe []string // nil: everything (open mode, operator)
+	allowPublish   []string // nil: everything
+
+	presenceKV jetstream.KeyValue
+	writer     *presence.Writer
+	watcher    *presence.Watcher
+	watchOnce  sync.Once
+	watchErr   error
+
+	inbox *inbox
+	perms *violations
+
+	mu       sync.Mutex
+	joined   []*joinedChannel // in join order: the first concrete one is the default send channel
+	dm, svc  jetstream.Consumer
+	dlv      jetstream.Consumer // durable channel copies; nil when none was provisioned
+	consumes []jetstream.ConsumeContext
+	closed   bool
+
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// Connect connects an identity to its space, binds its DM and role queues,
+// joins its subscribe list and starts its presence.
+func Connect(ctx context.Context, opts Options) (*Endpoint, error) {
+	e := &Endpoint{opts: opts, perms: newViolations()}
+	e.inbox = newInbox()
+	if err := e.identify(); err != nil {
+		return nil, err
+	}
+	e.ctx, e.cancel = context.WithCancel(context.Background())
+	if err := e.dial(); err != nil {
+		e.cancel()
+		return nil, err
+	}
+	if err := e.bind(ctx); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
+
+// identify works out who this endpoint is: from the creds file, or from
+// the options in open mode.
+func (e *Endpoint) identify() error {
+	o := e.opts
+	e.role = strings.ToLower(o.Role)
+	if o.Creds != "" {
+		b, err := os.ReadFile(o.Creds)
+		if err != nil {
+			return fmt.Errorf("reading creds: %w", err)
+		}
+		info, err := wire.ParseCreds(b)
+		if err != nil {
+			return fmt.Errorf("%s: %w", o.Creds, err)
+		}
+		if o.Name != "" && o.Name != info.Principal.Actor {
+			return fmt.Errorf("name %q conflicts with the creds, which are for %s", o.Name, info.Principal)
+		}
+		if o.Space != "" && info.Space != "" && o.Space != info.Space {
+			return fmt.Errorf("space %q conflicts with the creds, which are for space %q", o.Space, info.Space)
+		}
+		e.me, e.uid, e.profile = info.Principal, info.UID, info.Profile
+		e.space = info.Space
+		if e.space == "" {
+			e.space = o.Space
+		}
+		if info.Role != "" {
+			e.role = info.Role
+		}
+		if info.Profile == "agent" && info.HasLists {
+			e.allowSubscribe, e.allowPublish = info.AllowSubscribe, info.AllowPublish
+			if e.allowSubscribe == nil {
+				e.allowSubscribe = []string{}
+			}
+			if e.allowPublish == nil {
+				e.allowPublish = []string{}
+			}
+		}
+		if e.opts.Subscribe == nil {
+			e.opts.Subscribe = info.Subscribe
+		}
+	} else {
+		e.space, e.profile = o.Space, "open"
+		e.me = wire.Principal{Owner: "local", Actor: o.Name}
+		e.uid = o.LifecycleUID
+		if e.uid == "" {
+			e.uid = wire.NewLifecycleUID()
+		}
+	}
+	if err := wire.ValidSpace(e.space); err != nil {
+		return err
+	}
+	if err := e.me.Valid(); err != nil {
+		return err
+	}
+	if !wire.ValidLifecycleUID(e.uid) {
+		return fmt.Errorf("lifecycle uid %q is not 26-32 characters of [a-z0-9]", e.uid)
+	}
+	if e.role != "" && !wire.ValidToken(e.role) {
+		return fmt.Errorf("role %q must be one token of a-z 0-9 _", e.role)
+	}
+	for _, ch := range e.opts.Subscribe {
+		if err := wire.ValidateChannel(ch); err != nil {
+			return fmt.Errorf("subscribe: %w", err)
+		}
+	}
+	kind := o.Kind
+	if kind == "" {
+		kind = "agent"
+	}
+	e.card = presence.Card{
+		ID: e.me.ID(), Name: e.me.Actor, Kind: kind, Owner: e.me.Owner, Actor: e.me.Actor,
+		Role: e.role, Description: o.Description, Tags: o.Tags, ProtocolVersion: presence.ProtocolVersion,
+	}
+	return nil
+}
+
+// ConnID scopes the reply inbox: `_INBOX_<ConnID>.>` is the only inbox a
+// credential may read.
+func (e *Endpoint) ConnID() string { return e.me.Dash() + "-" + e.uid }
+
+func (e *Endpoint) dial() error {
+	var err error
+	if e.opts.Conn != nil {
+		e.nc = e.opts.Conn
+	} else {
+		nopts := []nats.Option{
+			nats.Name("cotal " + e.me.ID()),
+			nats.CustomInboxPrefix("_INBOX_" + e.ConnID()),
+			nats.ErrorHandler(e.onAsyncError),
+			nats.MaxReconnects(-1),
+			nats.ReconnectWait(250 * time.Millisecond),
+			nats.Timeout(5 * time.Second),
+		}
+		if e.opts.Creds != "" {
+			nopts = append(nopts, nats.UserCredentials(e.opts.Creds))
+		}
+		e.nc, err = nats.Connect(e.opts.URL, nopts...)
+		if err != nil {
+			return fmt.Errorf("connecting to %s as %s: %w", e.opts.URL, e.me, err)
+		}
+		e.ownNC = true
+	}
+	e.js, err = jetstream.New(e.nc)
+	return err
+}
+
+// onAsyncError routes the broker's permission refusals to whoever waits
+// for them: a publish that would otherwise wait for an ack until its
+// context ends, a join being confirmed, a joined channel refused late.
+func (e *Endpoint) onAsyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
+	if subj, op, ok := parseViolation(err); ok {
+		e.perms.record(subj, op, err)
+		if op == "subscription" {
+			e.dropRefusedChannel(subj)
+		}
+		return
+	}
+	e.logf("connection error: %v", err)
+}
+
+// bind opens the presence bucket, binds the DM and role durables and joins
+// the boot channels, then starts presence.
+func (e *Endpoint) bind(ctx context.Context) error {
+	kv, err := e.js.KeyValue(ctx, wire.PresenceBucket(e.space))
+	if err != nil {
+		return fmt.Errorf("opening presence of space %s: %w (is the mesh for %s up?)", e.space, err, e.space)
+	}
+	e.presenceKV = kv
+	if e.profile != "observer" {
+		if err := e.bindDurables(ctx); err != nil {
+			return err
+		}
+	}
+	for _, ch := range e.opts.Subscribe {
+		if _, err := e.Join(ctx, ch); err != nil {
+			return err
+		}
+	}
+	if e.opts.OneShot {
+		return nil
+	}
+	if err := e.startConsuming(); err != nil {
+		return err
+	}
+	e.writer = presence.NewWriter(kv, e.card, e.uid, presence.OnStuck(func(err error) {
+		e.logf("presence-write-stuck: %v", err)
+	}))
+	if err := e.writer.Start(e.ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// bindDurables binds the pre-created DM durable (auth) or creates it (open
+// mode, where nobody pre-creates), and the role's shared queue.
+func (e *Endpoint) bindDurables(ctx context.Context) error {
+	name := wire.DMConsumer(e.me, e.uid)
+	dm, err := e.js.Consumer(ctx, wire.DMStream(e.space), name)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) && e.profile == "open" {
+		dm, err = e.createOpenDM(ctx, name)
+	}
+	if err != nil {
+		return fmt.Errorf("binding DM inbox %s: %w", name, err)
+	}
+	e.dm = dm
+	// The backstop durable exists only where the space provisioned it.
+	if dlv, err := e.js.Consumer(ctx, wire.DlvStream(e.space), wire.DlvConsumer(e.me, e.uid)); err == nil {
+		e.dlv = dlv
+	}
+	if e.role == "" {
+		return nil
+	}
+	svcName := wire.SvcConsumer(e.role)
+	svc, err := e.js.Consumer(ctx, wire.TaskStream(e.space), svcName)
+	if errors.Is(err, jetstream.ErrConsumerNotFound) && e.profile != "agent" {
+		svc, err = e.js.CreateOrUpdateConsumer(ctx, wire.TaskStream(e.space), jetstream.ConsumerConfig{
+			Durable: svcName, FilterSubject: wire.SvcFilter(e.space, e.role),
+			AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
+		})
+	}
+	if err != nil {
+		return fmt.Errorf("binding role queue %s: %w", svcName, err)
+	}
+	e.svc = svc
+	return nil
+}
+
+// AckWait is how long a delivered DM or task waits for its ack before the
+// broker redelivers it.
+const AckWait = 60 * time.Second
+
+func (e *Endpoint) createOpenDM(ctx context.Context, name string) (jetstream.Consumer, error) {
+	st, err := e.js.Stream(ctx, wire.DMStream(e.space))
+	if err != nil {
+		return nil, err
+	}
+	return e.js.CreateOrUpdateConsumer(ctx, wire.DMStream(e.space), jetstream.ConsumerConfig{
+		Durable: name, FilterSubject: wire.DMFilter(e.space, e.me),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: st.CachedInfo().State.LastSeq + 1,
+		InactiveThreshold: 10 * time.Minute,
+	})
+}
+
+// startConsuming hands every DM and task to the inbox as it arrives.
+func (e *Endpoint) startConsuming() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, c := range []jetstream.Consumer{e.dm, e.svc, e.dlv} {
+		if c == nil {
+			continue
+		}
+		handler := e.onDurable
+		if c == e.dlv {
+			handler = e.onFrame
+		}
+		cc, err := c.Consume(handler, jetstream.PullMaxMessages(64), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+				e.logf("consuming %s: %v", c.CachedInfo().Name, err)
+			}
+		}))
+		if err != nil {
+			return fmt.Errorf("consuming %s: %w", c.CachedInfo().Name, err)
+		}
+		e.consumes = append(e.consumes, cc)
+	}
+	return nil
+}
+
+// Me is this endpoint's principal.
+func (e *Endpoint) Me() wire.Principal { return e.me }
+
+// LifecycleUID names this incarnation of the principal.
+func (e *Endpoint) LifecycleUID() string { return e.uid }
+
+// Space is the space the endpoint is connected to.
+func (e *Endpoint) Space() string { return e.space }
+
+// Role is the anycast role this endpoint serves, "" for none.
+func (e *Endpoint) Role() string { return e.role }
+
+// Card is the endpoint's presence card.
+func (e *Endpoint) Card() presence.Card { return e.card }
+
+// Conn is the underlying connection.
+func (e *Endpoint) Conn() *nats.Conn { return e.nc }
+
+// SetStatus publishes a status and activity at once.
+func (e *Endpoint) SetStatus(status presence.Status, activity string) error {
+	if e.writer == nil {
+		return errors.New("this endpoint writes no presence")
+	}
+	return e.writer.Set(status, activity)
+}
+
+// SetAttention publishes an attention mode.
+func (e *Endpoint) SetAttention(a presence.Attention) error {
+	if e.writer == nil {
+		return errors.New("this endpoint writes no presence")
+	}
+	return e.writer.SetAttention(a)
+}
+
+// Close stops consuming, writes one final offline presence record and
+// closes the connection if the endpoint opened it.
+func (e *Endpoint) Close() error {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		return nil
+	}
+	e.closed = true
+	consumes := e.consumes
+	e.consumes = nil
+	joined := e.joined
+	e.joined = nil
+	e.mu.Unlock()
+	for _, cc := range consumes {
+		cc.Stop()
+	}
+	for _, j := range joined {
+		_ = j.sub.Unsubscribe()
+	}
+	var err error
+	if e.writer != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		err = e.writer.Close(ctx)
+		cancel()
+	}
+	if e.watcher != nil {
+		e.watcher.Close()
+	}
+	if e.cancel != nil {
+		e.cancel()
+	}
+	e.inbox.close()
+	if e.ownNC && e.nc != nil {
+		e.nc.Close()
+	}
+	return err
+}
+
+func (e *Endpoint) logf(format string, args ...any) {
+	if e.opts.Logf != nil {
+		e.opts.Logf(format, args...)
+	}
+}

@@ -1,0 +1,403 @@
+package mesh
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Receipt is what a send can honestly claim: the message was stored at a
+// stream sequence. It never says delivered; it says how the recipient
+// looked at send time.
+type Receipt struct {
+	ID        string    `json:"id"`
+	Kind      wire.Kind `json:"kind"`
+	Subject   string    `json:"subject"`
+	Stream    string    `json:"stream"`
+	Seq       uint64    `json:"seq"`
+	Duplicate bool      `json:"duplicate,omitempty"` // the broker had this id already
+
+	Channel   string   `json:"channel,omitempty"`
+	To        string   `json:"to,omitempty"`
+	ToName    string   `json:"toName,omitempty"`
+	ToService string   `json:"toService,omitempty"`
+	Mentions  []string `json:"mentions,omitempty"`
+
+	// RecipientStatus is the DM recipient's roster status at send
+	// (idle, waiting, working, offline, or unknown).
+	RecipientStatus string `json:"recipientStatus,omitempty"`
+	// Holders is how many online peers held the role at send.
+	Holders int `json:"holders"`
+	// Delivered is always false: a send proves storage, not delivery.
+	Delivered bool `json:"delivered"`
+}
+
+// String is the receipt as the CLI prints it.
+func (r Receipt) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "stored seq %d", r.Seq)
+	if r.Duplicate {
+		b.WriteString(" (already stored: same id)")
+	}
+	switch r.Kind {
+	case wire.KindDM:
+		fmt.Fprintf(&b, "; recipient %s at send", r.RecipientStatus)
+	case wire.KindAnycast:
+		if r.Holders == 0 {
+			fmt.Fprintf(&b, "; no @%s holder online at send, it waits in the queue", r.ToService)
+		} else {
+			fmt.Fprintf(&b, "; %d @%s holder(s) online at send", r.Holders, r.ToService)
+		}
+	}
+	b.WriteString("; delivery not confirmed")
+	return b.String()
+}
+
+// SendOption adjusts an outgoing message.
+type SendOption func(*wire.Message)
+
+// WithMentions @mentions peers by name.
+func WithMentions(names ...string) SendOption {
+	return func(m *wire.Message) { m.Mentions = wire.NormalizeMentions(append(m.Mentions, names...)) }
+}
+
+// WithReplyTo threads the message under another message's id.
+func WithReplyTo(id string) SendOption { return func(m *wire.Message) { m.ReplyTo = id } }
+
+// WithContextID correlates the message with a conversation.
+func WithContextID(id string) SendOption { return func(m *wire.Message) { m.ContextID = id } }
+
+// WithParts replaces the text part with the given parts.
+func WithParts(parts ...wire.Part) SendOption { return func(m *wire.Message) { m.Parts = parts } }
+
+// WithID sets the message id (tests and retries; normally a fresh UUID).
+func WithID(id string) SendOption { return func(m *wire.Message) { m.ID = id } }
+
+func (e *Endpoint) newMessage(text string, opts []SendOption) wire.Message {
+	m := wire.Message{
+		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: e.space,
+		From:  wire.Sender{ID: e.me.ID(), Name: e.card.Name, Role: e.role},
+		Parts: wire.TextParts(text),
+	}
+	for _, o := range opts {
+		o(&m)
+	}
+	return m
+}
+
+// Send posts text to a channel (multicast). An empty channel means the
+// default send channel: the first concrete joined one.
+func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendOption) (Receipt, error) {
+	if channel == "" {
+		ch, err := e.DefaultChannel()
+		if err != nil {
+			return Receipt{}, err
+		}
+		channel = ch
+	}
+	if err := wire.ValidateConcreteChannel(channel); err != nil {
+		return Receipt{}, err
+	}
+	if e.allowPublish != nil && !wire.Covered(e.allowPublish, channel) {
+		return Receipt{}, refuse(ErrNotAllowed, "not allowed to post to #%s (allowPublish: %s)", channel, describeACL(e.allowPublish))
+	}
+	m := e.newMessage(text, opts)
+	m.Channel = channel
+	if len(m.Mentions) > 0 {
+		if err := e.checkMentions(ctx, m.Mentions); err != nil {
+			return Receipt{}, err
+		}
+	}
+	subject, err := wire.ChatSubject(e.space, e.me, channel)
+	if err != nil {
+		return Receipt{}, err
+	}
+	r, err := e.publish(ctx, subject, m, "post to #"+channel)
+	if err != nil {
+		return r, err
+	}
+	r.Channel, r.Mentions = channel, m.Mentions
+	return r, nil
+}
+
+// DM sends text to one peer, named by id (owner.actor) or by display name
+// (case-insensitive). A known identity of the space that is not online is
+// a valid target: the DM waits in its durable inbox.
+func (e *Endpoint) DM(ctx context.Context, to, text string, opts ...SendOption) (Receipt, error) {
+	target, err := e.ResolvePeer(ctx, to)
+	if err != nil {
+		return Receipt{}, err
+	}
+	m := e.newMessage(text, opts)
+	m.To = target.ID.ID()
+	r, err := e.publish(ctx, wire.DMSubject(e.space, target.ID, e.me), m, "DM "+target.Name)
+	if err != nil {
+		return r, err
+	}
+	r.To, r.ToName, r.RecipientStatus = target.ID.ID(), target.Name, target.Status
+	return r, nil
+}
+
+// Ask sends text to one holder of a role (anycast). With no holder online
+// the task waits in the role's queue.
+func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOption) (Receipt, error) {
+	role = strings.ToLower(strings.TrimSpace(role))
+	if !wire.ValidToken(role) {
+		return Receipt{}, fmt.Errorf("role %q must be one token of a-z 0-9 _", role)
+	}
+	m := e.newMessage(text, opts)
+	m.ToService = role
+	r, err := e.publish(ctx, wire.SvcSubject(e.space, role, e.me), m, "ask @"+role)
+	if err != nil {
+		return r, err
+	}
+	r.ToService = role
+	if w, err := e.roster(ctx); err == nil {
+		for _, p := range w.Roster() {
+			if !p.Offline && strings.EqualFold(p.Role, role) {
+				r.Holders++
+			}
+		}
+	}
+	return r, nil
+}
+
+// publish stores m through JetStream with Nats-Msg-Id = id. A refusal by
+// the broker's ACL fails at once with what was refused, instead of
+// waiting for an ack that will never come.
+func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, what string) (Receipt, error) {
+	if err := m.Validate(); err != nil {
+		return Receipt{}, err
+	}
+	data, err := json.Marshal(m)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+	}
+	refused, stop := e.perms.watch(subject)
+	defer stop()
+	type result struct {
+		ack *jetstream.PubAck
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		msg := nats.NewMsg(subject)
+		msg.Data = data
+		ack, err := e.js.PublishMsg(ctx, msg, jetstream.WithMsgID(m.ID))
+		done <- result{ack, err}
+	}()
+	kind := subjectKind(subject)
+	select {
+	case r := <-done:
+		if r.err != nil {
+			if errors.Is(r.err, context.DeadlineExceeded) {
+				return Receipt{}, fmt.Errorf("could not %s: no ack from the mesh (%w)", what, r.err)
+			}
+			return Receipt{}, fmt.Errorf("could not %s: %w", what, r.err)
+		}
+		return Receipt{ID: m.ID, Kind: kind, Subject: subject, Stream: r.ack.Stream, Seq: r.ack.Sequence, Duplicate: r.ack.Duplicate}, nil
+	case err := <-refused:
+		return Receipt{}, refuse(ErrNotAllowed, "not allowed to %s: the broker refused it (%v)", what, err)
+	}
+}
+
+func subjectKind(subject string) wire.Kind {
+	if s, err := wire.ParseSubject(subject); err == nil {
+		return s.Kind
+	}
+	return ""
+}
+
+// Target is a resolved DM recipient.
+type Target struct {
+	ID     wire.Principal
+	Name   string
+	Status string // roster status at resolution: idle, waiting, working, offline
+	Known  bool   // found in the space's identity records rather than the roster
+}
+
+// roster starts the presence watcher on first use and waits briefly for
+// its initial snapshot.
+func (e *Endpoint) roster(ctx context.Context) (*presence.Watcher, error) {
+	e.watchOnce.Do(func() {
+		w := presence.NewWatcher(e.presenceKV, presence.OnWarning(func(s string) { e.logf("presence: %s", s) }))
+		if err := w.Start(e.ctx); err != nil {
+			e.watchErr = err
+			return
+		}
+		e.watcher = w
+		w.WaitForSnapshot(ctx, time.Second)
+	})
+	return e.watcher, e.watchErr
+}
+
+// Roster returns the peers of the space as this endpoint sees them, and
+// the state of that view.
+func (e *Endpoint) Roster(ctx context.Context) ([]presence.Peer, presence.View, error) {
+	w, err := e.roster(ctx)
+	if err != nil {
+		return nil, presence.View{}, err
+	}
+	return w.Roster(), w.View(), nil
+}
+
+// Watcher is the endpoint's presence watcher, started on first use.
+func (e *Endpoint) Watcher(ctx context.Context) (*presence.Watcher, error) { return e.roster(ctx) }
+
+// ResolvePeer finds a DM target by id or by case-insensitive name: on the
+// roster first, then among the identities the space has minted. Several
+// matches are refused with the candidates; none is refused naming the
+// space.
+func (e *Endpoint) ResolvePeer(ctx context.Context, to string) (Target, error) {
+	to = strings.TrimSpace(to)
+	if to == "" {
+		return Target{}, errors.New("no recipient given")
+	}
+	w, err := e.roster(ctx)
+	if err != nil {
+		return Target{}, err
+	}
+	peers := w.Roster()
+	if strings.Contains(to, ".") {
+		p, err := wire.ParsePrincipal(to)
+		if err != nil {
+			return Target{}, fmt.Errorf("recipient %q: %w", to, err)
+		}
+		for _, peer := range peers {
+			if peer.ID == p.ID() {
+				return Target{ID: p, Name: peer.Name, Status: string(peer.Status)}, nil
+			}
+		}
+		if rec, ok := e.lookupIdentity(ctx, p); ok {
+			return Target{ID: p, Name: rec, Status: "offline", Known: true}, nil
+		}
+		if v := w.View(); v.State != presence.Current {
+			return Target{}, refuse(ErrUnverifiable, "cannot verify %q: the presence view is %s; retry, or use the peer's id", to, v.State)
+		}
+		return Target{}, refuse(ErrNoPeer, "no peer %q in space %q", to, e.space)
+	}
+	var matches []presence.Peer
+	for _, peer := range peers {
+		if strings.EqualFold(peer.Name, to) {
+			matches = append(matches, peer)
+		}
+	}
+	switch len(matches) {
+	case 1:
+		p, err := wire.ParsePrincipal(matches[0].ID)
+		if err != nil {
+			return Target{}, fmt.Errorf("peer %q has id %q, which is not a principal", to, matches[0].ID)
+		}
+		return Target{ID: p, Name: matches[0].Name, Status: string(matches[0].Status)}, nil
+	case 0:
+	default:
+		ids := make([]string, len(matches))
+		for i, m := range matches {
+			ids[i] = m.ID
+		}
+		sort.Strings(ids)
+		return Target{}, refuse(ErrAmbiguous, "%q fits %d peers in space %q: %s; use the id", to, len(matches), e.space, strings.Join(ids, ", "))
+	}
+	// Not on the roster: a known identity of the space (owner local on a
+	// workstation) still has a durable inbox waiting for it.
+	if wire.ValidToken(to) {
+		for _, actor := range []string{to, strings.ToLower(to)} {
+			p := wire.Principal{Owner: "local", Actor: actor}
+			if name, ok := e.lookupIdentity(ctx, p); ok {
+				return Target{ID: p, Name: name, Status: "offline", Known: true}, nil
+			}
+		}
+	}
+	if v := w.View(); v.State != presence.Current {
+		return Target{}, refuse(ErrUnverifiable, "cannot verify %q: the presence view is %s; retry, or use the peer's id", to, v.State)
+	}
+	return Target{}, refuse(ErrNoPeer, "no peer %q in space %q%s", to, e.space, candidates(peers))
+}
+
+// candidates lists the names a mistyped target might have meant.
+func candidates(peers []presence.Peer) string {
+	if len(peers) == 0 {
+		return " (nobody is on the roster)"
+	}
+	names := make([]string, 0, len(peers))
+	for _, p := range peers {
+		names = append(names, p.Name)
+	}
+	if len(names) > 10 {
+		names = append(names[:10], "...")
+	}
+	return " (peers: " + strings.Join(names, ", ") + ")"
+}
+
+// identityRecord is the part of the space's identity registry a client
+// reads (written by the mesh when it mints an identity).
+type identityRecord struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Retired bool   `json:"retired"`
+}
+
+// lookupIdentity reads a principal's registry row: its name when the space
+// minted it and has not retired it.
+func (e *Endpoint) lookupIdentity(ctx context.Context, p wire.Principal) (string, bool) {
+	kv, err := e.js.KeyValue(ctx, wire.RecordsBucket(e.space))
+	if err != nil {
+		return "", false
+	}
+	ent, err := kv.Get(ctx, wire.IdentityKey(p))
+	if err != nil {
+		return "", false
+	}
+	var rec identityRecord
+	if json.Unmarshal(ent.Value(), &rec) != nil || rec.Retired || rec.ID != p.ID() {
+		return "", false
+	}
+	if rec.Name == "" {
+		rec.Name = p.Actor
+	}
+	return rec.Name, true
+}
+
+// checkMentions refuses a mention of a name nobody on the roster has: a
+// mention that reaches no one must not look as if it did.
+func (e *Endpoint) checkMentions(ctx context.Context, names []string) error {
+	w, err := e.roster(ctx)
+	if err != nil {
+		return err
+	}
+	known := map[string]bool{}
+	for _, p := range w.Roster() {
+		known[strings.ToLower(p.Name)] = true
+	}
+	var unknown []string
+	for _, n := range names {
+		if !known[n] {
+			if _, ok := e.lookupIdentity(ctx, wire.Principal{Owner: "local", Actor: n}); ok {
+				continue
+			}
+			unknown = append(unknown, "@"+n)
+		}
+	}
+	if len(unknown) == 0 {
+		return nil
+	}
+	if v := w.View(); v.State != presence.Current {
+		return refuse(ErrUnverifiable, "cannot verify mention(s) %s: the presence view is %s", strings.Join(unknown, ", "), v.State)
+	}
+	return refuse(ErrNoPeer, "unknown mention(s): %s — no such peer observed in space %q", strings.Join(unknown, ", "), e.space)
+}
