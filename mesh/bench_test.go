@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -129,25 +128,31 @@ func BenchmarkFanout(b *testing.B) {
 				members[i] = h.agentEndpoint(agent{name: "m" + strconv.Itoa(i), subscribe: []string{"team"}}, mesh.Options{OneShot: true})
 			}
 			s := h.agentEndpoint(agent{name: "sender", allowPub: []string{"team"}}, mesh.Options{OneShot: true})
-			ctx := context.Background()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			// One long-lived reader per member, as a connector would run,
+			// so the measure is delivery, not goroutine start-up.
+			got := make(chan struct{}, n)
+			for _, m := range members {
+				go func() {
+					for {
+						if _, err := m.Next(ctx); err != nil {
+							return
+						}
+						got <- struct{}{}
+					}
+				}()
+			}
 			var l latencies
 			b.ResetTimer()
 			for range b.N {
-				var wg sync.WaitGroup
-				wg.Add(n)
 				start := time.Now()
-				for _, m := range members {
-					go func() {
-						defer wg.Done()
-						if _, err := m.Next(ctx); err != nil {
-							b.Error(err)
-						}
-					}()
-				}
 				if _, err := s.Send(ctx, "team", "hello"); err != nil {
 					b.Fatal(err)
 				}
-				wg.Wait()
+				for range n {
+					<-got
+				}
 				l = append(l, time.Since(start))
 			}
 			b.StopTimer()

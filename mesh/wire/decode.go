@@ -6,6 +6,7 @@ import (
 	"errors"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // Reject is why a delivery was refused; it is advisory and goes into logs, and "" means accepted.
@@ -31,14 +32,13 @@ func Decode(subject string, data []byte) (Delivery, Reject, error) {
 	if !json.Valid(data) {
 		return Delivery{}, RejectMalformedJSON, errors.New("payload is not valid JSON")
 	}
-	if t := bytes.TrimLeft(data, " \t\r\n"); len(t) == 0 || t[0] != '{' {
+	// Keys match exactly (JSON is case-sensitive); the last of a repeated
+	// key wins, as with encoding/json.
+	var top envelopeFields
+	if !members(data, top.set) {
 		return Delivery{}, RejectNotObject, errors.New("payload is not a JSON object")
 	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return Delivery{}, RejectMalformedJSON, err
-	}
-	id, ok := jsonString(top["id"])
+	id, ok := jsonString(top.id)
 	if !ok {
 		return Delivery{}, RejectBadID, errors.New("id is absent or not a string")
 	}
@@ -46,19 +46,19 @@ func Decode(subject string, data []byte) (Delivery, Reject, error) {
 	if err != nil {
 		return Delivery{}, RejectMalformedSubject, err
 	}
-	from, err := decodeSender(top["from"], sub)
+	from, err := decodeSender(top.from, sub)
 	if err != nil {
 		return Delivery{}, RejectSenderMismatch, err
 	}
 	m := Message{
 		ID:        id,
-		TS:        jsonMillis(top["ts"]),
-		Space:     jsonStringOr(top["space"]),
+		TS:        jsonMillis(top.ts),
+		Space:     jsonStringOr(top.space),
 		From:      from,
-		Mentions:  NormalizeMentions(jsonStrings(top["mentions"])),
-		Parts:     decodeParts(top["parts"]),
-		ReplyTo:   jsonStringOr(top["replyTo"]),
-		ContextID: jsonStringOr(top["contextId"]),
+		Mentions:  NormalizeMentions(jsonStrings(top.mentions)),
+		Parts:     decodeParts(top.parts),
+		ReplyTo:   jsonStringOr(top.replyTo),
+		ContextID: jsonStringOr(top.contextID),
 	}
 	switch sub.Kind {
 	case KindChannel:
@@ -73,11 +73,11 @@ func Decode(subject string, data []byte) (Delivery, Reject, error) {
 
 // decodeSender accepts from only when it is an object whose id is the subject's sender and that sender is a real principal.
 func decodeSender(raw json.RawMessage, sub Subject) (Sender, error) {
-	var fields map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &fields) != nil {
+	var f senderFields
+	if len(raw) == 0 || raw[0] != '{' || !members(raw, f.set) {
 		return Sender{}, refuse(ErrSenderMismatch, "from is absent or not an object")
 	}
-	id, ok := jsonString(fields["id"])
+	id, ok := jsonString(f.id)
 	if !ok {
 		return Sender{}, refuse(ErrSenderMismatch, "from.id is absent or not a string")
 	}
@@ -87,13 +87,18 @@ func decodeSender(raw json.RawMessage, sub Subject) (Sender, error) {
 	if err := sub.Surfaceable(); err != nil {
 		return Sender{}, err
 	}
-	return Sender{ID: id, Name: jsonStringOr(fields["name"]), Role: jsonStringOr(fields["role"])}, nil
+	return Sender{ID: id, Name: jsonStringOr(f.name), Role: jsonStringOr(f.role)}, nil
 }
 
 // jsonString decodes raw when it is a JSON string.
 func jsonString(raw json.RawMessage) (string, bool) {
-	if len(raw) == 0 || raw[0] != '"' {
+	if len(raw) < 2 || raw[0] != '"' {
 		return "", false
+	}
+	// Most strings have no escapes: their bytes are the value (the
+	// surrounding Unmarshal already checked the JSON).
+	if body := raw[1 : len(raw)-1]; bytes.IndexByte(body, '\\') < 0 && utf8.Valid(body) {
+		return string(body), true
 	}
 	var s string
 	if json.Unmarshal(raw, &s) != nil {
@@ -125,31 +130,92 @@ func jsonMillis(raw json.RawMessage) int64 {
 
 // jsonStrings keeps the string elements of a JSON array and drops the rest.
 func jsonStrings(raw json.RawMessage) []string {
-	var elems []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
-		return nil
-	}
 	var out []string
-	for _, e := range elems {
+	elements(raw, func(e []byte) {
 		if s, ok := jsonString(e); ok {
 			out = append(out, s)
 		}
-	}
+	})
 	return out
 }
 
 // decodeParts keeps every part that decodes and skips the rest, so one odd part does not cost the whole message.
 func decodeParts(raw json.RawMessage) []Part {
-	var elems []json.RawMessage
-	if len(raw) == 0 || raw[0] != '[' || json.Unmarshal(raw, &elems) != nil {
-		return nil
-	}
 	var out []Part
-	for _, e := range elems {
+	elements(raw, func(e []byte) {
+		// A text part, by far the commonest, is read without reflection.
+		var kind, text []byte
+		textOnly := members(e, func(key, val []byte) {
+			switch string(keyBytes(key)) {
+			case "kind":
+				kind = val
+			case "text":
+				text = val
+			}
+		})
+		if k, _ := jsonString(kind); textOnly && k == PartText {
+			if t, ok := jsonString(text); ok || text == nil {
+				out = append(out, Part{Kind: PartText, Text: t})
+				return
+			}
+		}
 		var p Part
 		if p.UnmarshalJSON(e) == nil && p.Kind != "" {
 			out = append(out, p)
 		}
-	}
+	})
 	return out
+}
+
+// keyBytes is an object key without its quotes, unescaped when it has to be.
+func keyBytes(key []byte) []byte {
+	if len(key) < 2 {
+		return nil
+	}
+	body := key[1 : len(key)-1]
+	if bytes.IndexByte(body, '\\') < 0 {
+		return body
+	}
+	s, _ := jsonString(key)
+	return []byte(s)
+}
+
+// envelopeFields are the raw top-level members Decode reads.
+type envelopeFields struct {
+	id, ts, space, from, mentions, parts, replyTo, contextID []byte
+}
+
+func (f *envelopeFields) set(key, val []byte) {
+	switch string(keyBytes(key)) {
+	case "id":
+		f.id = val
+	case "ts":
+		f.ts = val
+	case "space":
+		f.space = val
+	case "from":
+		f.from = val
+	case "mentions":
+		f.mentions = val
+	case "parts":
+		f.parts = val
+	case "replyTo":
+		f.replyTo = val
+	case "contextId":
+		f.contextID = val
+	}
+}
+
+// senderFields are the raw members of from.
+type senderFields struct{ id, name, role []byte }
+
+func (f *senderFields) set(key, val []byte) {
+	switch string(keyBytes(key)) {
+	case "id":
+		f.id = val
+	case "name":
+		f.name = val
+	case "role":
+		f.role = val
+	}
 }

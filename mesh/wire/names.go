@@ -87,3 +87,8 @@ func EPESubjects(space string) string { return subjectsUnder(space, "epe") }
 
 // EPCSubjects is the EPC stream's subject list.
 func EPCSubjects(space string) string { return subjectsUnder(space, "epc") }
+
+// IdentityKey is the records-bucket key of a principal's identity row:
+// the space's registry of minted identities, which lets a sender reach one
+// that has never connected.
+func IdentityKey(p Principal) string { return "identity." + p.Owner + "." + p.Actor + ".spec" }
