@@ -241,7 +241,19 @@ func (e *Endpoint) roster(ctx context.Context) (*presence.Watcher, error) {
 			return
 		}
 		e.watcher = w
-		w.WaitForSnapshot(ctx, time.Second)
+		// Wait for the initial replay to be consumed; an empty bucket
+		// never yields a snapshot, but its view turns current at once.
+		deadline := time.NewTimer(time.Second)
+		defer deadline.Stop()
+		for w.View().State == presence.Unpopulated {
+			select {
+			case <-w.Changes():
+			case <-deadline.C:
+				return
+			case <-ctx.Done():
+				return
+			}
+		}
 	})
 	return e.watcher, e.watchErr
 }
