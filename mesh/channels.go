@@ -60,6 +60,8 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 	}
 	e.mu.Unlock()
 
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
 	subject := wire.ChatFilter(e.space, channel)
 	start := time.Now()
 	sub, err := e.nc.Subscribe(subject, e.onLive)
@@ -165,4 +167,13 @@ func describeACL(l []string) string {
 		return "none"
 	}
 	return "#" + strings.Join(l, ", #")
+}
+
+// withDeadline gives ctx the default deadline of a broker round trip when
+// the caller set none (nats.go refuses to flush without one).
+func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, func() {}
+	}
+	return context.WithTimeout(ctx, 10*time.Second)
 }

@@ -668,3 +668,11 @@ func TestConformance65_ReceiptNeverClaimsDelivery(t *testing.T) {
 		t.Fatalf("receipt text %q", s)
 	}
 }
+
+func TestJoinWithoutDeadlineWorks(t *testing.T) {
+	h := newHarness(t, true)
+	a := h.agentEndpoint(agent{name: "alice"}, mesh.Options{OneShot: true})
+	if r, err := a.Join(context.Background(), "team"); err != nil || !r.Joined {
+		t.Fatalf("join with a context that has no deadline: %+v %v", r, err)
+	}
+}

@@ -183,11 +183,8 @@ func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, 
 	if err != nil {
 		return Receipt{}, err
 	}
-	if _, hasDeadline := ctx.Deadline(); !hasDeadline {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-	}
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
 	refused, stop := e.perms.watch(subject)
 	defer stop()
 	type result struct {
