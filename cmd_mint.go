@@ -2,7 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -32,7 +34,12 @@ reads it needs no other flag. On a running mesh the identity's DM inbox and
 role queue are created at once, so messages sent before it first connects wait
 for it; otherwise they are created by the next "cotal up".
 
-ACL entries are channel names or patterns (team.backend, team.*, team.>).`,
+ACL entries are channel names or patterns (team.backend, team.*, team.>).
+
+With none of --role, --subscribe, --allow-subscribe or --allow-publish, an
+agent's role and channel lists come from the project's agent file
+.cotal/agents/<name>.md when there is one; any of those flags sets them all
+and the file is ignored.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
@@ -60,7 +67,14 @@ ACL entries are channel names or patterns (team.backend, team.*, team.>).`,
 			if cmd.Flags().Changed("allow-publish") {
 				id.AllowPublish = nonNilList(allowPub)
 			}
+			agentFile, err := applyAgentFile(g, cmd, name, &id)
+			if err != nil {
+				return err
+			}
 			if err := id.Normalize(); err != nil {
+				if agentFile != "" {
+					return usagef("%s: %w", agentFile, err)
+				}
 				return usageError{err}
 			}
 			var nc = connectIfRunning(g)
@@ -84,14 +98,21 @@ ACL entries are channel names or patterns (team.backend, team.*, team.>).`,
 			}
 			abs, _ := filepath.Abs(out)
 			if asJSON {
-				b, _ := json.MarshalIndent(map[string]any{
+				res := map[string]any{
 					"principal": c.Identity.Principal.ID(), "lifecycleUid": c.Identity.UID, "profile": c.Identity.Profile,
 					"role": c.Identity.Role, "creds": abs, "space": p.Space, "provisioned": provisioned,
 					"subscribe": nonNilList(c.Identity.Subscribe), "allowSubscribe": nonNilList(c.Identity.AllowSubscribe),
 					"allowPublish": nonNilList(c.Identity.AllowPublish),
-				}, "", "  ")
+				}
+				if agentFile != "" {
+					res["agentFile"] = agentFile
+				}
+				b, _ := json.MarshalIndent(res, "", "  ")
 				fmt.Fprintln(g.stdout, string(b))
 				return nil
+			}
+			if agentFile != "" {
+				fmt.Fprintf(g.stdout, "from %s\n", agentFile)
 			}
 			fmt.Fprintf(g.stdout, "principal     %s\n", c.Identity.Principal.ID())
 			fmt.Fprintf(g.stdout, "lifecycle uid %s\n", c.Identity.UID)
@@ -121,6 +142,48 @@ ACL entries are channel names or patterns (team.backend, team.*, team.>).`,
 	fl.StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/<name>.creds)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
+}
+
+// aclFlags are the mint flags that set what an agent file would; any one of
+// them makes the flags the whole ACL and the file is not read.
+var aclFlags = []string{"subscribe", "allow-subscribe", "allow-publish", "role"}
+
+// applyAgentFile takes the role and channel lists of an agent identity from
+// the project's .cotal/agents/<name>.md when no ACL flag is given, and
+// returns the file's path ("" when none was used). A broken file is bad
+// input: it is never skipped silently.
+func applyAgentFile(g *globals, cmd *cobra.Command, name string, id *broker.Identity) (string, error) {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return "", nil
+	}
+	path, ok := config.FindAgentFile(cwd, name)
+	if !ok {
+		return "", nil
+	}
+	for _, f := range aclFlags {
+		if cmd.Flags().Changed(f) {
+			fmt.Fprintf(g.stderr, "cotal: ignoring %s: ACL flags given\n", path)
+			return "", nil
+		}
+	}
+	if id.Profile != broker.ProfileAgent {
+		fmt.Fprintf(g.stderr, "cotal: ignoring %s: --profile %s takes no agent ACL\n", path, id.Profile)
+		return "", nil
+	}
+	a, err := config.LoadAgentFile(path)
+	if err != nil {
+		var fe *config.AgentFileError
+		if errors.As(err, &fe) {
+			return "", usageError{err}
+		}
+		return "", fmt.Errorf("reading agent file: %w", err)
+	}
+	id.Role = a.Role
+	id.Subscribe = a.Subscribe
+	id.AllowSubscribe = a.AllowSubscribe
+	id.AllowPublish = a.AllowPublish
+	return path, nil
 }
 
 func nonNilList(l []string) []string {

@@ -3,6 +3,7 @@ module github.com/cotal-go/cotal
 go 1.26.0
 
 require (
+	github.com/goccy/go-yaml v1.19.2
 	github.com/nats-io/jwt/v2 v2.8.2
 	github.com/nats-io/nats-server/v2 v2.15.2
 	github.com/nats-io/nats.go v1.55.0
