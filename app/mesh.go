@@ -16,6 +16,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -47,9 +48,11 @@ func (e *AlreadyRunningError) Error() string {
 // concurrent Close.
 type Mesh struct {
 	cfg     Config
-	lock    *broker.Lock
-	broker  *broker.Broker
-	started time.Time
+	lock     *broker.Lock
+	broker   *broker.Broker
+	delivery *delivery.Service // nil in open mode: an open mesh is live-only
+	dnc      *nats.Conn        // the delivery service's own connection
+	started  time.Time
 
 	closeOnce sync.Once
 	closeErr  error
@@ -109,6 +112,16 @@ func (m *Mesh) start(ctx context.Context) error {
 		if err := ProvisionMinted(ctx, nc, cfg.Paths); err != nil {
 			return err
 		}
+		dnc, err := b.Connect("cotal-delivery")
+		if err != nil {
+			return err
+		}
+		d, err := delivery.Start(ctx, dnc, delivery.Options{Space: cfg.Paths.Space, Logf: m.logf})
+		if err != nil {
+			dnc.Close()
+			return fmt.Errorf("starting durable delivery: %w", err)
+		}
+		m.delivery, m.dnc = d, dnc
 	}
 	if cfg.Data != "" {
 		if err := config.Remember(cfg.Data, cfg.Paths.Space, cfg.Paths.StoreDir); err != nil {
@@ -190,10 +203,23 @@ func (m *Mesh) Close() error {
 			rec.Stopped = time.Now().UTC()
 			m.closeErr = config.WriteBrokerRecord(m.cfg.Paths, rec)
 		}
+		if m.delivery != nil {
+			m.delivery.Close()
+			m.dnc.Close()
+		}
 		m.broker.Shutdown()
 		m.lock.Release()
 	})
 	return m.closeErr
+}
+
+// Delivery is the durable delivery service, nil in open mode.
+func (m *Mesh) Delivery() *delivery.Service { return m.delivery }
+
+func (m *Mesh) logf(format string, args ...any) {
+	if m.cfg.Log != nil {
+		fmt.Fprintf(m.cfg.Log, "%s mesh: %s\n", time.Now().Format(time.RFC3339), fmt.Sprintf(format, args...))
+	}
 }
 
 // MintedDir holds one registry file per identity minted while the mesh was

@@ -17,7 +17,7 @@ import (
 const AckWait = 60 * time.Second
 
 // IdentityRecord is the space's registry row of a minted identity, kept in
-// the records bucket under IdentityKey. It lets a sender reach an identity
+// the records bucket under wire.IdentityKey. It lets a sender reach an identity
 // that has never connected: its DM durable exists from the moment of mint.
 type IdentityRecord struct {
 	ID             string    `json:"id"` // principal dot-form
@@ -31,9 +31,6 @@ type IdentityRecord struct {
 	MintedAt       time.Time `json:"mintedAt"`
 	Retired        bool      `json:"retired,omitempty"`
 }
-
-// IdentityKey is the records-bucket key of a principal's registry row.
-func IdentityKey(p wire.Principal) string { return "identity." + p.Owner + "." + p.Actor + ".spec" }
 
 // ProvisionIdentity pre-creates what an identity binds (its DM and
 // backstop durables, its role's shared queue) and records it in the
@@ -79,6 +76,23 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 			}
 		}
 	}
+	if id.Profile != ProfileObserver {
+		acl, err := js.KeyValue(ctx, wire.ACLBucket(s))
+		if err != nil {
+			return fmt.Errorf("ACL bucket of %s: %w", s, err)
+		}
+		row := wire.ACLRow{
+			Principal: p.ID(), LifecycleUID: id.UID, Revision: 1, UpdatedAt: time.Now().UTC(),
+			AllowSubscribe: nonNil(id.AllowSubscribe), IssuedAllowSubscribe: nonNil(id.AllowSubscribe),
+		}
+		if id.Profile == ProfileOperator {
+			row.AllowSubscribe, row.IssuedAllowSubscribe = []string{">"}, []string{">"}
+		}
+		b, _ := json.Marshal(row)
+		if _, err := acl.Put(ctx, wire.ACLKey(p, id.UID), b); err != nil {
+			return fmt.Errorf("recording the read ACL of %s: %w", p, err)
+		}
+	}
 	kv, err := js.KeyValue(ctx, wire.RecordsBucket(s))
 	if err != nil {
 		return fmt.Errorf("records bucket of %s: %w", s, err)
@@ -89,7 +103,7 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		MintedAt: time.Now().UTC(),
 	}
 	b, _ := json.Marshal(rec)
-	if _, err := kv.Put(ctx, IdentityKey(p), b); err != nil {
+	if _, err := kv.Put(ctx, wire.IdentityKey(p), b); err != nil {
 		return fmt.Errorf("recording identity %s: %w", p, err)
 	}
 	return nil
@@ -102,7 +116,7 @@ func LookupIdentity(ctx context.Context, js jetstream.JetStream, space string, p
 	if err != nil {
 		return rec, false, err
 	}
-	e, err := kv.Get(ctx, IdentityKey(p))
+	e, err := kv.Get(ctx, wire.IdentityKey(p))
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return rec, false, nil
 	}

@@ -140,6 +140,9 @@ func (id Identity) Permissions() jwt.Permissions {
 		pub[root+".inst.*.*."+me.Owner+"."+me.Actor] = true
 		pub[root+".svc.*."+me.Owner+"."+me.Actor] = true
 		pub["$KV."+wire.PresenceBucket(s)+"."+me.Owner+"."+me.Actor] = true
+		// The delivery service: ask as yourself, hear answers under your own request.
+		pub[wire.DeliveryCtlSubject(s, me)] = true
+		sub[wire.DeliveryReplyPrefix(s, me)+">"] = true
 		for _, ch := range id.AllowSubscribe {
 			sub[wire.ChatFilter(s, ch)] = true
 		}

@@ -16,6 +16,10 @@ import (
 // credential's allowSubscribe list.
 var ErrNotInReadACL = errors.New("not within this agent's read ACL (allowSubscribe)")
 
+// durableJoinTimeout bounds the wait for the delivery service: past it
+// the join stands live only, and says so.
+const durableJoinTimeout = 5 * time.Second
+
 // joinConfirmWait is how long Join waits after a flush for the broker to
 // refuse the subscription. The refusal is sent before the flush's PONG,
 // so this only covers the error callback being dispatched.
@@ -27,14 +31,18 @@ type joinedChannel struct {
 	subject string
 	sub     *nats.Subscription
 	since   time.Time
+
+	generation uint64 // of the durable hold; 0 when live only
+	cursor     uint64 // the hold's join cursor (CHAT sequence)
 }
 
 // JoinResult says what a join did.
 type JoinResult struct {
 	Channel string
 	Joined  bool   // false when it was already joined
-	Durable bool   // a durable backstop is active for it
-	Reason  string // why it is live only, when it is
+	Durable    bool   // a durable backstop is active for it
+	Reason     string // why it is live only, when it is
+	Backfilled int    // history items handed to the inbox, marked historical
 }
 
 // Join subscribes to a channel (or a channel family pattern) within the
@@ -76,12 +84,91 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 		_ = sub.Unsubscribe()
 		return res, refuse(ErrNotInReadACL, "cannot join %q: not within this agent's read ACL (allowSubscribe): %v", channel, err)
 	}
+	j := &joinedChannel{channel: channel, subject: subject, sub: sub, since: start}
 	e.mu.Lock()
-	e.joined = append(e.joined, &joinedChannel{channel: channel, subject: subject, sub: sub, since: start})
+	e.joined = append(e.joined, j)
 	e.mu.Unlock()
 	res.Joined = true
-	res.Reason = "live only: no durable backstop for this channel on this endpoint"
+
+	eff := Effective{Replay: true, Class: ClassLive}
+	if reg, err := e.Registry(ctx); err == nil {
+		if wire.IsConcrete(channel) {
+			eff, err = reg.Effective(ctx, channel)
+		} else if def, derr := reg.Defaults(ctx); derr == nil {
+			eff, err = Resolve(nil, def), nil
+		}
+		if err != nil {
+			res.Reason = "registry unreadable, treated as live: " + err.Error()
+		}
+	}
+	switch {
+	case e.profile == "open":
+		res.Reason = "live only: an open mesh has no durable delivery"
+	case eff.Class != ClassDurable:
+		res.Reason = "live channel: only those subscribed when a post is sent get it"
+	default:
+		res.Durable, res.Reason = e.durableJoin(ctx, j)
+	}
+	if eff.Replay && wire.IsConcrete(channel) {
+		// Under a durable hold, posts after its join cursor come as
+		// stored copies: history only covers what came before.
+		res.Backfilled = e.backfill(ctx, channel, eff.ReplayWindow, j.generation > 0, j.cursor)
+	}
 	return res, nil
+}
+
+// durableJoin asks the delivery service for a durable hold on a joined
+// channel. Durable only when both the live subscription and the
+// membership stand; otherwise the reason says why it is live only.
+func (e *Endpoint) durableJoin(ctx context.Context, j *joinedChannel) (bool, string) {
+	ctx, cancel := context.WithTimeout(ctx, durableJoinTimeout)
+	defer cancel()
+	rep, err := e.deliveryCall(ctx, DeliveryRequest{Op: OpDurableJoin, Channel: j.channel})
+	if err != nil {
+		return false, "live only: durable backstop unavailable (" + err.Error() + ")"
+	}
+	if !rep.Durable {
+		return false, "live only: " + rep.Reason
+	}
+	e.mu.Lock()
+	j.generation, j.cursor = rep.Generation, rep.Frontier
+	e.mu.Unlock()
+	return true, ""
+}
+
+// backfill hands the channel's retained history to the inbox, marked
+// historical. A post that also arrives live surfaces once: the inbox
+// dedups by id.
+func (e *Endpoint) backfill(ctx context.Context, channel string, window time.Duration, bounded bool, upTo uint64) int {
+	ctx, cancel := context.WithTimeout(ctx, backfillTimeout)
+	defer cancel()
+	var since time.Time
+	if window > 0 {
+		since = time.Now().Add(-window)
+	}
+	items, _, err := e.history(ctx, channel, DefaultHistoryLimit, since)
+	if err != nil {
+		e.logf("no backfill for #%s: %v", channel, err)
+		return 0
+	}
+	n := 0
+	for _, h := range items {
+		if h.Msg.From.ID == e.me.ID() || (bounded && h.Seq > upTo) {
+			continue
+		}
+		sender, err := wire.ParsePrincipal(h.Msg.From.ID)
+		if err != nil {
+			continue
+		}
+		it := &Item{
+			Kind: wire.KindChannel, Msg: h.Msg, Historical: true, Seq: h.Seq, Received: time.Now(),
+			Subject: wire.Subject{Space: e.space, Kind: wire.KindChannel, Sender: sender, Channel: channel},
+		}
+		if e.inbox.add(it) {
+			n++
+		}
+	}
+	return n
 }
 
 // awaitRefusal gives the connection's error callback a moment to report a
@@ -107,16 +194,34 @@ func (e *Endpoint) awaitRefusal(ctx context.Context, subject, op string, since t
 }
 
 // Leave unsubscribes from a channel; it reports whether it was joined.
-func (e *Endpoint) Leave(_ context.Context, channel string) (bool, error) {
+// A durable hold is ended first; if that cannot be confirmed the leave
+// fails and nothing changes, so a member never believes it left while
+// copies still pile up for it.
+func (e *Endpoint) Leave(ctx context.Context, channel string) (bool, error) {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	for i, j := range e.joined {
-		if j.channel == channel {
-			e.joined = append(e.joined[:i], e.joined[i+1:]...)
-			return true, j.sub.Unsubscribe()
+	var j *joinedChannel
+	for _, c := range e.joined {
+		if c.channel == channel {
+			j = c
 		}
 	}
-	return false, nil
+	e.mu.Unlock()
+	if j == nil {
+		return false, nil
+	}
+	if j.generation > 0 {
+		if _, err := e.deliveryCall(ctx, DeliveryRequest{Op: OpDurableLeave, Channel: channel, Generation: j.generation}); err != nil {
+			return false, fmt.Errorf("cannot leave #%s: the durable hold could not be ended (%w); still joined", channel, err)
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i, c := range e.joined {
+		if c == j {
+			e.joined = append(e.joined[:i], e.joined[i+1:]...)
+		}
+	}
+	return true, j.sub.Unsubscribe()
 }
 
 // dropRefusedChannel forgets a joined channel the broker refused late.

@@ -1,0 +1,254 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// maxHistoryBytes keeps a history answer under 90% of the 1 MiB payload
+// limit.
+const maxHistoryBytes = 900 << 10
+
+// onControl answers a member's request. The subject names the caller
+// (the broker pins it); the answer goes only under the request's own
+// subject, never to a subject the caller chose elsewhere.
+func (s *Service) onControl(msg *nats.Msg) {
+	rest, ok := strings.CutPrefix(msg.Subject, wire.Root(s.space)+".ctl.delivery.")
+	if !ok {
+		return
+	}
+	owner, actor, ok := strings.Cut(rest, ".")
+	p := wire.Principal{Owner: owner, Actor: actor}
+	if !ok || p.Valid() != nil || !strings.HasPrefix(msg.Reply, wire.DeliveryReplyPrefix(s.space, p)) {
+		return
+	}
+	var req mesh.DeliveryRequest
+	var rep mesh.DeliveryReply
+	if err := json.Unmarshal(msg.Data, &req); err != nil {
+		rep.Error = "request is not valid JSON"
+	} else if req.From.ID != p.ID() {
+		rep.Error = fmt.Sprintf("sender-mismatch: from.id %q is not the subject's sender %q", req.From.ID, p.ID())
+	} else if !wire.ValidLifecycleUID(req.LifecycleUID) {
+		rep.Error = fmt.Sprintf("lifecycle uid %q is not valid", req.LifecycleUID)
+	} else {
+		ctx, cancel := context.WithTimeout(s.ctx, 25*time.Second)
+		s.ctlMu.Lock()
+		rep = s.handle(ctx, p, req)
+		s.ctlMu.Unlock()
+		cancel()
+	}
+	rep.OK = rep.Error == ""
+	b, _ := json.Marshal(rep)
+	_ = msg.Respond(b)
+}
+
+func (s *Service) handle(ctx context.Context, p wire.Principal, req mesh.DeliveryRequest) mesh.DeliveryReply {
+	switch req.Op {
+	case mesh.OpDurableJoin:
+		return s.durableJoin(ctx, p, req.LifecycleUID, req.Channel)
+	case mesh.OpDurableLeave:
+		return s.durableLeave(ctx, p, req.LifecycleUID, req.Channel, req.Generation)
+	case mesh.OpListMemberships:
+		var rep mesh.DeliveryReply
+		for _, m := range s.store.of(p, req.LifecycleUID) {
+			if !m.Left() {
+				rep.Memberships = append(rep.Memberships, mesh.MembershipInfo{Channel: m.Channel, Generation: m.Generation, Activated: m.Activated, JoinCursor: m.JoinCursor})
+			}
+		}
+		return rep
+	case mesh.OpReadHistory:
+		return s.readHistory(ctx, p, req)
+	}
+	return mesh.DeliveryReply{Error: fmt.Sprintf("unknown operation %q", req.Op)}
+}
+
+// checkRead resolves the caller's ACL row and checks the channel against it.
+func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel string) string {
+	row, found, err := s.aclRow(ctx, p, uid)
+	if err != nil {
+		return "reading the read ACL: " + err.Error()
+	}
+	if !found {
+		return fmt.Sprintf("no read ACL on record for %s (lifecycle %s is not provisioned for durable delivery)", p, uid)
+	}
+	if !wire.Covered(row.AllowSubscribe, channel) {
+		return fmt.Sprintf("channel %q is not within your read ACL [%s]", channel, strings.Join(row.AllowSubscribe, ", "))
+	}
+	return ""
+}
+
+// durableJoin gives a member lifecycle a durable hold on a channel, or on
+// a `>` family. Its join cursor is the CHAT frontier now; posts between
+// that cursor and what the fan-out has already passed are caught up by
+// copying them here, so nothing published after the join is missed.
+func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channel string) mesh.DeliveryReply {
+	if err := wire.ValidateChannel(channel); err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	if !wire.IsConcrete(channel) && !isFamily(channel) {
+		return mesh.DeliveryReply{Reason: fmt.Sprintf("%q is followed live only: a durable hold needs a channel or a family ending in .>", channel)}
+	}
+	if e := s.checkRead(ctx, p, uid, channel); e != "" {
+		return mesh.DeliveryReply{Error: e}
+	}
+	cur, had := s.store.get(p, uid, channel)
+	if had && !cur.Left() && cur.Activated {
+		return mesh.DeliveryReply{Durable: true, Generation: cur.Generation, Frontier: cur.JoinCursor}
+	}
+	front, err := s.frontier(ctx)
+	if err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	m := Membership{Channel: channel, Owner: p.ID(), LifecycleUID: uid, State: StateActive, JoinCursor: front, Generation: cur.Generation + 1, rev: cur.rev}
+	if had && !cur.Left() {
+		// An activation that did not finish: keep its cursor and generation.
+		m.JoinCursor, m.Generation = cur.JoinCursor, cur.Generation
+	}
+	m, err = s.store.put(ctx, m)
+	if err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	fence, err := s.fence(ctx)
+	if err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	if err := s.catchUp(ctx, m, fence); err != nil {
+		return mesh.DeliveryReply{Durable: false, Generation: m.Generation, Reason: "catch-up failed: " + err.Error()}
+	}
+	m.Activated = true
+	if m, err = s.store.put(ctx, m); err != nil {
+		return mesh.DeliveryReply{Reason: "activation superseded by a concurrent leave or rejoin"}
+	}
+	return mesh.DeliveryReply{Durable: true, Generation: m.Generation, Frontier: m.JoinCursor}
+}
+
+func isFamily(ch string) bool {
+	if !strings.HasSuffix(ch, ".>") {
+		return false
+	}
+	return wire.IsConcrete(strings.TrimSuffix(ch, ".>"))
+}
+
+// fence is the highest CHAT sequence the fan-out may already have passed.
+func (s *Service) fence(ctx context.Context) (uint64, error) {
+	front, err := s.frontier(ctx)
+	if err != nil {
+		return 0, err
+	}
+	c, err := s.js.Consumer(ctx, wire.ChatStream(s.space), FanoutConsumer)
+	if err != nil {
+		return 0, err
+	}
+	info, err := c.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return max(front, info.Delivered.Stream), nil
+}
+
+// catchUp copies the posts in (JoinCursor, fence] that the membership
+// covers into the member's inbox.
+func (s *Service) catchUp(ctx context.Context, m Membership, fence uint64) error {
+	if fence <= m.JoinCursor {
+		return nil
+	}
+	t := target{p: m.Principal(), uid: m.LifecycleUID, gen: m.Generation, reason: ReasonDurable}
+	return s.scanChannel(ctx, m.Channel, m.JoinCursor+1, time.Time{}, func(seq uint64, d wire.Delivery) bool {
+		if seq > fence {
+			return false
+		}
+		if d.Subject.Sender.ID() != m.Owner {
+			e := Entry{Msg: d.Msg, Channel: d.Subject.Channel, Seq: seq, Reason: ReasonDurable, Generation: m.Generation}
+			if err := s.writeEntry(ctx, t, e); err != nil {
+				s.logf("catch-up copy of seq %d for %s: %v", seq, m.Owner, err)
+			}
+		}
+		return true
+	})
+}
+
+// durableLeave ends a durable hold at the CHAT frontier: copies up to it
+// stay deliverable, nothing after it is stored. A leave naming an older
+// generation than the current hold is refused.
+func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, channel string, gen uint64) mesh.DeliveryReply {
+	cur, had := s.store.get(p, uid, channel)
+	if !had || cur.Left() {
+		return mesh.DeliveryReply{AlreadyLeft: true}
+	}
+	if gen != 0 && gen != cur.Generation {
+		return mesh.DeliveryReply{Error: fmt.Sprintf("stale generation %d: the hold on %q is at generation %d", gen, channel, cur.Generation)}
+	}
+	front, err := s.frontier(ctx)
+	if err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	cur.LeaveCursor, cur.State = front, StateLeft
+	if _, err := s.store.put(ctx, cur); err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	return mesh.DeliveryReply{Generation: cur.Generation}
+}
+
+// readHistory returns the newest retained posts of a channel within the
+// caller's read ACL, oldest first, bounded by count, time and size.
+func (s *Service) readHistory(ctx context.Context, p wire.Principal, req mesh.DeliveryRequest) mesh.DeliveryReply {
+	if err := wire.ValidateConcreteChannel(req.Channel); err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	if e := s.checkRead(ctx, p, req.LifecycleUID, req.Channel); e != "" {
+		return mesh.DeliveryReply{Error: e}
+	}
+	limit := req.Limit
+	if limit <= 0 {
+		limit = mesh.DefaultHistoryLimit
+	}
+	limit = min(limit, mesh.MaxHistoryLimit)
+	var since time.Time
+	if req.SinceMs > 0 {
+		since = time.UnixMilli(req.SinceMs)
+	}
+	front, err := s.frontier(ctx)
+	if err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	upTo := front
+	if req.UpToSeq > 0 {
+		upTo = min(req.UpToSeq, front)
+	}
+	var items []mesh.HistoryItem
+	complete := true
+	err = s.scanChannel(ctx, req.Channel, 1, since, func(seq uint64, d wire.Delivery) bool {
+		if seq > upTo {
+			return false
+		}
+		items = append(items, mesh.HistoryItem{Seq: seq, Msg: d.Msg})
+		if len(items) > limit {
+			items, complete = items[1:], false
+		}
+		return true
+	})
+	if err != nil {
+		return mesh.DeliveryReply{Error: err.Error()}
+	}
+	for size(items) > maxHistoryBytes && len(items) > 0 {
+		items, complete = items[1:], false
+	}
+	return mesh.DeliveryReply{Items: items, Complete: complete, Frontier: front}
+}
+
+func size(items []mesh.HistoryItem) int {
+	b, _ := json.Marshal(items)
+	return len(b)
+}
+
+func (s *Service) scanChannel(ctx context.Context, channel string, fromSeq uint64, since time.Time, fn func(uint64, wire.Delivery) bool) error {
+	return mesh.ScanChannel(ctx, s.js, s.space, channel, fromSeq, since, fn)
+}

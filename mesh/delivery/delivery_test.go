@@ -1,0 +1,207 @@
+package delivery_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testutil"
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/delivery"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Tests import broker/ only to stand up a real mesh.
+
+const space = "dlv"
+
+type harness struct {
+	t   *testing.T
+	b   *broker.Broker
+	op  *nats.Conn
+	js  jetstream.JetStream
+	svc *delivery.Service
+	reg *mesh.Registry
+}
+
+func ctxT(t testing.TB) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// newHarness starts a provisioned authenticated broker and, unless
+// noService, the delivery service on its own trusted connection.
+func newHarness(t *testing.T, noService bool) *harness {
+	t.Helper()
+	b, err := broker.Start(broker.Options{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Shutdown)
+	op, err := b.Internal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.Provision(ctxT(t), op, space, false); err != nil {
+		t.Fatal(err)
+	}
+	js, _ := jetstream.New(op)
+	reg, err := mesh.OpenRegistry(ctxT(t), js, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := &harness{t: t, b: b, op: op, js: js, reg: reg}
+	if !noService {
+		h.startService()
+	}
+	return h
+}
+
+func (h *harness) startService() {
+	h.t.Helper()
+	nc, err := h.b.Connect("delivery")
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	svc, err := delivery.Start(ctxT(h.t), nc, delivery.Options{Space: space, Logf: func(f string, a ...any) { h.t.Logf("delivery: "+f, a...) }})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.svc = svc
+	h.t.Cleanup(func() { svc.Close(); nc.Close() })
+	testutil.WaitFor(h.t, 10*time.Second, func() error {
+		if !svc.Ready() {
+			return errors.New("delivery service not serving yet")
+		}
+		return nil
+	})
+}
+
+type agent struct {
+	name      string
+	subscribe []string
+	allowSub  []string
+	allowPub  []string
+}
+
+// mint issues and provisions a credential; it returns the creds path.
+func (h *harness) mint(a agent) (string, broker.Identity) {
+	h.t.Helper()
+	id := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: a.name},
+		Subscribe: a.subscribe, AllowSubscribe: a.allowSub, AllowPublish: a.allowPub}
+	if id.AllowPublish == nil {
+		id.AllowPublish = []string{"team", "team.>", "live", "gen"}
+	}
+	c, err := h.b.Authority().Mint(id)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if err := broker.ProvisionIdentity(ctxT(h.t), h.op, c.Identity); err != nil {
+		h.t.Fatal(err)
+	}
+	path := filepath.Join(h.t.TempDir(), a.name+".creds")
+	if err := broker.WriteCreds(path, c); err != nil {
+		h.t.Fatal(err)
+	}
+	return path, c.Identity
+}
+
+func (h *harness) connect(creds string, o mesh.Options) *mesh.Endpoint {
+	h.t.Helper()
+	o.URL, o.Creds = h.b.URL(), creds
+	o.Logf = func(f string, a ...any) { h.t.Logf("endpoint: "+f, a...) }
+	e, err := mesh.Connect(ctxT(h.t), o)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	h.t.Cleanup(func() { _ = e.Close() })
+	return e
+}
+
+func (h *harness) setClass(channel, class string) {
+	h.t.Helper()
+	if _, err := h.reg.Set(ctxT(h.t), channel, mesh.ChannelConfig{DeliveryClass: class}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+// collect reads what is waiting for an endpoint, waiting up to d for the
+// first item, and acks it all.
+func collect(t *testing.T, e *mesh.Endpoint, d time.Duration) []*mesh.Item {
+	t.Helper()
+	items, err := e.Collect(ctxT(t), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, it := range items {
+		if err := it.Ack(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return items
+}
+
+func texts(items []*mesh.Item) []string {
+	var out []string
+	for _, it := range items {
+		s := it.Msg.Text()
+		if it.Historical {
+			s = "(h)" + s
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// send posts as a fresh sender endpoint.
+func (h *harness) poster(name string) *mesh.Endpoint {
+	h.t.Helper()
+	path, _ := h.mint(agent{name: name})
+	return h.connect(path, mesh.Options{OneShot: true})
+}
+
+func post(t *testing.T, e *mesh.Endpoint, channel, text string, opts ...mesh.SendOption) uint64 {
+	t.Helper()
+	r, err := e.Send(ctxT(t), channel, text, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Seq
+}
+
+// settled waits until the delivery service has passed every CHAT post
+// and transferred every stored copy.
+func (h *harness) settled() {
+	h.t.Helper()
+	testutil.WaitFor(h.t, 10*time.Second, func() error {
+		for _, c := range []struct{ stream, name string }{{wire.ChatStream(space), delivery.FanoutConsumer}, {wire.InboxStream(space), delivery.ReaderConsumer}} {
+			cons, err := h.js.Consumer(ctxT(h.t), c.stream, c.name)
+			if err != nil {
+				return err
+			}
+			info, err := cons.Info(ctxT(h.t))
+			if err != nil {
+				return err
+			}
+			if info.NumPending != 0 || info.NumAckPending != 0 {
+				return fmt.Errorf("%s: %d pending, %d unacked", c.name, info.NumPending, info.NumAckPending)
+			}
+		}
+		return nil
+	})
+}
+
+func equal(a, b []string) bool { return strings.Join(a, "|") == strings.Join(b, "|") }
+
+var _ = json.Marshal

@@ -1,0 +1,152 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Reasons a stored copy exists.
+const (
+	ReasonDurable = "durable-channel"
+	ReasonMention = "live-mention"
+)
+
+// Entry is one stored copy on its way to a member: written by the fan-out
+// to the member's INBOX subject, checked and framed by the reader.
+type Entry struct {
+	Msg        wire.Message `json:"msg"`
+	Channel    string       `json:"channel"`
+	Seq        uint64       `json:"seq"` // CHAT sequence of the post
+	Reason     string       `json:"reason"`
+	Generation uint64       `json:"generation"`
+}
+
+// copyID is the dedup id of a member's copy: one per message and member
+// lifecycle, so a member holding a family and a channel under it by name
+// still gets each post once within the 2 h window.
+func copyID(msgID string, p wire.Principal, uid string) string {
+	if msgID == "" {
+		return ""
+	}
+	return msgID + ":" + p.ID() + ":" + uid
+}
+
+// target is one member owed a copy.
+type target struct {
+	p      wire.Principal
+	uid    string
+	gen    uint64
+	reason string
+}
+
+// onChat is the fan-out writer: every CHAT post, in stream order. The post
+// is acked only after every copy is stored; any failure naks it and the
+// whole set is redone (copies are idempotent by their ids).
+func (s *Service) onChat(m jetstream.Msg) {
+	meta, err := m.Metadata()
+	if err != nil {
+		_ = m.Term()
+		return
+	}
+	d, reject, _ := wire.Decode(m.Subject(), m.Data())
+	if reject != "" || d.Subject.Kind != wire.KindChannel {
+		_ = m.Ack() // not a post anyone is owed
+		return
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+	defer cancel()
+	targets, err := s.targets(ctx, d, meta.Sequence.Stream)
+	if err != nil {
+		s.logf("fan-out of CHAT seq %d: %v (retrying)", meta.Sequence.Stream, err)
+		_ = m.NakWithDelay(retryDelay)
+		return
+	}
+	for _, t := range targets {
+		e := Entry{Msg: d.Msg, Channel: d.Subject.Channel, Seq: meta.Sequence.Stream, Reason: t.reason, Generation: t.gen}
+		if err := s.writeEntry(ctx, t, e); err != nil {
+			s.logf("fan-out of CHAT seq %d to %s: %v (retrying)", meta.Sequence.Stream, t.p, err)
+			_ = m.NakWithDelay(retryDelay)
+			return
+		}
+	}
+	_ = m.DoubleAck(ctx)
+}
+
+// targets decides who is owed a copy of the post at seq, reading the
+// channel's class fresh.
+func (s *Service) targets(ctx context.Context, d wire.Delivery, seq uint64) ([]target, error) {
+	ch := d.Subject.Channel
+	eff, err := s.reg.Effective(ctx, ch)
+	if err != nil {
+		return nil, err
+	}
+	sender := d.Subject.Sender.ID()
+	seen := map[string]bool{}
+	var out []target
+	if eff.Class == mesh.ClassDurable {
+		for _, m := range s.store.matching(ch) {
+			key := m.Owner + "/" + m.LifecycleUID
+			if m.Owner == sender || !m.Eligible(seq) || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, target{p: m.Principal(), uid: m.LifecycleUID, gen: m.Generation, reason: ReasonDurable})
+		}
+		return out, nil
+	}
+	// A live channel stores nothing, except for those it @mentions: each
+	// name resolved to exactly one peer through presence at publish time,
+	// and only if that peer's read ACL covers the channel.
+	for _, name := range d.Msg.Mentions {
+		var match []string
+		var uid string
+		for _, p := range s.roster.Roster() {
+			if strings.EqualFold(p.Name, name) {
+				match = append(match, p.ID)
+				uid = p.Record.LifecycleUID
+			}
+		}
+		if len(match) != 1 || match[0] == sender || uid == "" {
+			continue
+		}
+		p, err := wire.ParsePrincipal(match[0])
+		if err != nil {
+			continue
+		}
+		row, ok, err := s.aclRow(ctx, p, uid)
+		if err != nil {
+			return nil, err
+		}
+		key := p.ID() + "/" + uid
+		if !ok || !wire.Covered(row.AllowSubscribe, ch) || seen[key] {
+			continue
+		}
+		seen[key] = true
+		out = append(out, target{p: p, uid: uid, reason: ReasonMention})
+	}
+	return out, nil
+}
+
+// writeEntry stores one copy on the member's INBOX subject.
+func (s *Service) writeEntry(ctx context.Context, t target, e Entry) error {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	msg := nats.NewMsg(wire.InboxSubject(s.space, t.p, t.uid))
+	msg.Data = body
+	var opts []jetstream.PublishOpt
+	if id := copyID(e.Msg.ID, t.p, t.uid); id != "" {
+		opts = append(opts, jetstream.WithMsgID(id))
+	}
+	_, err = s.js.PublishMsg(ctx, msg, opts...)
+	return err
+}

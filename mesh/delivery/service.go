@@ -1,0 +1,325 @@
+// Package delivery is the space's durable delivery service: a fan-out
+// writer that stores a copy of every durable-channel post (and of every
+// @mention on a live channel) for each member owed one, a trusted reader
+// that re-checks each copy against the member's read ACL and membership
+// before handing it to the member's backstop durable, and the control
+// operations (durable join and leave, memberships, history) members call
+// as themselves. It runs as goroutines of the mesh process on a trusted
+// connection, and holds a lease so that only one service serves a space.
+// It imports mesh and mesh/presence, never seat, tui, app or broker.
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Consumer names and timings of the service.
+const (
+	FanoutConsumer = "fanout"
+	ReaderConsumer = "reader"
+	AckWait        = 60 * time.Second
+	LeaseKey       = "lease.0"
+	LeaseRenew     = 10 * time.Second // the lease bucket's TTL is 30 s
+	retryDelay     = 2 * time.Second
+	maxDeliver     = 10 // a reader entry for an unknown lifecycle is terminated after this many tries
+)
+
+// Options configure the service.
+type Options struct {
+	Space    string
+	Instance string // names this incarnation in the lease; default host/pid
+	Logf     func(format string, args ...any)
+}
+
+// lease is the record under LeaseKey.
+type lease struct {
+	Holder      string    `json:"holder"`
+	Incarnation string    `json:"incarnation"`
+	Since       time.Time `json:"since"`
+	Ready       bool      `json:"ready"`
+}
+
+// Service is a running delivery service. Start returns at once; the
+// service serves once it holds the lease (a crashed predecessor's lease
+// lapses within its 30 s TTL).
+type Service struct {
+	opts     Options
+	nc       *nats.Conn
+	js       jetstream.JetStream
+	space    string
+	reg      *mesh.Registry
+	store    *store
+	aclKV    jetstream.KeyValue
+	leaseKV  jetstream.KeyValue
+	roster   *presence.Watcher
+	ctlMu    sync.Mutex // serializes control operations
+	chat     jetstream.Stream
+	incarn   string
+	leaseRev uint64
+
+	mu       sync.Mutex
+	serving  bool
+	consumes []jetstream.ConsumeContext
+	ctlSub   *nats.Subscription
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// Start opens what the service needs and begins contending for the lease.
+func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
+	if opts.Instance == "" {
+		host, _ := os.Hostname()
+		opts.Instance = fmt.Sprintf("%s/%d", host, os.Getpid())
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{})}
+	if s.reg, err = mesh.OpenRegistry(ctx, js, s.space); err != nil {
+		return nil, err
+	}
+	kv := func(name string) (jetstream.KeyValue, error) {
+		b, err := js.KeyValue(ctx, name)
+		if err != nil {
+			return nil, fmt.Errorf("delivery service: bucket %s: %w", name, err)
+		}
+		return b, nil
+	}
+	members, err := kv(wire.MembersBucket(s.space))
+	if err != nil {
+		return nil, err
+	}
+	s.store = newStore(members, opts.Instance)
+	if s.aclKV, err = kv(wire.ACLBucket(s.space)); err != nil {
+		return nil, err
+	}
+	if s.leaseKV, err = kv(wire.DeliveryBucket(s.space)); err != nil {
+		return nil, err
+	}
+	pres, err := kv(wire.PresenceBucket(s.space))
+	if err != nil {
+		return nil, err
+	}
+	if s.chat, err = js.Stream(ctx, wire.ChatStream(s.space)); err != nil {
+		return nil, fmt.Errorf("delivery service: %w", err)
+	}
+	s.ctx, s.cancel = context.WithCancel(context.Background())
+	s.roster = presence.NewWatcher(pres)
+	if err := s.roster.Start(s.ctx); err != nil {
+		s.cancel()
+		return nil, err
+	}
+	go s.run()
+	return s, nil
+}
+
+// run contends for the lease, serves while holding it, and renews it.
+func (s *Service) run() {
+	defer close(s.done)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		if !s.isServing() {
+			if err := s.acquire(); err == nil {
+				if err := s.serve(); err != nil {
+					s.logf("delivery service could not start serving: %v", err)
+					s.stopServing()
+				}
+			}
+		} else {
+			if err := s.renew(); err != nil {
+				s.logf("delivery service lost its lease (%v): it stops serving", err)
+				s.stopServing()
+			}
+		}
+		select {
+		case <-s.ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Service) acquire() error {
+	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC()})
+	rev, err := s.leaseKV.Create(s.ctx, LeaseKey, b)
+	if err != nil {
+		return err
+	}
+	s.leaseRev = rev
+	return nil
+}
+
+// renew rewrites the lease every LeaseRenew; a lost compare-and-set
+// means another service took over.
+func (s *Service) renew() error {
+	ent, err := s.leaseKV.Get(s.ctx, LeaseKey)
+	if err != nil {
+		return err
+	}
+	if ent.Revision() != s.leaseRev {
+		return errors.New("the lease was rewritten by someone else")
+	}
+	if time.Since(ent.Created()) < LeaseRenew {
+		return nil
+	}
+	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev)
+	if err != nil {
+		return err
+	}
+	s.leaseRev = rev
+	return nil
+}
+
+// serve binds the fan-out and reader consumers and the control
+// responder, then marks the lease ready.
+func (s *Service) serve() error {
+	if err := s.store.load(s.ctx); err != nil {
+		return fmt.Errorf("loading memberships: %w", err)
+	}
+	fan, err := ensureConsumer(s.ctx, s.js, wire.ChatStream(s.space), jetstream.ConsumerConfig{
+		Durable: FanoutConsumer, FilterSubject: wire.ChatSubjects(s.space),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverNewPolicy,
+	})
+	if err != nil {
+		return err
+	}
+	rd, err := ensureConsumer(s.ctx, s.js, wire.InboxStream(s.space), jetstream.ConsumerConfig{
+		Durable: ReaderConsumer, FilterSubject: wire.InboxSubjects(s.space),
+		AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
+		MaxAckPending: 1000,
+	})
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.serving = true
+	for _, c := range []struct {
+		cons jetstream.Consumer
+		fn   func(jetstream.Msg)
+	}{{fan, s.onChat}, {rd, s.onEntry}} {
+		cc, err := c.cons.Consume(c.fn, jetstream.PullMaxMessages(256), jetstream.ConsumeErrHandler(func(_ jetstream.ConsumeContext, err error) {
+			if !errors.Is(err, jetstream.ErrNoHeartbeat) {
+				s.logf("delivery consumer: %v", err)
+			}
+		}))
+		if err != nil {
+			return err
+		}
+		s.consumes = append(s.consumes, cc)
+	}
+	if s.ctlSub, err = s.nc.QueueSubscribe(wire.DeliveryCtlFilter(s.space), "delivery", s.onControl); err != nil {
+		return err
+	}
+	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev)
+	if err != nil {
+		return fmt.Errorf("marking the lease ready: %w", err)
+	}
+	s.leaseRev = rev
+	return nil
+}
+
+func (s *Service) isServing() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.serving
+}
+
+// Ready reports whether the service holds the lease and serves.
+func (s *Service) Ready() bool { return s.isServing() }
+
+func (s *Service) stopServing() {
+	s.mu.Lock()
+	consumes, sub := s.consumes, s.ctlSub
+	s.consumes, s.ctlSub, s.serving = nil, nil, false
+	s.mu.Unlock()
+	if sub != nil {
+		_ = sub.Unsubscribe()
+	}
+	for _, cc := range consumes {
+		cc.Drain()
+		<-cc.Closed()
+	}
+}
+
+// Close stops serving, waits for in-flight copies to settle, and gives
+// the lease back so a successor starts at once.
+func (s *Service) Close() {
+	serving := s.isServing()
+	s.stopServing()
+	if serving && s.leaseRev != 0 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.leaseKV.Delete(ctx, LeaseKey, jetstream.LastRevision(s.leaseRev))
+		cancel()
+	}
+	s.cancel()
+	<-s.done
+	s.roster.Close()
+}
+
+func (s *Service) logf(format string, args ...any) {
+	if s.opts.Logf != nil {
+		s.opts.Logf(format, args...)
+	}
+}
+
+// ensureConsumer creates a durable unless it exists; an existing one is
+// kept as it is, so a restart resumes where its predecessor stopped.
+func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.ConsumerConfig) (jetstream.Consumer, error) {
+	c, err := js.Consumer(ctx, stream, cfg.Durable)
+	if err == nil {
+		return c, nil
+	}
+	if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return nil, fmt.Errorf("reading consumer %s on %s: %w", cfg.Durable, stream, err)
+	}
+	c, err = js.CreateConsumer(ctx, stream, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("creating consumer %s on %s: %w", cfg.Durable, stream, err)
+	}
+	return c, nil
+}
+
+// frontier is the CHAT stream's last sequence now.
+func (s *Service) frontier(ctx context.Context) (uint64, error) {
+	info, err := s.chat.Info(ctx)
+	if err != nil {
+		return 0, err
+	}
+	return info.State.LastSeq, nil
+}
+
+// aclRow reads a lifecycle's read ACL fresh.
+func (s *Service) aclRow(ctx context.Context, p wire.Principal, uid string) (wire.ACLRow, bool, error) {
+	ent, err := s.aclKV.Get(ctx, wire.ACLKey(p, uid))
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return wire.ACLRow{}, false, nil
+	}
+	if err != nil {
+		return wire.ACLRow{}, false, err
+	}
+	var row wire.ACLRow
+	if err := json.Unmarshal(ent.Value(), &row); err != nil {
+		return wire.ACLRow{}, false, err
+	}
+	return row, true, nil
+}

@@ -1,0 +1,75 @@
+package mesh
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// ScanChannel reads a channel's (or a family's) valid retained posts in
+// stream order, from a CHAT sequence or from a time, until fn returns
+// false or the retained history ends. It needs the right to create an
+// ordered consumer on CHAT: the delivery service and the operator have
+// it, agents read history through the service.
+func ScanChannel(ctx context.Context, js jetstream.JetStream, space, channel string, fromSeq uint64, since time.Time, fn func(seq uint64, d wire.Delivery) bool) error {
+	cfg := jetstream.OrderedConsumerConfig{FilterSubjects: []string{wire.ChatFilter(space, channel)}}
+	if !since.IsZero() {
+		cfg.DeliverPolicy, cfg.OptStartTime = jetstream.DeliverByStartTimePolicy, &since
+	} else {
+		cfg.DeliverPolicy, cfg.OptStartSeq = jetstream.DeliverByStartSequencePolicy, max(fromSeq, 1)
+	}
+	cons, err := js.OrderedConsumer(ctx, wire.ChatStream(space), cfg)
+	if err != nil {
+		return err
+	}
+	for {
+		batch, err := cons.FetchNoWait(256)
+		if err != nil {
+			return err
+		}
+		n := 0
+		for m := range batch.Messages() {
+			n++
+			meta, err := m.Metadata()
+			if err != nil {
+				continue
+			}
+			if d, reject, _ := wire.Decode(m.Subject(), m.Data()); reject == "" {
+				if !fn(meta.Sequence.Stream, d) {
+					return nil
+				}
+			}
+			if meta.NumPending == 0 {
+				return nil
+			}
+		}
+		if n == 0 {
+			if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) {
+				return err
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// readHistoryDirect is History for an identity that may read CHAT itself
+// (open mode, the operator): the newest limit posts, oldest first.
+func (e *Endpoint) readHistoryDirect(ctx context.Context, channel string, limit int, since time.Time) ([]HistoryItem, bool, error) {
+	var items []HistoryItem
+	complete := true
+	err := ScanChannel(ctx, e.js, e.space, channel, 1, since, func(seq uint64, d wire.Delivery) bool {
+		items = append(items, HistoryItem{Seq: seq, Msg: d.Msg})
+		if len(items) > limit {
+			items, complete = items[1:], false
+		}
+		return true
+	})
+	return items, complete, err
+}
