@@ -47,7 +47,7 @@ func (e *AlreadyRunningError) Error() string {
 // whose broker.json is written; Close undoes it. Mesh is safe for
 // concurrent Close.
 type Mesh struct {
-	cfg     Config
+	cfg      Config
 	lock     *broker.Lock
 	broker   *broker.Broker
 	delivery *delivery.Service // nil in open mode: an open mesh is live-only

@@ -38,8 +38,8 @@ type joinedChannel struct {
 
 // JoinResult says what a join did.
 type JoinResult struct {
-	Channel string
-	Joined  bool   // false when it was already joined
+	Channel    string
+	Joined     bool   // false when it was already joined
 	Durable    bool   // a durable backstop is active for it
 	Reason     string // why it is live only, when it is
 	Backfilled int    // history items handed to the inbox, marked historical
