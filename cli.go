@@ -105,7 +105,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	root.RunE = up.RunE
 	root.Flags().AddFlagSet(up.Flags())
 	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g),
-		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g))
+		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g))
 	return root
 }
 

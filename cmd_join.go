@@ -130,6 +130,9 @@ func joinLoop(ctx context.Context, g *globals, e *mesh.Endpoint) error {
 	}
 	current, _ := e.DefaultChannel()
 	say("joined space %s as %s (lifecycle %s); channels: %s", e.Space(), e.Me(), e.LifecycleUID(), strings.Join(e.Channels(), ", "))
+	for _, r := range e.BootJoins() {
+		say("%s", mesh.JoinSummary(r))
+	}
 	say("%s", joinHelp)
 
 	go func() {
@@ -201,7 +204,7 @@ func joinLoop(ctx context.Context, g *globals, e *mesh.Endpoint) error {
 				if !r.Joined {
 					say("already on #%s", arg)
 				} else {
-					say("joined #%s (live)", arg)
+					say("%s", mesh.JoinSummary(r))
 				}
 				if current == "" && wire.IsConcrete(arg) {
 					current = arg

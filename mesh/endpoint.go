@@ -93,8 +93,9 @@ type Endpoint struct {
 	watchOnce  sync.Once
 	watchErr   error
 
-	inbox *inbox
-	perms *violations
+	inbox     *inbox
+	perms     *violations
+	bootJoins []JoinResult // the subscribe list, joined at connect
 
 	mu       sync.Mutex
 	joined   []*joinedChannel // in join order: the first concrete one is the default send channel
@@ -261,9 +262,11 @@ func (e *Endpoint) bind(ctx context.Context) error {
 		}
 	}
 	for _, ch := range e.opts.Subscribe {
-		if _, err := e.Join(ctx, ch); err != nil {
+		r, err := e.Join(ctx, ch)
+		if err != nil {
 			return err
 		}
+		e.bootJoins = append(e.bootJoins, r)
 	}
 	if e.opts.OneShot {
 		return nil
@@ -355,6 +358,9 @@ func (e *Endpoint) startConsuming() error {
 	}
 	return nil
 }
+
+// BootJoins says how each channel of the subscribe list was joined.
+func (e *Endpoint) BootJoins() []JoinResult { return e.bootJoins }
 
 // Me is this endpoint's principal.
 func (e *Endpoint) Me() wire.Principal { return e.me }

@@ -280,7 +280,25 @@ func toolJoin(ctx context.Context, e *Endpoint, a toolArgs) (string, error) {
 	if !r.Joined {
 		return "Already on #" + ch + ".", nil
 	}
-	return "Joined #" + ch + " (live).", nil
+	return JoinSummary(r), nil
+}
+
+// JoinSummary is a join result in one honest line: durable only when the
+// backstop really holds the channel, and why not otherwise.
+func JoinSummary(r JoinResult) string {
+	var b strings.Builder
+	b.WriteString("Joined #" + r.Channel)
+	if r.Durable {
+		b.WriteString(" (durable backstop active)")
+	} else if r.Reason != "" {
+		b.WriteString(" (LIVE only — " + strings.TrimPrefix(r.Reason, "live only: ") + ")")
+	} else {
+		b.WriteString(" (live)")
+	}
+	if r.Backfilled > 0 {
+		fmt.Fprintf(&b, "; %d earlier post(s) in your inbox as history", r.Backfilled)
+	}
+	return b.String() + "."
 }
 
 func toolLeave(ctx context.Context, e *Endpoint, a toolArgs) (string, error) {

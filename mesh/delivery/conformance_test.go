@@ -466,3 +466,45 @@ var (
 	_ = context.Background
 	_ = delivery.FanoutConsumer
 )
+
+func TestOverflowSaysSoOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("writes 1010 durable posts")
+	}
+	h := newHarness(t, false)
+	back, gone := durableMember(t, h, "m", "team")
+	gone()
+	ctx := ctxT(t)
+	subj := wire.Root(space) + ".chat.local.poster.team"
+	const n = delivery.MaxStoredCopies + 10
+	for i := range n {
+		body := fmt.Sprintf(`{"id":"o%d","ts":1,"space":%q,"from":{"id":"local.poster","name":"poster"},"channel":"team","parts":[{"kind":"text","text":"p%04d"}]}`, i, space, i)
+		if _, err := h.js.PublishAsync(subj, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-h.js.PublishAsyncComplete():
+	case <-ctx.Done():
+		t.Fatal("publishes not acked")
+	}
+	h.settled()
+	e := back()
+	var got []string
+	for {
+		items := collect(t, e, 0)
+		if len(items) == 0 {
+			break
+		}
+		got = append(got, texts(items)...)
+	}
+	notices := 0
+	for _, s := range got {
+		if strings.Contains(s, "overflowed") {
+			notices++
+		}
+	}
+	if notices != 1 || len(got) > delivery.MaxStoredCopies || got[0] == "p0000" {
+		t.Fatalf("%d items, %d notices, first %q: want at most %d, one notice, the oldest dropped", len(got), notices, got[0], delivery.MaxStoredCopies)
+	}
+}

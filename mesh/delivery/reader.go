@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"time"
 
@@ -77,7 +78,72 @@ func (s *Service) onEntry(m jetstream.Msg) {
 		_ = m.NakWithDelay(retryDelay)
 		return
 	}
+	s.noteStored(ctx, p, uid, e.Channel)
 	_ = m.DoubleAck(ctx)
+}
+
+// MaxStoredCopies is how many copies a member's backstop keeps; past it
+// the oldest is discarded (the DLV stream's per-subject limit).
+const MaxStoredCopies = 1000
+
+// NoticeSender is the principal the service's own notices come from.
+var NoticeSender = wire.Principal{Owner: "local", Actor: "cotal_delivery"}
+
+// noteStored counts a copy into the member's backstop; when the backstop
+// is full, the member gets one notice per overflow episode, stored like a
+// copy so it arrives once, with the rest, when the member returns.
+func (s *Service) noteStored(ctx context.Context, p wire.Principal, uid, channel string) {
+	key := p.ID() + "." + uid
+	s.mu.Lock()
+	if s.stored == nil {
+		s.stored = map[string]*backlog{}
+	}
+	b := s.stored[key]
+	if b == nil {
+		b = &backlog{}
+		s.stored[key] = b
+	}
+	b.estimate++
+	check := b.estimate >= MaxStoredCopies
+	s.mu.Unlock()
+	if !check {
+		return
+	}
+	cons, err := s.js.Consumer(ctx, wire.DlvStream(s.space), wire.DlvConsumer(p, uid))
+	if err != nil {
+		return
+	}
+	info, err := cons.Info(ctx)
+	if err != nil {
+		return
+	}
+	held := int(info.NumPending) + info.NumAckPending
+	s.mu.Lock()
+	b.estimate = held
+	notify := held >= MaxStoredCopies && !b.overflowing
+	b.overflowing = held >= MaxStoredCopies
+	s.mu.Unlock()
+	if !notify {
+		return
+	}
+	text := fmt.Sprintf("cotal: your stored copies overflowed: the backstop keeps the newest %d per member and has started dropping the oldest; read the channel history (cotal history <channel>) for what you missed", MaxStoredCopies)
+	msg := wire.Message{
+		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: s.space, Channel: channel,
+		From: wire.Sender{ID: NoticeSender.ID(), Name: NoticeSender.Actor}, Parts: wire.TextParts(text),
+	}
+	body, _ := json.Marshal(mesh.Frame{Version: 1, Channel: channel, Msg: msg})
+	out := nats.NewMsg(wire.DlvSubject(s.space, p, uid))
+	out.Header.Set(mesh.FrameHeader, "1")
+	out.Data = body
+	if _, err := s.js.PublishMsg(ctx, out); err != nil {
+		s.logf("overflow notice for %s.%s: %v", p, uid, err)
+	}
+}
+
+// backlog is the service's running estimate of one member's backstop.
+type backlog struct {
+	estimate    int
+	overflowing bool // a notice went out for this episode
 }
 
 // parseInboxSubject reads `cotal.<s>.dinbox.<owner>.<actor>.<uid>`.
@@ -96,5 +162,3 @@ func (s *Service) parseInboxSubject(subject string) (wire.Principal, string, boo
 	}
 	return p, t[2], true
 }
-
-var _ = context.Background

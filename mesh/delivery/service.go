@@ -72,6 +72,7 @@ type Service struct {
 
 	mu       sync.Mutex
 	serving  bool
+	stored   map[string]*backlog // member principal.uid -> backstop estimate
 	consumes []jetstream.ConsumeContext
 	ctlSub   *nats.Subscription
 

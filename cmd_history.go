@@ -1,0 +1,253 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+func newHistoryCmd(g *globals) *cobra.Command {
+	var (
+		limit  int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "history <channel>",
+		Short: "Read a channel's retained posts (within your read ACL), or change retention",
+		Long: `Read the newest retained posts of a channel, oldest first. Reading is bounded
+by the read ACL, not by membership: an agent reads what its allowSubscribe
+covers, through the space's delivery service.
+
+Retention keeps each sender's last 1000 posts per channel unless
+"cotal history limit" says otherwise; "cotal up" never changes the limits.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if err := wire.ValidateConcreteChannel(args[0]); err != nil {
+				return usageError{err}
+			}
+			if limit <= 0 {
+				return usagef("--limit %d: give a positive number", limit)
+			}
+			ctx, cancel := ctxTimeout()
+			defer cancel()
+			e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}})
+			if err != nil {
+				return err
+			}
+			defer e.Close()
+			items, complete, err := e.History(ctx, args[0], limit)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				b, _ := json.MarshalIndent(map[string]any{"channel": args[0], "complete": complete, "items": items}, "", "  ")
+				fmt.Fprintln(g.stdout, string(b))
+				return nil
+			}
+			if len(items) == 0 {
+				fmt.Fprintf(g.stdout, "#%s has no retained posts\n", args[0])
+				return nil
+			}
+			for _, h := range items {
+				it := &mesh.Item{Kind: wire.KindChannel, Msg: h.Msg, Subject: wire.Subject{Channel: args[0]}}
+				ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
+				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, mesh.Render(it, e.Me()))
+			}
+			if !complete {
+				fmt.Fprintf(g.stdout, "(older posts not shown; --limit %d)\n", limit)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().IntVar(&limit, "limit", mesh.DefaultHistoryLimit, "how many of the newest posts to show")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.AddCommand(newHistoryLimitCmd(g), newHistoryClearCmd(g))
+	return cmd
+}
+
+// chatLimits is what `history limit` shows and changes.
+type chatLimits struct {
+	MaxAge       string `json:"maxAge"` // "" = no age limit
+	MaxPerSender int64  `json:"maxPerSender"`
+	Messages     uint64 `json:"messages"`
+	Bytes        uint64 `json:"bytes"`
+}
+
+func newHistoryLimitCmd(g *globals) *cobra.Command {
+	var (
+		maxAge       time.Duration
+		maxPerSender int64
+		asJSON       bool
+	)
+	cmd := &cobra.Command{
+		Use:   "limit",
+		Short: "Show or change how long and how much channel history the space keeps",
+		Long: `Without flags, show the space's channel retention. --max-age drops posts older
+than the age (0 keeps them forever); --max-per-sender keeps each sender's newest
+N posts per channel. A lower limit deletes what it no longer keeps at once.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			changed := cmd.Flags().Changed("max-age") || cmd.Flags().Changed("max-per-sender")
+			if maxAge < 0 {
+				return usagef("--max-age %s: give a positive duration, or 0 for no age limit", maxAge)
+			}
+			if cmd.Flags().Changed("max-per-sender") && maxPerSender < 1 {
+				return usagef("--max-per-sender %d: give at least 1", maxPerSender)
+			}
+			if changed && maxAge > 0 && maxAge < time.Second {
+				return usagef("--max-age %s: the smallest age is 1s", maxAge)
+			}
+			ctx, cancel := ctxTimeout()
+			defer cancel()
+			st, err := g.chatStream(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			cfg := st.CachedInfo().Config
+			if changed {
+				if cmd.Flags().Changed("max-age") {
+					cfg.MaxAge = maxAge
+					// The dedup window may not exceed the age limit.
+					if maxAge > 0 && cfg.Duplicates > maxAge {
+						cfg.Duplicates = maxAge
+					}
+					if maxAge == 0 && cfg.Duplicates < 2*time.Minute {
+						cfg.Duplicates = 2 * time.Minute
+					}
+				}
+				if cmd.Flags().Changed("max-per-sender") {
+					cfg.MaxMsgsPerSubject = maxPerSender
+				}
+				js, _ := jetstream.New(st.conn())
+				if _, err := js.UpdateStream(ctx, cfg); err != nil {
+					return fmt.Errorf("changing retention: %w", err)
+				}
+				if st.Stream, err = js.Stream(ctx, cfg.Name); err != nil {
+					return err
+				}
+			}
+			info, err := st.Info(ctx)
+			if err != nil {
+				return err
+			}
+			l := chatLimits{MaxPerSender: info.Config.MaxMsgsPerSubject, Messages: info.State.Msgs, Bytes: info.State.Bytes}
+			if info.Config.MaxAge > 0 {
+				l.MaxAge = info.Config.MaxAge.String()
+			}
+			if asJSON {
+				b, _ := json.MarshalIndent(l, "", "  ")
+				fmt.Fprintln(g.stdout, string(b))
+				return nil
+			}
+			age := "forever"
+			if l.MaxAge != "" {
+				age = "for " + l.MaxAge
+			}
+			fmt.Fprintf(g.stdout, "channel history: each sender's newest %d posts per channel, kept %s; now %d posts, %s\n",
+				l.MaxPerSender, age, l.Messages, humanBytes(int64(l.Bytes)))
+			return nil
+		},
+	}
+	cmd.Flags().DurationVar(&maxAge, "max-age", 0, "drop posts older than this (e.g. 72h); 0 keeps them")
+	cmd.Flags().Int64Var(&maxPerSender, "max-per-sender", 0, "keep each sender's newest N posts per channel")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
+}
+
+func newHistoryClearCmd(g *globals) *cobra.Command {
+	var force, dms bool
+	cmd := &cobra.Command{
+		Use:   "clear --force [--dms]",
+		Short: "Delete all retained channel history (and with --dms, stored DMs)",
+		Long: `Delete every retained channel post of the space; with --dms also every stored
+direct message, including ones not yet read. Tasks waiting for a role are
+never touched. Without --force it only says what it would delete.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			ctx, cancel := ctxTimeout()
+			defer cancel()
+			st, err := g.chatStream(ctx)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			js, _ := jetstream.New(st.conn())
+			names := []string{wire.ChatStream(st.space)}
+			if dms {
+				names = append(names, wire.DMStream(st.space))
+			}
+			var counts []string
+			for _, n := range names {
+				s, err := js.Stream(ctx, n)
+				if err != nil {
+					return err
+				}
+				counts = append(counts, fmt.Sprintf("%d from %s", s.CachedInfo().State.Msgs, n))
+			}
+			if !force {
+				return usagef("this would delete %s; run again with --force to do it", strings.Join(counts, " and "))
+			}
+			for _, n := range names {
+				s, _ := js.Stream(ctx, n)
+				if err := s.Purge(ctx); err != nil {
+					return fmt.Errorf("clearing %s: %w", n, err)
+				}
+			}
+			fmt.Fprintf(g.stdout, "deleted %s\n", strings.Join(counts, " and "))
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&force, "force", false, "really delete")
+	cmd.Flags().BoolVar(&dms, "dms", false, "also delete stored direct messages")
+	return cmd
+}
+
+// boundStream is a stream with the connection it was read on; Close
+// closes that connection.
+type boundStream struct {
+	jetstream.Stream
+	space string
+	nc    *nats.Conn
+}
+
+func (b *boundStream) conn() *nats.Conn { return b.nc }
+
+// Close closes the stream's connection.
+func (b *boundStream) Close() { b.nc.Close() }
+
+// chatStream opens the space's CHAT stream as the local operator:
+// retention is the operator's to change.
+func (g *globals) chatStream(ctx context.Context) (*boundStream, error) {
+	t, err := g.resolveTarget()
+	if err != nil {
+		return nil, err
+	}
+	nc, err := t.connect("cotal history")
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, err
+	}
+	st, err := js.Stream(ctx, wire.ChatStream(t.paths.Space))
+	if err != nil {
+		nc.Close()
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return nil, fmt.Errorf("space %s has no channel history stream (is it provisioned?)", t.paths.Space)
+		}
+		return nil, fmt.Errorf("opening channel history: %w (retention needs the operator's credential)", err)
+	}
+	return &boundStream{Stream: st, space: t.paths.Space, nc: nc}, nil
+}
