@@ -229,3 +229,20 @@ func TestOpenModeAcceptsAnonymousAndAuthRefusesIt(t *testing.T) {
 		t.Fatalf("want an authorization error, got %v", err)
 	}
 }
+
+// A credential with many channel rows outgrows the default 4 KiB CONNECT
+// line; the broker must still accept it.
+func TestLargeCredentialConnects(t *testing.T) {
+	b := startBroker(t, false)
+	var chans []string
+	for i := range 100 {
+		chans = append(chans, fmt.Sprintf("team.area%03d.channel", i))
+	}
+	c := mintAndConnect(t, b, broker.Identity{
+		Principal: wire.Principal{Owner: "local", Actor: "wide"}, Role: "reviewer",
+		Subscribe: chans, AllowPublish: chans,
+	})
+	if err := c.nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -87,6 +87,9 @@ func Start(o Options) (*Broker, error) {
 		JetStreamMaxStore: maxStore,
 		SyncAlways:        o.Sync == config.SyncAlways,
 		MaxPayload:        1 << 20,
+		// A user JWT with per-channel rows and cotal tags outgrows the
+		// 4 KiB default CONNECT line quickly.
+		MaxControlLine: 64 << 10,
 	}
 	if !o.Open {
 		auth, err := LoadAuthority(o.Paths)
