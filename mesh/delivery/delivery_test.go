@@ -26,7 +26,7 @@ import (
 const space = "dlv"
 
 type harness struct {
-	t   *testing.T
+	t   testing.TB
 	b   *broker.Broker
 	op  *nats.Conn
 	js  jetstream.JetStream
@@ -42,7 +42,11 @@ func ctxT(t testing.TB) context.Context {
 
 // newHarness starts a provisioned authenticated broker and, unless
 // noService, the delivery service on its own trusted connection.
-func newHarness(t *testing.T, noService bool) *harness {
+func newHarness(t *testing.T, noService bool) *harness { return newHarnessTB(t, noService) }
+
+func newBenchHarness(b *testing.B) *harness { return newHarnessTB(b, false) }
+
+func newHarnessTB(t testing.TB, noService bool) *harness {
 	t.Helper()
 	b, err := broker.Start(broker.Options{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}})
 	if err != nil {

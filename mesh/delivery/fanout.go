@@ -69,15 +69,47 @@ func (s *Service) onChat(m jetstream.Msg) {
 		_ = m.NakWithDelay(retryDelay)
 		return
 	}
+	// All copies go out at once and the post is acked when every one is
+	// stored: the fsyncs overlap instead of queueing one behind another.
+	futures := make([]jetstream.PubAckFuture, 0, len(targets))
 	for _, t := range targets {
 		e := Entry{Msg: d.Msg, Channel: d.Subject.Channel, Seq: meta.Sequence.Stream, Reason: t.reason, Generation: t.gen}
-		if err := s.writeEntry(ctx, t, e); err != nil {
+		f, err := s.writeEntryAsync(t, e)
+		if err != nil {
 			s.logf("fan-out of CHAT seq %d to %s: %v (retrying)", meta.Sequence.Stream, t.p, err)
+			_ = m.NakWithDelay(retryDelay)
+			return
+		}
+		futures = append(futures, f)
+	}
+	for _, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			s.logf("fan-out of CHAT seq %d: %v (retrying)", meta.Sequence.Stream, err)
+			_ = m.NakWithDelay(retryDelay)
+			return
+		case <-ctx.Done():
 			_ = m.NakWithDelay(retryDelay)
 			return
 		}
 	}
 	_ = m.DoubleAck(ctx)
+}
+
+// writeEntryAsync stores one copy without waiting for its ack.
+func (s *Service) writeEntryAsync(t target, e Entry) (jetstream.PubAckFuture, error) {
+	body, err := json.Marshal(e)
+	if err != nil {
+		return nil, err
+	}
+	msg := nats.NewMsg(wire.InboxSubject(s.space, t.p, t.uid))
+	msg.Data = body
+	var opts []jetstream.PublishOpt
+	if id := copyID(e.Msg.ID, t.p, t.uid); id != "" {
+		opts = append(opts, jetstream.WithMsgID(id))
+	}
+	return s.js.PublishMsgAsync(msg, opts...)
 }
 
 // targets decides who is owed a copy of the post at seq, reading the

@@ -69,17 +69,39 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	if id := m.Headers().Get(nats.MsgIdHdr); id != "" {
 		opts = append(opts, jetstream.WithMsgID(id))
 	}
-	if _, err := s.js.PublishMsg(ctx, out, opts...); err != nil {
-		if meta, merr := m.Metadata(); merr == nil && meta.NumDelivered >= maxDeliver {
-			s.logf("stored copy for %s.%s terminated after %d failed transfers: %v", p, uid, meta.NumDelivered, err)
-			_ = m.Term()
-			return
-		}
-		_ = m.NakWithDelay(retryDelay)
+	// The transfer is acknowledged off the consumer's goroutine, so the
+	// next entry's checks overlap this one's fsync.
+	f, err := s.js.PublishMsgAsync(out, opts...)
+	if err != nil {
+		s.transferFailed(m, p, uid, err)
 		return
 	}
-	s.noteStored(ctx, p, uid, e.Channel)
-	_ = m.DoubleAck(ctx)
+	s.inflight.Add(1)
+	go func() {
+		defer s.inflight.Done()
+		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
+		defer cancel()
+		select {
+		case <-f.Ok():
+			s.noteStored(ctx, p, uid, e.Channel)
+			_ = m.DoubleAck(ctx)
+		case err := <-f.Err():
+			s.transferFailed(m, p, uid, err)
+		case <-ctx.Done():
+			_ = m.NakWithDelay(retryDelay)
+		}
+	}()
+}
+
+// transferFailed retries a copy later, or terminates it loudly after
+// maxDeliver tries.
+func (s *Service) transferFailed(m jetstream.Msg, p wire.Principal, uid string, err error) {
+	if meta, merr := m.Metadata(); merr == nil && meta.NumDelivered >= maxDeliver {
+		s.logf("stored copy for %s.%s terminated after %d failed transfers: %v", p, uid, meta.NumDelivered, err)
+		_ = m.Term()
+		return
+	}
+	_ = m.NakWithDelay(retryDelay)
 }
 
 // MaxStoredCopies is how many copies a member's backstop keeps; past it

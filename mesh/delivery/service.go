@@ -70,6 +70,8 @@ type Service struct {
 	incarn   string
 	leaseRev uint64
 
+	inflight sync.WaitGroup // reader transfers waiting for their acks
+
 	mu       sync.Mutex
 	serving  bool
 	stored   map[string]*backlog // member principal.uid -> backstop estimate
@@ -260,6 +262,7 @@ func (s *Service) stopServing() {
 		cc.Drain()
 		<-cc.Closed()
 	}
+	s.inflight.Wait()
 }
 
 // Close stops serving, waits for in-flight copies to settle, and gives
