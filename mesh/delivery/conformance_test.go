@@ -508,3 +508,34 @@ func TestOverflowSaysSoOnce(t *testing.T) {
 		t.Fatalf("%d items, %d notices, first %q: want at most %d, one notice, the oldest dropped", len(got), notices, got[0], delivery.MaxStoredCopies)
 	}
 }
+
+func TestConformance34_UnackedCopyIsRedelivered(t *testing.T) {
+	h := newHarness(t, false)
+	path, id := h.mint(agent{name: "m", subscribe: []string{"team"}})
+	first := h.connect(path, mesh.Options{OneShot: true})
+	_ = first.Close()
+	// The space waits 60 s; shorten this member's wait so the test need
+	// not sit it out: the broker's redelivery is the same mechanism.
+	cons, err := h.js.Consumer(ctxT(t), wire.DlvStream(space), wire.DlvConsumer(id.Principal, id.UID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := cons.CachedInfo().Config
+	cfg.AckWait = time.Second
+	if _, err := h.js.UpdateConsumer(ctxT(t), wire.DlvStream(space), cfg); err != nil {
+		t.Fatal(err)
+	}
+	post(t, h.poster("poster"), "team", "ack me")
+	h.settled()
+	e := h.connect(path, mesh.Options{OneShot: true, Subscribe: []string{}})
+	items, err := e.Collect(ctxT(t), 2*time.Second)
+	if err != nil || len(items) != 1 {
+		t.Fatalf("first delivery: %d %v", len(items), err)
+	}
+	_ = e.Close() // never acked
+	again := h.connect(path, mesh.Options{OneShot: true, Subscribe: []string{}})
+	got := collect(t, again, 5*time.Second)
+	if !equal(texts(got), []string{"ack me"}) {
+		t.Fatalf("redelivered %v", texts(got))
+	}
+}
