@@ -107,7 +107,7 @@ func upDetached(g *globals, p config.Paths, f *upFlags) error {
 	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
 		return err
 	}
-	if lock, err := broker.AcquireLock(p.LockFile()); err != nil {
+	if lock, err := broker.AcquireLockPatiently(p.LockFile(), 3*time.Second); err != nil {
 		var lerr *broker.LockError
 		if errors.As(err, &lerr) {
 			rec, _ := config.ReadBrokerRecord(p)

@@ -68,7 +68,7 @@ func Start(ctx context.Context, cfg Config) (*Mesh, error) {
 	if err := config.EnsureDir(cfg.Paths.StoreDir, 0o700); err != nil {
 		return nil, err
 	}
-	lock, err := broker.AcquireLock(cfg.Paths.LockFile())
+	lock, err := broker.AcquireLockPatiently(cfg.Paths.LockFile(), 3*time.Second)
 	var lerr *broker.LockError
 	if errors.As(err, &lerr) {
 		rec, _ := config.ReadBrokerRecord(cfg.Paths)

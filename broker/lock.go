@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrLocked is returned by Lock when another live process serves the space.
@@ -117,4 +118,20 @@ func DirSize(dir string) (int64, error) {
 		return nil
 	})
 	return n, err
+}
+
+// AcquireLockPatiently is AcquireLock that, when the holder it finds is
+// already dead, waits up to wait for the kernel to let the lock go (a
+// killed holder's lock is released as it exits, not always by the time
+// its pid stops answering).
+func AcquireLockPatiently(path string, wait time.Duration) (*Lock, error) {
+	deadline := time.Now().Add(wait)
+	for {
+		l, err := AcquireLock(path)
+		var le *LockError
+		if err == nil || !errors.As(err, &le) || PIDAlive(le.PID) || time.Now().After(deadline) {
+			return l, err
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }

@@ -341,6 +341,10 @@ func TestForgedSenderDroppedAndCounted(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	upDetached(t, home)
+	// A live channel: the forgery reaches dave's own receive pipeline,
+	// where it must be dropped and counted. (On a durable channel the
+	// delivery service drops it before any copy is stored.)
+	mustCotal(t, home, "channels", "set", "team", "--class", "live")
 	mallory := mint(t, home, "mallory", "--subscribe", "team", "--allow-publish", "team")
 	dave := mint(t, home, "dave", "--subscribe", "team")
 	st, code := statusJSON(t, home)

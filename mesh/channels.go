@@ -34,6 +34,7 @@ type joinedChannel struct {
 
 	generation uint64 // of the durable hold; 0 when live only
 	cursor     uint64 // the hold's join cursor (CHAT sequence)
+	existing   bool   // the hold predates this join (a reconnect)
 }
 
 // JoinResult says what a join did.
@@ -70,51 +71,89 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	subject := wire.ChatFilter(e.space, channel)
-	start := time.Now()
-	sub, err := e.nc.Subscribe(subject, e.onLive)
-	if err != nil {
-		return res, fmt.Errorf("cannot join %q: %w", channel, err)
+	eff := e.effective(ctx, channel, &res)
+	durable := e.profile != "open" && eff.Class == ClassDurable
+	j := &joinedChannel{channel: channel, subject: wire.ChatFilter(e.space, channel), since: time.Now()}
+
+	// A one-shot reader (a CLI command) takes a held channel from its
+	// backstop alone: a live copy seen by one command would come again,
+	// stored, to the next. It asks for the hold first and subscribes live
+	// only when there is none.
+	if durable && e.opts.OneShot {
+		if res.Durable, res.Reason = e.durableJoin(ctx, j); !res.Durable {
+			if err := e.subscribeLive(ctx, j); err != nil {
+				return res, err
+			}
+		}
+	} else {
+		if err := e.subscribeLive(ctx, j); err != nil {
+			return res, err
+		}
+		switch {
+		case e.profile == "open":
+			res.Reason = "live only: an open mesh has no durable delivery"
+		case !durable:
+			res.Reason = "live channel: only those subscribed when a post is sent get it"
+		default:
+			res.Durable, res.Reason = e.durableJoin(ctx, j)
+		}
 	}
-	if err := e.nc.FlushWithContext(ctx); err != nil {
-		_ = sub.Unsubscribe()
-		return res, fmt.Errorf("cannot join %q: %w", channel, err)
-	}
-	if err := e.awaitRefusal(ctx, subject, "subscription", start); err != nil {
-		_ = sub.Unsubscribe()
-		return res, refuse(ErrNotInReadACL, "cannot join %q: not within this agent's read ACL (allowSubscribe): %v", channel, err)
-	}
-	j := &joinedChannel{channel: channel, subject: subject, sub: sub, since: start}
 	e.mu.Lock()
 	e.joined = append(e.joined, j)
 	e.mu.Unlock()
 	res.Joined = true
-
-	eff := Effective{Replay: true, Class: ClassLive}
-	if reg, err := e.Registry(ctx); err == nil {
-		if wire.IsConcrete(channel) {
-			eff, err = reg.Effective(ctx, channel)
-		} else if def, derr := reg.Defaults(ctx); derr == nil {
-			eff, err = Resolve(nil, def), nil
-		}
-		if err != nil {
-			res.Reason = "registry unreadable, treated as live: " + err.Error()
-		}
-	}
-	switch {
-	case e.profile == "open":
-		res.Reason = "live only: an open mesh has no durable delivery"
-	case eff.Class != ClassDurable:
-		res.Reason = "live channel: only those subscribed when a post is sent get it"
-	default:
-		res.Durable, res.Reason = e.durableJoin(ctx, j)
-	}
-	if eff.Replay && wire.IsConcrete(channel) {
+	// Replay is for a joiner, not a returning reader: a one-shot command
+	// backfills only when it takes a new hold (the next one reconnects to
+	// it), and never for a live channel it will read again next time.
+	replay := eff.Replay && wire.IsConcrete(channel) && (!e.opts.OneShot || (res.Durable && !j.existing))
+	if replay {
 		// Under a durable hold, posts after its join cursor come as
 		// stored copies: history only covers what came before.
 		res.Backfilled = e.backfill(ctx, channel, eff.ReplayWindow, j.generation > 0, j.cursor)
 	}
 	return res, nil
+}
+
+// subscribeLive opens the live subscription of a join and confirms the
+// broker accepted it; a refusal leaves nothing subscribed.
+func (e *Endpoint) subscribeLive(ctx context.Context, j *joinedChannel) error {
+	start := time.Now()
+	sub, err := e.nc.Subscribe(j.subject, e.onLive)
+	if err != nil {
+		return fmt.Errorf("cannot join %q: %w", j.channel, err)
+	}
+	if err := e.nc.FlushWithContext(ctx); err != nil {
+		_ = sub.Unsubscribe()
+		return fmt.Errorf("cannot join %q: %w", j.channel, err)
+	}
+	if err := e.awaitRefusal(ctx, j.subject, "subscription", start); err != nil {
+		_ = sub.Unsubscribe()
+		return refuse(ErrNotInReadACL, "cannot join %q: not within this agent's read ACL (allowSubscribe): %v", j.channel, err)
+	}
+	j.sub = sub
+	return nil
+}
+
+// effective resolves a channel's class and replay; a family takes the
+// space defaults. An unreadable registry is treated as live and noted.
+func (e *Endpoint) effective(ctx context.Context, channel string, res *JoinResult) Effective {
+	eff := Effective{Replay: true, Class: ClassLive}
+	reg, err := e.Registry(ctx)
+	if err == nil {
+		if wire.IsConcrete(channel) {
+			eff, err = reg.Effective(ctx, channel)
+		} else {
+			var def *ChannelConfig
+			if def, err = reg.Defaults(ctx); err == nil {
+				eff = Resolve(nil, def)
+			}
+		}
+	}
+	if err != nil {
+		eff = Effective{Replay: true, Class: ClassLive}
+		res.Reason = "registry unreadable, treated as live: " + err.Error()
+	}
+	return eff
 }
 
 // durableJoin asks the delivery service for a durable hold on a joined
@@ -131,7 +170,7 @@ func (e *Endpoint) durableJoin(ctx context.Context, j *joinedChannel) (bool, str
 		return false, "live only: " + rep.Reason
 	}
 	e.mu.Lock()
-	j.generation, j.cursor = rep.Generation, rep.Frontier
+	j.generation, j.cursor, j.existing = rep.Generation, rep.Frontier, rep.Existing
 	e.mu.Unlock()
 	return true, ""
 }
@@ -221,6 +260,9 @@ func (e *Endpoint) Leave(ctx context.Context, channel string) (bool, error) {
 			e.joined = append(e.joined[:i], e.joined[i+1:]...)
 		}
 	}
+	if j.sub == nil {
+		return true, nil
+	}
 	return true, j.sub.Unsubscribe()
 }
 
@@ -231,7 +273,9 @@ func (e *Endpoint) dropRefusedChannel(subject string) {
 	for i, j := range e.joined {
 		if j.subject == subject {
 			e.joined = append(e.joined[:i], e.joined[i+1:]...)
-			_ = j.sub.Unsubscribe()
+			if j.sub != nil {
+				_ = j.sub.Unsubscribe()
+			}
 			e.logf("the broker refused channel #%s: left it", j.channel)
 			return
 		}

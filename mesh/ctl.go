@@ -64,6 +64,7 @@ type DeliveryReply struct {
 	Durable     bool             `json:"durable,omitempty"`
 	Generation  uint64           `json:"generation,omitempty"`
 	Reason      string           `json:"reason,omitempty"`
+	Existing    bool             `json:"existing,omitempty"` // the hold was already active: a reconnect, not a join
 	AlreadyLeft bool             `json:"alreadyLeft,omitempty"`
 	Memberships []MembershipInfo `json:"memberships,omitempty"`
 	Items       []HistoryItem    `json:"items,omitempty"`

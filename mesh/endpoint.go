@@ -414,7 +414,9 @@ func (e *Endpoint) Close() error {
 		cc.Stop()
 	}
 	for _, j := range joined {
-		_ = j.sub.Unsubscribe()
+		if j.sub != nil {
+			_ = j.sub.Unsubscribe()
+		}
 	}
 	var err error
 	if e.writer != nil {

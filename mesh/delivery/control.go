@@ -101,7 +101,7 @@ func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channe
 	}
 	cur, had := s.store.get(p, uid, channel)
 	if had && !cur.Left() && cur.Activated {
-		return mesh.DeliveryReply{Durable: true, Generation: cur.Generation, Frontier: cur.JoinCursor}
+		return mesh.DeliveryReply{Durable: true, Generation: cur.Generation, Frontier: cur.JoinCursor, Existing: true}
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {

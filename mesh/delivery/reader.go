@@ -143,7 +143,13 @@ func (s *Service) noteStored(ctx context.Context, p wire.Principal, uid, channel
 	s.mu.Lock()
 	b.estimate = held
 	notify := held >= MaxStoredCopies && !b.overflowing
-	b.overflowing = held >= MaxStoredCopies
+	// Re-arm only once the member has read well below the cap, so a
+	// backstop hovering at it does not repeat the notice.
+	if held >= MaxStoredCopies {
+		b.overflowing = true
+	} else if held < MaxStoredCopies*9/10 {
+		b.overflowing = false
+	}
 	s.mu.Unlock()
 	if !notify {
 		return
