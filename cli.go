@@ -105,7 +105,8 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	root.RunE = up.RunE
 	root.Flags().AddFlagSet(up.Flags())
 	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g),
-		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g))
+		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g),
+		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g))
 	return root
 }
 

@@ -1,0 +1,258 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// epClient connects a CLI command as --creds (or the local operator) and wraps the connection in an endpoint client; nothing here knows any endpoint's commands.
+func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
+	t, err := g.resolveTarget()
+	if err != nil {
+		return nil, nil, err
+	}
+	caller := ep.Caller{}
+	if t.creds != "" {
+		b, err := os.ReadFile(t.creds)
+		if err != nil {
+			return nil, nil, fmt.Errorf("creds file: %w", err)
+		}
+		info, err := wire.ParseCreds(b)
+		if err != nil {
+			return nil, nil, fmt.Errorf("%s: %w", t.creds, err)
+		}
+		caller = ep.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
+	} else {
+		p := app.OperatorPrincipal()
+		caller = ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
+	}
+	connID := caller.Owner + "-" + caller.Actor + "-" + caller.UID
+	nc, err := t.connect("cotal "+caller.ID(), nats.CustomInboxPrefix("_INBOX_"+connID))
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := ep.NewClient(nc, ep.ClientOptions{Space: t.paths.Space, Caller: caller})
+	if err != nil {
+		nc.Close()
+		return nil, nil, err
+	}
+	return c, nc, nil
+}
+
+// epFailure prints a refusal the way a person reads it and says whether the command ran; it exits 1.
+func epFailure(g *globals, err error) error {
+	e := ep.AsError(err)
+	if e == nil {
+		return err
+	}
+	fmt.Fprintf(g.stderr, "✗ %s: %s\n", e.Code, e.Message)
+	switch e.EffectiveOutcome() {
+	case ep.NotExecuted:
+		if !strings.Contains(e.Message, "did not run") {
+			fmt.Fprintln(g.stderr, "  (the command did not run)")
+		}
+	case ep.Unknown:
+		fmt.Fprintln(g.stderr, "  (it is unknown whether the command ran)")
+	}
+	return exitError{exitFail}
+}
+
+func newDescribeCmd(g *globals) *cobra.Command {
+	var on string
+	var asJSON bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "describe <endpoint>",
+		Short: "Ask an endpoint what it serves, verifying every contract",
+		Long: `Describe an endpoint off the wire: its owner, the instance and epoch that
+answered, and each command with its capability and authorization modes. Every
+contract is fetched from the space's contract store and digest-verified.
+
+--on pins the describe to one instance.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if _, err := ep.EndpointToken(args[0]); err != nil {
+				return usageError{err}
+			}
+			c, nc, err := g.epClient()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			d, err := c.Describe(ctx, args[0], on)
+			if err != nil {
+				return epFailure(g, err)
+			}
+			if asJSON {
+				out := struct {
+					Responder ep.Responder      `json:"responder"`
+					Answer    ep.DescribeAnswer `json:"answer"`
+				}{d.Responder, d.Answer}
+				b, _ := json.MarshalIndent(out, "", "  ")
+				fmt.Fprintln(g.stdout, string(b))
+				return nil
+			}
+			printDescribe(g, d)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&on, "on", "", "describe one instance (its whole instance id)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verified describe answer as JSON")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for an answer")
+	return cmd
+}
+
+func printDescribe(g *globals, d *ep.Described) {
+	desc := d.Answer.Descriptor
+	fmt.Fprintf(g.stdout, "%s  owner %s · instance %s · epoch %d\n", desc.Endpoint, desc.Owner, d.Responder.InstanceID, d.Responder.Epoch)
+	width := 0
+	for _, c := range d.Commands {
+		width = max(width, len(c.Name))
+	}
+	for _, c := range d.Commands {
+		reach := "untargeted"
+		if c.Targeted {
+			var modes []string
+			for _, m := range c.Modes {
+				if m != ep.ModeNone {
+					modes = append(modes, string(m))
+				}
+			}
+			reach = "targeted (" + strings.Join(modes, ", ") + ")"
+		} else if len(c.Modes) == 1 && c.Modes[0] == ep.ModeSelf {
+			reach = "self"
+		}
+		fmt.Fprintf(g.stdout, "  %-*s  %-10s  %s\n", width, c.Name, c.Capability, reach)
+	}
+	fmt.Fprintf(g.stdout, "%d commands; %d clusters, every contract digest-verified\n", len(d.Commands), len(desc.Clusters))
+}
+
+func newInvokeCmd(g *globals) *cobra.Command {
+	var on, argsJSON string
+	var asJSON bool
+	var timeout time.Duration
+	cmd := &cobra.Command{
+		Use:   "invoke <endpoint> <command>",
+		Short: "Call one command of an endpoint, checking args against its schema first",
+		Long: `Describe the endpoint, check --args against the command's input schema, and
+call it. Args that do not fit are refused before anything is sent: the command
+did not run. The reply's data is printed as indented JSON.
+
+--on pins the call to one instance (never re-issued); --timeout is the call's
+deadline.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			if _, err := ep.EndpointToken(args[0]); err != nil {
+				return usageError{err}
+			}
+			if !ep.ValidCommand(args[1]) {
+				return usagef("command %q must be 1-32 characters of a-z 0-9 -", args[1])
+			}
+			var raw json.RawMessage
+			if argsJSON != "" {
+				if !json.Valid([]byte(argsJSON)) {
+					return usagef("--args is not JSON: %s (the command did not run)", argsJSON)
+				}
+				raw = json.RawMessage(argsJSON)
+			}
+			if timeout <= 0 {
+				return usagef("--timeout must be positive")
+			}
+			c, nc, err := g.epClient()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := context.WithTimeout(context.Background(), timeout)
+			defer cancel()
+			var opts []ep.CallOption
+			if on != "" {
+				if _, err := c.Describe(ctx, args[0], on); err != nil {
+					return epFailure(g, err)
+				}
+				opts = append(opts, ep.On(on))
+			}
+			res, err := c.Call(ctx, args[0], args[1], raw, opts...)
+			if err != nil {
+				return epFailure(g, err)
+			}
+			if asJSON {
+				b, _ := json.Marshal(map[string]any{"responder": res.Responder, "data": res.Data})
+				fmt.Fprintln(g.stdout, string(b))
+				return nil
+			}
+			if len(res.Data) == 0 {
+				fmt.Fprintf(g.stdout, "✓ %s ran on %s (epoch %d)\n", args[1], res.Responder.InstanceID, res.Responder.Epoch)
+				return nil
+			}
+			var v any
+			_ = json.Unmarshal(res.Data, &v)
+			b, _ := json.MarshalIndent(v, "", "  ")
+			fmt.Fprintln(g.stdout, string(b))
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&argsJSON, "args", "", "the command's args as JSON (omit for a void command)")
+	cmd.Flags().StringVar(&on, "on", "", "call one instance (its whole instance id)")
+	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "the call's deadline")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print {responder, data} as JSON")
+	return cmd
+}
+
+func newDeregisterInstanceCmd(g *globals) *cobra.Command {
+	var instance, endpoint string
+	cmd := &cobra.Command{
+		Use:   "deregister-instance --instance <id>",
+		Short: "Remove the registration of an endpoint instance that is gone",
+		Long: `Delete an endpoint instance's svc registration, and only when it is gone: it
+must be registered, a describe pinned to it must go unanswered, and the broker
+must affirm that nobody holds its rail. The delete is pinned to the revision
+read. There is no --force.
+
+Refusals: not-registered, instance-answered, instance-not-affirmed-gone,
+liveness-unestablishable, superseded.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if instance == "" || !ep.ValidID(instance) || strings.HasPrefix(instance, "local.") {
+				return usagef("--instance needs a whole instance id (1-64 of A-Z a-z 0-9 _ -), got %q", instance)
+			}
+			if _, err := ep.EndpointToken(endpoint); err != nil {
+				return usageError{err}
+			}
+			c, nc, err := g.epClient()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := ctxTimeout()
+			defer cancel()
+			if err := c.DeregisterInstance(ctx, endpoint, instance); err != nil {
+				var r *ep.DeregisterRefusal
+				if errors.As(err, &r) {
+					fmt.Fprintf(g.stderr, "✗ %s: %s\n", r.Reason, r.Detail)
+					return exitError{exitFail}
+				}
+				return epFailure(g, err)
+			}
+			fmt.Fprintf(g.stdout, "✓ deregistered %s instance %s\n", endpoint, instance)
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&instance, "instance", "", "the whole instance id to deregister")
+	cmd.Flags().StringVar(&endpoint, "endpoint", "manager", "the endpoint the instance serves")
+	return cmd
+}

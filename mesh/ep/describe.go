@@ -1,0 +1,50 @@
+package ep
+
+import (
+	"context"
+	"encoding/json"
+)
+
+// describeOutput is the schema of a describe answer.
+const describeOutput = `{"type":"object","required":["public","descriptor"],"properties":{"public":{"type":"boolean"},"descriptor":{"type":"object","required":["endpoint","owner","protocol","clusters"]}}}`
+
+// describeCommand is the reserved discovery command: untargeted, void args, on every rail, answered from what Start published.
+func describeCommand(s *Server) Command {
+	return Command{
+		Name:       CommandDescribe,
+		Class:      ClassEphemeral,
+		Capability: "describe",
+		Output:     json.RawMessage(describeOutput),
+		Handler: func(ctx context.Context, c *Call) (any, *Error) {
+			return s.describe(ctx, c.Caller())
+		},
+	}
+}
+
+func (s *Server) describe(ctx context.Context, caller Caller) (DescribeAnswer, *Error) {
+	d := Descriptor{Endpoint: EndpointName(s.token), Owner: s.opts.Identity.Principal.ID(), EndpointType: s.opts.EndpointType, Protocol: Protocol{V: Version}}
+	if !s.opts.Private {
+		d.Clusters = s.clusters
+		return DescribeAnswer{Public: true, Descriptor: d}, nil
+	}
+	if s.opts.View == nil {
+		return DescribeAnswer{}, Refuse(CodeUnavailable, "%s has no trusted authority view to answer a non-public describe", d.Endpoint)
+	}
+	visible, err := s.opts.View(ctx, caller)
+	if err != nil {
+		return DescribeAnswer{}, Refuse(CodeUnavailable, "no fresh authority view for %s: %v", caller.ID(), err)
+	}
+	for _, cl := range s.clusters {
+		ref := ClusterRef{Digest: cl.Digest, Commands: []string{}}
+		for _, name := range cl.Commands {
+			if visible(name) {
+				ref.Commands = append(ref.Commands, name)
+			}
+		}
+		if len(ref.Commands) == len(cl.Commands) {
+			ref.Document = cl.Document // wholly visible: the document may ride along
+		}
+		d.Clusters = append(d.Clusters, ref)
+	}
+	return DescribeAnswer{Public: false, Descriptor: d}, nil
+}

@@ -1,0 +1,74 @@
+package ep
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// CommandGoalResult reads a goal's terminal fact back for the caller's own triple.
+const CommandGoalResult = "goal-result"
+
+const goalResultInput = `{"type":"object","additionalProperties":false,"required":["goalId"],"properties":{"goalId":{"type":"string","pattern":"^[A-Za-z0-9_-]{1,64}$"}}}`
+
+const goalResultOutput = `{"type":"object","additionalProperties":false,"required":["goalId"],"properties":{"goalId":{"type":"string"},"result":{"type":"object","required":["goalId","fingerprint","state"]}}}`
+
+// GoalResultAnswer is the data of goal-result: Result is absent while the goal has no terminal fact.
+type GoalResultAnswer struct {
+	GoalID string      `json:"goalId"`
+	Result *GoalResult `json:"result,omitempty"`
+}
+
+// GoalResultCommand is the goal-result command for any server whose commands start goals: {goalId} → {goalId, result?}, scoped to the caller's own triple by the subject, answerable by any instance (facts are not per epoch).
+func GoalResultCommand() Command {
+	return Command{
+		Name:       CommandGoalResult,
+		Capability: "goal-result",
+		Input:      json.RawMessage(goalResultInput),
+		Output:     json.RawMessage(goalResultOutput),
+		Handler: func(ctx context.Context, c *Call) (any, *Error) {
+			var in struct {
+				GoalID string `json:"goalId"`
+			}
+			if err := c.Decode(&in); err != nil {
+				return nil, Refuse(CodeBadRequest, "%v", err)
+			}
+			s := c.server
+			subj, err := GoalResultSubject(s.opts.Space, s.opts.Endpoint, c.Caller(), in.GoalID)
+			if err != nil {
+				return nil, Refuse(CodeBadRequest, "%v", err)
+			}
+			data, _, err := lastOnSubject(ctx, s.nc, wire.EPFStream(s.opts.Space), subj)
+			if errors.Is(err, ErrNoMessage) {
+				return GoalResultAnswer{GoalID: in.GoalID}, nil
+			}
+			if err != nil {
+				return nil, Failed(CodeUnavailable, "reading goal %s: %v", in.GoalID, err)
+			}
+			var r GoalResult
+			if err := json.Unmarshal(data, &r); err != nil {
+				return nil, Failed(CodeInternal, "goal %s result is unreadable: %v", in.GoalID, err)
+			}
+			return GoalResultAnswer{GoalID: in.GoalID, Result: &r}, nil
+		},
+	}
+}
+
+// GoalResult asks an endpoint for the terminal fact of one of the caller's goals; ok is false while there is none yet.
+func (c *Client) GoalResult(ctx context.Context, endpoint, goalID string, opts ...CallOption) (r GoalResult, ok bool, err error) {
+	res, err := c.Call(ctx, endpoint, CommandGoalResult, map[string]string{"goalId": goalID}, opts...)
+	if err != nil {
+		return GoalResult{}, false, err
+	}
+	var a GoalResultAnswer
+	if err := json.Unmarshal(res.Data, &a); err != nil {
+		return GoalResult{}, false, fmt.Errorf("ep: goal-result answer: %w", err)
+	}
+	if a.Result == nil {
+		return GoalResult{}, false, nil
+	}
+	return *a.Result, true, nil
+}

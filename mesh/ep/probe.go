@@ -1,0 +1,51 @@
+package ep
+
+import (
+	"context"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Liveness is a probe's verdict. Only the broker's own no-responders answer affirms an instance gone; silence proves nothing.
+type Liveness string
+
+// The probe verdicts.
+const (
+	Gone            Liveness = "gone"    // the broker answered 503 on the sentinel: nobody holds the instance rail
+	LivenessUnknown Liveness = "unknown" // anything else: the rail is held, or the broker did not say
+)
+
+// Probe casts describe on the instance rail with the no-responders sentinel as reply-to. The broker writes its 503 before the PONG that ends the flush, so the verdict is known when the flush returns. A refused probe publish is a permission-denied error naming the subject, never a verdict.
+func (c *Client) Probe(ctx context.Context, endpoint, instanceID string) (Liveness, error) {
+	ctx, cancel := withDeadline(ctx, 0)
+	defer cancel()
+	req := Request{Rail: RailInst, Endpoint: endpoint, InstanceID: instanceID, Command: CommandDescribe}
+	body := EndpointRequest{V: Version, ID: wire.NewID(), Op: Op{Endpoint: EndpointName(mustTok(endpoint)), Command: CommandDescribe},
+		Class: ClassEphemeral, From: c.opts.From}
+	p, e := c.prepare(req, body)
+	if e != nil {
+		return LivenessUnknown, e
+	}
+	sentinel := NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce)
+	ch := make(chan *nats.Msg, 2)
+	sub, err := c.nc.ChanSubscribe(sentinel, ch)
+	if err != nil {
+		return LivenessUnknown, Refuse(CodeUnavailable, "cannot listen on %s: %v", sentinel, err)
+	}
+	defer sub.Unsubscribe()
+	if err := c.publishFlushed(ctx, p.subject, sentinel, p.body); err != nil {
+		return LivenessUnknown, err
+	}
+	for {
+		select {
+		case m := <-ch:
+			if isNoResponders(m) {
+				return Gone, nil
+			}
+		default:
+			return LivenessUnknown, nil
+		}
+	}
+}

@@ -1,0 +1,230 @@
+package ep
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+)
+
+// Call is one admitted request as its handler sees it. The subject, not the body, is the authorization boundary: Caller comes from the subject.
+type Call struct {
+	Subject  Request
+	Request  EndpointRequest
+	Received time.Time
+
+	server *Server
+	cmd    *command
+}
+
+// Caller is the forge-locked caller triple from the subject.
+func (c *Call) Caller() Caller { return c.Subject.Caller }
+
+// Args is the request's validated args (nil for void).
+func (c *Call) Args() json.RawMessage { return c.Request.Args }
+
+// Decode unmarshals the validated args into v.
+func (c *Call) Decode(v any) error {
+	if len(c.Request.Args) == 0 {
+		return nil
+	}
+	return json.Unmarshal(c.Request.Args, v)
+}
+
+// InstanceID and Epoch name the incarnation serving the call.
+func (c *Call) InstanceID() string { return c.server.opts.InstanceID }
+
+// Epoch is the serving epoch.
+func (c *Call) Epoch() uint64 { return c.server.Epoch() }
+
+// Fingerprint is the request's §5 identity.
+func (c *Call) Fingerprint() (string, error) { return RequestFingerprint(c.Subject, c.Request) }
+
+// dispatch admits a request into the in-flight set, or refuses it when the server is saturated; the handler runs off the subscription's goroutine.
+func (s *Server) dispatch(m *nats.Msg, c *command) {
+	if s.fenced.Load() {
+		return
+	}
+	subj, err := ParseRequest(m.Subject)
+	if err != nil {
+		return // no sender can be named: ignore, never answer
+	}
+	received := time.Now()
+	s.gate.RLock()
+	if s.draining {
+		s.gate.RUnlock()
+		return
+	}
+	select {
+	case s.sem <- struct{}{}:
+	default:
+		s.gate.RUnlock()
+		if id, call := peekCall(m.Data); call {
+			s.answer(subj, id, nil, Refuse(CodeResourceExhausted, "%s instance %s is at its %d in-flight limit; retry later", s.opts.Endpoint, s.opts.InstanceID, s.opts.MaxInFlight))
+		}
+		return
+	}
+	s.inflight.Add(1)
+	s.gate.RUnlock()
+	go func() {
+		defer s.inflight.Done()
+		defer func() { <-s.sem }()
+		s.serve(m, subj, c, received)
+	}()
+}
+
+// peekCall reads just id and replyExpected from a body that failed to decode, so a call still hears why while a cast stays silent.
+func peekCall(data []byte) (string, bool) {
+	var p struct {
+		ID            string `json:"id"`
+		ReplyExpected bool   `json:"replyExpected"`
+	}
+	if json.Unmarshal(data, &p) != nil {
+		return "", false
+	}
+	return p.ID, p.ReplyExpected
+}
+
+func (s *Server) serve(m *nats.Msg, subj Request, c *command, received time.Time) {
+	body, e := DecodeRequest(m.Data)
+	if e != nil {
+		if id, call := peekCall(m.Data); call {
+			s.answer(subj, id, nil, e)
+		}
+		return
+	}
+	call := &Call{Subject: subj, Request: body, Received: received, server: s, cmd: c}
+	data, e := s.pipeline(call)
+	if !body.ReplyExpected {
+		if e != nil {
+			s.logf("cast %s from %s refused: %v", c.Name, subj.Caller.ID(), e)
+		}
+		return // casts never get replies, even errors
+	}
+	s.answer(subj, body.ID, data, e)
+}
+
+// pipeline is the §3 serve order; everything before the handler refuses not-executed.
+func (s *Server) pipeline(call *Call) (json.RawMessage, *Error) {
+	subj, body, c := call.Subject, call.Request, call.cmd
+	if e := CheckRequest(subj, body, c.Class, c.in.closure, c.out.closure); e != nil {
+		return nil, e
+	}
+	if !c.modes[subj.Mode] {
+		return nil, Refuse(CodePermissionDenied, "%s is not served %s", c.Name, modePhrase(subj.Mode))
+	}
+	if b := body.Bind; b != nil {
+		if b.InstanceID != s.opts.InstanceID {
+			return nil, BindRefused(CodeFailedPrecondition, "bound to instance %s, but this is %s; describe again", b.InstanceID, s.opts.InstanceID)
+		}
+		if ep := s.Epoch(); b.Epoch != ep {
+			return nil, BindRefused(CodeExpired, "bound to epoch %d of %s, but it serves epoch %d; describe again", b.Epoch, b.InstanceID, ep)
+		}
+	}
+	ctx, cancel := s.handlerContext(call)
+	defer cancel()
+	if c.Authorize != nil {
+		if e := c.Authorize(ctx, call); e != nil {
+			return nil, notExecuted(e)
+		}
+	}
+	if err := c.in.Validate(body.Args); err != nil {
+		return nil, Refuse(CodeBadRequest, "args do not fit %s's input schema: %v", c.Name, err)
+	}
+	if subj.Mode.Targeted() {
+		switch {
+		case c.Target != nil:
+			if e := c.Target(ctx, call); e != nil {
+				return nil, notExecuted(e)
+			}
+		case subj.Mode == ModeChild || subj.Mode == ModeLedger:
+			return nil, Refuse(CodeUnavailable, "%s has no %s authority seam", c.Name, subj.Mode)
+		}
+	}
+	v, e := runHandler(ctx, c, call)
+	if e != nil {
+		if e.Outcome == "" {
+			e.Outcome = Executed
+		}
+		if !ValidCode(e.Code) {
+			return nil, Failed(CodeInternal, "%s failed with a malformed code %q: %s", c.Name, e.Code, e.Message)
+		}
+		return nil, e
+	}
+	out, err := encodeData(v)
+	if err != nil {
+		return nil, Failed(CodeInternal, "%s produced unencodable data: %v", c.Name, err)
+	}
+	if err := c.out.Validate(out); err != nil {
+		s.logf("%s: output fails its schema: %v", c.Name, err)
+		return nil, Failed(CodeInternal, "%s produced output outside its schema", c.Name)
+	}
+	return out, nil
+}
+
+func (s *Server) handlerContext(call *Call) (context.Context, context.CancelFunc) {
+	if ms := call.Request.DeadlineMs; ms > 0 {
+		return context.WithDeadline(s.ctx, call.Received.Add(time.Duration(ms)*time.Millisecond))
+	}
+	return context.WithCancel(s.ctx)
+}
+
+// runHandler runs the handler, turning a panic into an internal error whose effect is unknown.
+func runHandler(ctx context.Context, c *command, call *Call) (v any, e *Error) {
+	defer func() {
+		if r := recover(); r != nil {
+			v, e = nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("%s panicked: %v", c.Name, r), Outcome: Unknown}
+		}
+	}()
+	return c.Handler(ctx, call)
+}
+
+func notExecuted(e *Error) *Error {
+	cp := *e
+	cp.Outcome = NotExecuted
+	if !ValidCode(cp.Code) {
+		cp.Code = CodePermissionDenied
+	}
+	return &cp
+}
+
+func encodeData(v any) (json.RawMessage, error) {
+	switch d := v.(type) {
+	case nil:
+		return nil, nil
+	case json.RawMessage:
+		return d, nil
+	}
+	return json.Marshal(v)
+}
+
+func modePhrase(m Mode) string {
+	if m == ModeNone {
+		return "untargeted"
+	}
+	return "in " + string(m) + " mode"
+}
+
+// answer publishes a reply on the subject derived from the request, at this epoch; a fenced server publishes nothing.
+func (s *Server) answer(subj Request, id string, data json.RawMessage, e *Error) {
+	if s.fenced.Load() {
+		return
+	}
+	to, err := subj.ReplySubject(s.opts.InstanceID, s.Epoch())
+	if err != nil {
+		return
+	}
+	r := OKReply(id, data)
+	if e != nil {
+		r = ErrorReply(id, e)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		return
+	}
+	if err := s.nc.Publish(to, b); err != nil {
+		s.logf("replying on %s: %v", to, err)
+	}
+}
