@@ -18,9 +18,9 @@ import (
 
 func newMintCmd(g *globals) *cobra.Command {
 	var (
-		profile, role, out            string
-		subscribe, allowSub, allowPub []string
-		asJSON                        bool
+		profile, role, out                  string
+		subscribe, allowSub, allowPub, caps []string
+		asJSON                              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "mint <name>",
@@ -59,7 +59,7 @@ and the file is ignored.`,
 			}
 			id := broker.Identity{
 				Space: p.Space, Principal: wire.Principal{Owner: "local", Actor: name},
-				Profile: prof, Role: role, Subscribe: subscribe,
+				Profile: prof, Role: role, Subscribe: subscribe, Capabilities: caps,
 			}
 			if cmd.Flags().Changed("allow-subscribe") {
 				id.AllowSubscribe = nonNilList(allowSub)
@@ -102,7 +102,7 @@ and the file is ignored.`,
 					"principal": c.Identity.Principal.ID(), "lifecycleUid": c.Identity.UID, "profile": c.Identity.Profile,
 					"role": c.Identity.Role, "creds": abs, "space": p.Space, "provisioned": provisioned,
 					"subscribe": nonNilList(c.Identity.Subscribe), "allowSubscribe": nonNilList(c.Identity.AllowSubscribe),
-					"allowPublish": nonNilList(c.Identity.AllowPublish),
+					"allowPublish": nonNilList(c.Identity.AllowPublish), "capabilities": nonNilList(c.Identity.Capabilities),
 				}
 				if agentFile != "" {
 					res["agentFile"] = agentFile
@@ -123,6 +123,9 @@ and the file is ignored.`,
 			if prof == broker.ProfileAgent {
 				fmt.Fprintf(g.stdout, "read          %s\n", listOrNone(c.Identity.AllowSubscribe))
 				fmt.Fprintf(g.stdout, "post          %s\n", listOrNone(c.Identity.AllowPublish))
+				if len(c.Identity.Capabilities) > 0 {
+					fmt.Fprintf(g.stdout, "capabilities  %s\n", strings.Join(c.Identity.Capabilities, ", "))
+				}
 			}
 			fmt.Fprintf(g.stdout, "creds         %s (0600)\n", abs)
 			if provisioned {
@@ -139,6 +142,7 @@ and the file is ignored.`,
 	fl.StringSliceVar(&subscribe, "subscribe", nil, "channels joined at connect (comma-separated)")
 	fl.StringSliceVar(&allowSub, "allow-subscribe", nil, "read ACL (default: the --subscribe list)")
 	fl.StringSliceVar(&allowPub, "allow-publish", nil, "post ACL (default: none)")
+	fl.StringSliceVar(&caps, "capability", nil, "control-surface capability: spawn (ask the manager for seats); repeatable")
 	fl.StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/<name>.creds)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
@@ -146,7 +150,7 @@ and the file is ignored.`,
 
 // aclFlags are the mint flags that set what an agent file would; any one of
 // them makes the flags the whole ACL and the file is not read.
-var aclFlags = []string{"subscribe", "allow-subscribe", "allow-publish", "role"}
+var aclFlags = []string{"subscribe", "allow-subscribe", "allow-publish", "role", "capability"}
 
 // applyAgentFile takes the role and channel lists of an agent identity from
 // the project's .cotal/agents/<name>.md when no ACL flag is given, and
@@ -183,6 +187,7 @@ func applyAgentFile(g *globals, cmd *cobra.Command, name string, id *broker.Iden
 	id.Subscribe = a.Subscribe
 	id.AllowSubscribe = a.AllowSubscribe
 	id.AllowPublish = a.AllowPublish
+	id.Capabilities = a.Capabilities
 	return path, nil
 }
 

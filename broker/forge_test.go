@@ -246,3 +246,74 @@ func TestLargeCredentialConnects(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Control-surface grants: one request row per command an agent may call,
+// pinned to its own caller triple.
+func TestGrantsPinCallerAndCapability(t *testing.T) {
+	b := startBroker(t, false)
+	root := wire.Root(space)
+	op, _ := b.Internal()
+	seen := make(chan string, 16)
+	if _, err := op.Subscribe(root+".ep.>", func(m *nats.Msg) { seen <- m.Subject }); err != nil {
+		t.Fatal(err)
+	}
+	_ = op.Flush()
+	nonce := "n0123456789abcdefghijklmn"
+
+	plain := mintAndConnect(t, b, broker.Identity{Principal: wire.Principal{Owner: "local", Actor: "plain"}})
+	uid := mustUID(t, plain)
+	me := "local.plain." + uid
+	allowed := []string{
+		root + ".ep.one.manager.describe." + me + "." + nonce,
+		root + ".ep.inst.manager.iid1.describe." + me + "." + nonce,
+		root + ".ep.one.manager.inbox.self." + me + "." + nonce,
+		root + ".ep.one.manager.goal-result." + me + "." + nonce,
+	}
+	for _, subj := range allowed {
+		if err := plain.nc.Publish(subj, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-seen:
+			if got != subj {
+				t.Fatalf("saw %s, want %s", got, subj)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("allowed request %s never arrived (errors %v)", subj, plain.errs)
+		}
+	}
+	refused := []string{
+		root + ".ep.one.manager.spawn." + me + "." + nonce,                   // no spawn capability
+		root + ".ep.one.manager.input." + me + "." + nonce,                   // operator-only command
+		root + ".ep.one.manager.describe.local.other." + uid + "." + nonce,   // another caller
+		root + ".ep.one.manager.inbox.self.local.other." + uid + "." + nonce, // another's self command
+	}
+	for _, subj := range refused {
+		if err := plain.nc.Publish(subj, []byte(`{}`)); err != nil {
+			t.Fatal(err)
+		}
+		testutil.WaitFor(t, 5*time.Second, func() error { _ = plain.nc.Flush(); return plain.sawViolation(subj) })
+	}
+	other := root + ".ep.reply.manager.iid1.1.local.other." + uid + ".*"
+	if _, err := plain.nc.SubscribeSync(other); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 5*time.Second, func() error { _ = plain.nc.Flush(); return plain.sawViolation(other) })
+
+	spawner := mintAndConnect(t, b, broker.Identity{Principal: wire.Principal{Owner: "local", Actor: "boss"}, Capabilities: []string{broker.CapSpawn}})
+	subj := root + ".ep.one.manager.spawn.local.boss." + mustUID(t, spawner) + "." + nonce
+	if err := spawner.nc.Publish(subj, []byte(`{}`)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case got := <-seen:
+		if got != subj {
+			t.Fatalf("saw %s, want %s", got, subj)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatalf("spawn with the capability never arrived (errors %v)", spawner.errs)
+	}
+	if _, err := b.Authority().Mint(broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "x"}, Capabilities: []string{"admin"}}); err == nil {
+		t.Fatal("minted the admin capability")
+	}
+}

@@ -46,7 +46,22 @@ type Identity struct {
 	Subscribe      []string // channels joined at connect; must be covered by AllowSubscribe
 	AllowSubscribe []string // read ACL; nil means "same as Subscribe"
 	AllowPublish   []string // post ACL; nil means deny
+
+	// Capabilities grant control-surface commands beyond describe and the
+	// caller's own self commands: "spawn" lets it ask the manager for seats.
+	Capabilities []string
 }
+
+// Capabilities an identity may be minted with.
+const (
+	CapSpawn = "spawn"
+	CapRun   = "run"
+)
+
+// SelfCommands are the manager commands every agent may call about itself
+// (the seat connector answers them); the broker vouches for the caller
+// through the subject.
+var SelfCommands = []string{"inbox", "set-status", "join", "leave"}
 
 // Normalize fills defaults and checks every field, refusing (never
 // rewriting) anything invalid: an ACL entry that is not a valid channel
@@ -83,6 +98,15 @@ func (id *Identity) Normalize() error {
 			if err := wire.ValidateChannel(ch); err != nil {
 				return fmt.Errorf("%s: %w", list.name, err)
 			}
+		}
+	}
+	for _, c := range id.Capabilities {
+		switch {
+		case c == CapSpawn, c == CapRun, strings.HasPrefix(c, "role:") && wire.ValidToken(strings.TrimPrefix(c, "role:")):
+		case c == "admin":
+			return fmt.Errorf("capability admin is never grantable")
+		default:
+			return fmt.Errorf("unknown capability %q: use spawn, run or role:<name>", c)
 		}
 	}
 	if id.AllowSubscribe == nil {
@@ -157,6 +181,7 @@ func (id Identity) Permissions() jwt.Permissions {
 				pub[row] = true
 			}
 		}
+		id.controlRows(pub, sub)
 	}
 	perm.Pub.Allow.Add(sorted(pub)...)
 	perm.Sub.Allow.Add(sorted(sub)...)
@@ -202,4 +227,33 @@ func sorted(m map[string]bool) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// controlRows are an agent's control-surface grants, one request row per
+// command it may call, each pinned to its own caller triple: describe on
+// every endpoint and rail, the manager's self commands and goal results,
+// and spawn only with that capability. Replies come only on its own
+// reply rail.
+func (id Identity) controlRows(pub, sub map[string]bool) {
+	root := wire.Root(id.Space)
+	caller := id.Principal.Owner + "." + id.Principal.Actor + "." + id.UID
+	for _, rail := range []string{"one.*", "all.*", "inst.*.*"} {
+		pub[root+".ep."+rail+".describe."+caller+".*"] = true
+	}
+	for _, cmd := range SelfCommands {
+		pub[root+".ep.one.manager."+cmd+".self."+caller+".*"] = true
+		pub[root+".ep.inst.manager.*."+cmd+".self."+caller+".*"] = true
+	}
+	pub[root+".ep.one.manager.goal-result."+caller+".*"] = true
+	pub[root+".ep.inst.manager.*.goal-result."+caller+".*"] = true
+	for _, c := range id.Capabilities {
+		if c == CapSpawn {
+			pub[root+".ep.one.manager.spawn."+caller+".*"] = true
+			pub[root+".ep.inst.manager.*.spawn."+caller+".*"] = true
+		}
+	}
+	// Contracts are read by sequence through the stream API, never listed.
+	pub["$JS.API.STREAM.MSG.GET."+wire.EPCStream(id.Space)] = true
+	sub[root+".ep.reply.*.*.*."+caller+".*"] = true
+	sub[root+".epe.manager.*.*.goal."+caller+".>"] = true
 }
