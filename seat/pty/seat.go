@@ -1,0 +1,317 @@
+package pty
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+	cpty "github.com/creack/pty"
+	"golang.org/x/sys/unix"
+)
+
+// Defaults and bounds of a seat's terminal.
+const (
+	DefaultCols = 120
+	DefaultRows = 32
+	// MaxSize bounds cols and rows: the emulator allocates cols x rows cells,
+	// and the size can come from a remote attach client.
+	MaxSize = 2000
+
+	term        = "xterm-256color"
+	scrollback  = 1000
+	killAfter   = 3 * time.Second
+	drainGrace  = 2 * time.Second
+	readBufSize = 16 * 1024
+	answerQueue = 64
+)
+
+// subscriberBuffer is how many chunks a subscriber may fall behind before it
+// is dropped; a variable so a test can make a subscriber lag quickly.
+var subscriberBuffer = 256
+
+// ErrNotRunning is returned by Write, Paste, Signal and Resize when the
+// seat's process has exited; nothing was written or sent.
+var ErrNotRunning = errors.New("pty: process is not running")
+
+// Config says what to run and how big its terminal starts.
+type Config struct {
+	Path string   // the program; looked up with exec.LookPath
+	Args []string // arguments after the program name
+	Dir  string   // working directory; empty means the caller's
+	// Env is the full environment (the caller adds COTAL_*); nil means the
+	// caller's environment. TERM is always replaced by xterm-256color.
+	Env  []string
+	Cols int // default 120
+	Rows int // default 32
+}
+
+// Seat is one process running in its own pty, session and process group.
+//
+// Goroutines, each ending on its own once the process has exited and its
+// output is drained (Done), so none outlives the seat:
+//   - pump: reads the pty master, feeds the emulator and subscribers (owns reads).
+//   - reap: waits for the process, then finishes the seat (closes the master,
+//     the emulator's answer pipe, and done).
+//   - drainQueries: reads the emulator's answers to terminal queries.
+//   - writeAnswers: forwards those answers to the pty.
+//
+// Lock order: wmu and mu are never held together. mu guards the emulator,
+// the tracked modes and the subscribers (x/vt is not safe for concurrent
+// use); wmu serializes writes to the pty so a paste is never interleaved.
+type Seat struct {
+	cmd     *exec.Cmd
+	ptmx    *os.File
+	pid     int
+	started time.Time
+
+	mu      sync.Mutex
+	emu     *vt.Emulator
+	modes   map[int]bool // DEC private modes the program has set, for ScreenANSI
+	subs    map[*subscriber]struct{}
+	drained bool // the pump has ended; no more output
+
+	wmu sync.Mutex
+
+	lastOutput   atomic.Int64 // unix nanos; 0 until the first output
+	answer       atomic.Bool  // forward the emulator's query answers to the pty
+	firstOutput  chan struct{}
+	firstOnce    sync.Once
+	answers      chan []byte
+	pumpDone     chan struct{}
+	exited       chan struct{} // closed after exitCode/exitSignal are set
+	exitedFlag   atomic.Bool
+	exitCode     int
+	exitSignal   string
+	done         chan struct{}
+	closeMaster  sync.Once
+	closeOnce    sync.Once
+	answerClosed sync.Once
+}
+
+// Start runs cfg.Path in a new pty with TERM=xterm-256color, in its own
+// session and process group (the pty is its controlling terminal), sized
+// cols x rows. ctx bounds the start only: the seat outlives it.
+func Start(ctx context.Context, cfg Config) (*Seat, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	path, err := exec.LookPath(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("pty: start %q: %w", cfg.Path, err)
+	}
+	cols, rows := cfg.Cols, cfg.Rows
+	if cols <= 0 {
+		cols = DefaultCols
+	}
+	if rows <= 0 {
+		rows = DefaultRows
+	}
+	if err := checkSize(cols, rows); err != nil {
+		return nil, err
+	}
+
+	cmd := exec.Command(path, cfg.Args...)
+	cmd.Args[0] = cfg.Path
+	cmd.Dir = cfg.Dir
+	cmd.Env = withTerm(cfg.Env)
+	// StartWithSize sets Setsid and Setctty.
+	ptmx, err := cpty.StartWithSize(cmd, &cpty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
+	if err != nil {
+		return nil, fmt.Errorf("pty: start %s: %w", path, err)
+	}
+	// creack/pty leaves the master in blocking mode (its ioctls call Fd), so a
+	// pending Read would pin a thread and ignore Close and deadlines. Switch it
+	// back through the runtime poller, and never call ptmx.Fd again.
+	if err := setNonblock(ptmx); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = ptmx.Close()
+		return nil, fmt.Errorf("pty: start %s: nonblocking master: %w", path, err)
+	}
+
+	s := &Seat{
+		cmd:         cmd,
+		ptmx:        ptmx,
+		pid:         cmd.Process.Pid,
+		started:     time.Now(),
+		emu:         vt.NewEmulator(cols, rows),
+		modes:       make(map[int]bool),
+		subs:        make(map[*subscriber]struct{}),
+		firstOutput: make(chan struct{}),
+		answers:     make(chan []byte, answerQueue),
+		pumpDone:    make(chan struct{}),
+		exited:      make(chan struct{}),
+		done:        make(chan struct{}),
+	}
+	s.answer.Store(true)
+	s.emu.SetScrollbackSize(scrollback)
+	s.emu.SetCallbacks(vt.Callbacks{
+		EnableMode:  func(m ansiMode) { s.trackMode(m, true) },
+		DisableMode: func(m ansiMode) { s.trackMode(m, false) },
+	})
+
+	go s.pump()
+	go s.drainQueries()
+	go s.writeAnswers()
+	go s.reap()
+	return s, nil
+}
+
+// withTerm returns env (or the caller's environment when nil) with every
+// TERM entry replaced by TERM=xterm-256color.
+func withTerm(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env)+1)
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "TERM=") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, "TERM="+term)
+}
+
+func setNonblock(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) { serr = syscall.SetNonblock(int(fd), true) }); err != nil {
+		return err
+	}
+	return serr
+}
+
+// reap waits for the process, records how it ended, lets the pump drain
+// what is left (bounded by drainGrace, in case a descendant outside the
+// process group keeps the pty open), then releases the master and closes
+// done.
+func (s *Seat) reap() {
+	_ = s.cmd.Wait()
+	st := s.cmd.ProcessState
+	s.exitCode = st.ExitCode()
+	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		s.exitSignal = unix.SignalName(ws.Signal())
+		if s.exitSignal == "" {
+			s.exitSignal = ws.Signal().String()
+		}
+	}
+	s.exitedFlag.Store(true)
+	close(s.exited)
+
+	_ = s.ptmx.SetReadDeadline(time.Now().Add(drainGrace))
+	<-s.pumpDone
+	s.releaseMaster()
+	s.closeAnswerPipe()
+	close(s.done)
+}
+
+func (s *Seat) releaseMaster() {
+	s.closeMaster.Do(func() { _ = s.ptmx.Close() })
+}
+
+// PID is the process id, which is also its process group and session id.
+func (s *Seat) PID() int { return s.pid }
+
+// Started is when the process was started.
+func (s *Seat) Started() time.Time { return s.started }
+
+// LastOutput is when the process last wrote output; zero until it first does.
+func (s *Seat) LastOutput() time.Time {
+	n := s.lastOutput.Load()
+	if n == 0 {
+		return time.Time{}
+	}
+	return time.Unix(0, n)
+}
+
+// FirstOutput is closed when the first byte of output arrives.
+func (s *Seat) FirstOutput() <-chan struct{} { return s.firstOutput }
+
+// Done is closed when the process has exited and its output has been drained
+// into the emulator and subscribers.
+func (s *Seat) Done() <-chan struct{} { return s.done }
+
+// Running reports whether the process has not yet exited.
+func (s *Seat) Running() bool { return !s.exitedFlag.Load() }
+
+// ExitStatus reports how the process ended: its exit code, or -1 and the
+// signal's name ("SIGKILL") when a signal killed it. ok is false while it
+// runs.
+func (s *Seat) ExitStatus() (code int, signal string, ok bool) {
+	select {
+	case <-s.exited:
+		return s.exitCode, s.exitSignal, true
+	default:
+		return 0, "", false
+	}
+}
+
+// Signal sends sig to the seat's process group.
+func (s *Seat) Signal(sig syscall.Signal) error {
+	if !s.Running() {
+		return ErrNotRunning
+	}
+	if err := syscall.Kill(-s.pid, sig); err != nil {
+		if errors.Is(err, syscall.ESRCH) {
+			return ErrNotRunning
+		}
+		return fmt.Errorf("pty: signal %s to process group %d: %w", unix.SignalName(sig), s.pid, err)
+	}
+	return nil
+}
+
+// Stop ends the process and returns when Done. Graceful sends SIGTERM to the
+// process group and SIGKILL 3 s later if it is still running; otherwise
+// SIGKILL at once. It returns ctx's error if ctx ends first.
+func (s *Seat) Stop(ctx context.Context, graceful bool) error {
+	if graceful {
+		if err := s.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, ErrNotRunning) {
+			return err
+		}
+		t := time.NewTimer(killAfter)
+		defer t.Stop()
+		select {
+		case <-s.done:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	if err := s.Signal(syscall.SIGKILL); err != nil && !errors.Is(err, ErrNotRunning) {
+		return err
+	}
+	select {
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Close kills the process group if the process still runs, waits for Done
+// and releases everything. It is idempotent and safe to call concurrently.
+func (s *Seat) Close() {
+	s.closeOnce.Do(func() {
+		if s.Running() {
+			_ = s.Signal(syscall.SIGKILL)
+		}
+		// The output is of no use any more: end the pump now rather than
+		// wait for the pty to hang up or the drain grace to pass.
+		s.releaseMaster()
+		<-s.done
+	})
+	<-s.done
+}
