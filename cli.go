@@ -87,7 +87,10 @@ func newRoot(g *globals) *cobra.Command {
 coding agents talk as peers over channels, direct messages and roles, with
 per-agent credentials the broker enforces.
 
-Bare "cotal" is "cotal up" in the foreground.
+Bare "cotal" opens the dashboard: it hosts the space's mesh in this process
+(quitting stops it) or, when "cotal up --detach" already runs it, is a client
+(quitting leaves it running). Without a terminal it is "cotal up" in the
+foreground.
 
 Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		SilenceUsage:  true,
@@ -95,18 +98,21 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		Args:          cobra.NoArgs,
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.space, "space", "", "space to act on (default: `cotal use` choice, else the project .cotal folder, else \"default\")")
+	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "space to act on (env COTAL_SPACE) (default: `cotal use` choice, else the project .cotal folder, else \"default\")")
 	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
 	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 
 	up := newUpCmd(g)
-	root.RunE = up.RunE
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runDashboardCmd(cmd, g) }
 	root.Flags().AddFlagSet(up.Flags())
+	addDashboardFlags(root.Flags())
 	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g),
 		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g),
-		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g))
+		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
+		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newSuperviseCmd(g),
+		newSetStatusCmd(g), newLeaveCmd(g))
 	return root
 }
 

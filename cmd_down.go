@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"syscall"
 	"time"
 
@@ -13,10 +14,14 @@ import (
 
 func newDownCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
+	var withAgents bool
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the space's background mesh and wait until it is gone",
-		Args:  cobra.NoArgs,
+		Long: `Stop the space's background mesh and wait until it is gone. Seats run in
+the mesh's terminals, so stopping the mesh stops them: bare down refuses while
+any seat is live and names them; --with-agents stops them too.`,
+		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			_, p, _, err := g.paths()
 			if err != nil {
@@ -26,6 +31,18 @@ func newDownCmd(g *globals) *cobra.Command {
 			if err != nil || !rec.Stopped.IsZero() || !broker.PIDAlive(rec.PID) {
 				fmt.Fprintf(g.stdout, "mesh %s is not running\n", p.Space)
 				return nil
+			}
+			// Seats run in the mesh's ptys: stopping the mesh stops them.
+			// Never by surprise: bare down refuses while any is live.
+			if !withAgents {
+				live, err := liveSeats(g)
+				if err != nil {
+					return fmt.Errorf("cannot tell whether seats are live (%v); `cotal down --with-agents` stops the mesh and any seats", err)
+				}
+				if len(live) > 0 {
+					fmt.Fprintf(g.stderr, "cotal: %d seat(s) still running: %s\nstop them with `cotal stop <name>`, or stop everything with `cotal down --with-agents`\n", len(live), strings.Join(live, ", "))
+					return exitError{exitFail}
+				}
 			}
 			if err := syscall.Kill(rec.PID, syscall.SIGTERM); err != nil {
 				return fmt.Errorf("stopping pid %d: %w", rec.PID, err)
@@ -47,5 +64,6 @@ func newDownCmd(g *globals) *cobra.Command {
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the mesh to stop")
+	cmd.Flags().BoolVar(&withAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
 	return cmd
 }

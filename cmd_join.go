@@ -49,6 +49,9 @@ until you leave.
 ` + joinHelp,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.inSeat() != "" {
+				return seatJoin(g, channels)
+			}
 			if g.creds == "" && !wire.ValidToken(name) {
 				return usagef("--name %q must be one token of A-Z a-z 0-9 _ (no . * > - or spaces)", name)
 			}

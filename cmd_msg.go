@@ -163,6 +163,9 @@ Channel posts on live channels reach a one-shot command only while it runs:
 use --wait to listen for a while.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if g.inSeat() != "" {
+				return seatInbox(g, peek, asJSON)
+			}
 			ctx, cancel := context.WithTimeout(context.Background(), wait+10*time.Second)
 			defer cancel()
 			e, err := g.endpoint(ctx, mesh.Options{OneShot: true})

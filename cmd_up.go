@@ -8,7 +8,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"os/signal"
 	"strings"
 	"syscall"
 	"time"
@@ -71,8 +70,6 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
 	m, err := app.Start(ctx, app.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose})
 	var running *app.AlreadyRunningError
 	if errors.As(err, &running) {
@@ -95,7 +92,16 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if os.Getenv(envDetachedChild) == "" {
 		fmt.Fprintln(g.stdout, "press Ctrl-C to stop")
 	}
-	err = m.Run(ctx)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- m.Run(ctx) }()
+	live := func() []string { return nil }
+	if mgr := m.Manager(); mgr != nil {
+		live = mgr.Live
+	}
+	waitForQuit(g, live)
+	cancel()
+	err = <-done
 	fmt.Fprintf(g.stdout, "mesh %s stopped\n", p.Space)
 	return err
 }

@@ -17,7 +17,9 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/delivery"
+	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat"
 )
 
 // Config says which space to serve and how.
@@ -29,6 +31,10 @@ type Config struct {
 	Port    int       // 0: a free port
 	Log     io.Writer // broker warnings; nil discards
 	Verbose bool
+
+	ProjectDir string        // where personas (.cotal/agents) are read; default the working dir
+	Readiness  time.Duration // seat spawn readiness bound; default 30 s
+	NoManager  bool          // serve no manager (tests, a mesh other processes supervise)
 }
 
 // AlreadyRunningError is returned by Start when a live process serves the
@@ -52,6 +58,8 @@ type Mesh struct {
 	broker   *broker.Broker
 	delivery *delivery.Service // nil in open mode: an open mesh is live-only
 	dnc      *nats.Conn        // the delivery service's own connection
+	manager  *seat.Manager     // nil with NoManager
+	mnc      *nats.Conn        // the manager's own connection
 	started  time.Time
 
 	closeOnce sync.Once
@@ -122,6 +130,11 @@ func (m *Mesh) start(ctx context.Context) error {
 			return fmt.Errorf("starting durable delivery: %w", err)
 		}
 		m.delivery, m.dnc = d, dnc
+	}
+	if !cfg.NoManager {
+		if err := m.startManager(ctx); err != nil {
+			return err
+		}
 	}
 	if cfg.Data != "" {
 		if err := config.Remember(cfg.Data, cfg.Paths.Space, cfg.Paths.StoreDir); err != nil {
@@ -203,6 +216,10 @@ func (m *Mesh) Close() error {
 			rec.Stopped = time.Now().UTC()
 			m.closeErr = config.WriteBrokerRecord(m.cfg.Paths, rec)
 		}
+		if m.manager != nil {
+			_ = m.manager.Close()
+			m.mnc.Close()
+		}
 		if m.delivery != nil {
 			m.delivery.Close()
 			m.dnc.Close()
@@ -212,6 +229,43 @@ func (m *Mesh) Close() error {
 	})
 	return m.closeErr
 }
+
+// startManager serves the manager endpoint from this process.
+func (m *Mesh) startManager(ctx context.Context) error {
+	nc, err := m.broker.Connect("cotal-manager")
+	if err != nil {
+		return err
+	}
+	proj := m.cfg.ProjectDir
+	if proj == "" {
+		cwd, _ := os.Getwd()
+		if proj = config.ProjectDir(cwd); proj == "" {
+			proj = cwd
+		}
+	}
+	mgr, err := seat.New(seat.Options{
+		Space: m.cfg.Paths.Space, URL: m.broker.URL(), Conn: nc,
+		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
+		InstanceFile: ManagerFile(m.cfg.Paths), ProjectDir: proj,
+		Minter:    NewSeatMinter(m.cfg.Paths, nc, m.cfg.Open),
+		Readiness: m.cfg.Readiness, Logf: m.logf,
+	})
+	if err != nil {
+		nc.Close()
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if err := mgr.Start(sctx); err != nil {
+		nc.Close()
+		return fmt.Errorf("starting the manager: %w", err)
+	}
+	m.manager, m.mnc = mgr, nc
+	return nil
+}
+
+// Manager is the manager this process serves, nil with NoManager.
+func (m *Mesh) Manager() *seat.Manager { return m.manager }
 
 // Delivery is the durable delivery service, nil in open mode.
 func (m *Mesh) Delivery() *delivery.Service { return m.delivery }

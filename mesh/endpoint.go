@@ -442,3 +442,11 @@ func (e *Endpoint) logf(format string, args ...any) {
 		e.opts.Logf(format, args...)
 	}
 }
+
+// PresenceRecord is the record this endpoint last wrote, when it writes one.
+func (e *Endpoint) PresenceRecord() (presence.Record, bool) {
+	if e.writer == nil {
+		return presence.Record{}, false
+	}
+	return e.writer.Record(), true
+}

@@ -1,0 +1,145 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/tui"
+)
+
+// addDashboardFlags registers the flags only bare `cotal` has.
+func addDashboardFlags(fs *pflag.FlagSet) {
+	fs.Bool("no-bell", false, "do not ring the terminal bell when a seat starts waiting on you")
+}
+
+// runDashboardCmd is bare `cotal`: the dashboard, hosting the space's mesh
+// or as a client of the one already running. With --detach, or when
+// stdin or stdout is not a terminal, it is `cotal up` instead.
+func runDashboardCmd(cmd *cobra.Command, g *globals) error {
+	fs := cmd.Flags()
+	f := &upFlags{sync: config.SyncAlways}
+	f.detach, _ = fs.GetBool("detach")
+	f.open, _ = fs.GetBool("open")
+	f.verbose, _ = fs.GetBool("verbose")
+	if s, err := fs.GetString("sync"); err == nil {
+		f.sync = s
+	}
+	if d, err := fs.GetDuration("timeout"); err == nil {
+		f.timeout = d
+	}
+	noBell, _ := fs.GetBool("no-bell")
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	if f.detach || !interactive(g) {
+		return runUp(ctx, g, f)
+	}
+	return runDashboard(ctx, g, f, !noBell)
+}
+
+// interactive reports whether a person is at a terminal on both ends.
+func interactive(g *globals) bool {
+	out, ok := g.stdout.(*os.File)
+	return ok && term.IsTerminal(out.Fd()) && term.IsTerminal(os.Stdin.Fd())
+}
+
+// runDashboard shows the dashboard. When no live process serves the space
+// it starts the mesh in this process first (its log goes to mesh.log: the
+// screen is the dashboard's) and stops it on quit; otherwise it is a client
+// and quitting leaves the mesh running.
+func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error {
+	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
+		return usagef("--sync %q: use always or interval", f.sync)
+	}
+	data, p, _, err := g.paths()
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
+		return err
+	}
+	logf, err := os.OpenFile(p.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening log %s: %w", p.LogFile(), err)
+	}
+	defer logf.Close()
+
+	m, err := hostUnlessRunning(ctx, g, data, p, f, logf)
+	if err != nil {
+		return err
+	}
+	hosting := m != nil
+	var meshDone chan error
+	stopMesh := func() error { return nil }
+	if hosting {
+		meshCtx, cancel := context.WithCancel(context.Background())
+		meshDone = make(chan error, 1)
+		go func() { meshDone <- m.Run(meshCtx) }()
+		stopMesh = func() error {
+			cancel()
+			return <-meshDone
+		}
+	}
+
+	sink := tui.NewLogSink(logf)
+	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Logf: sink.Logf})
+	if err != nil {
+		_ = stopMesh()
+		return err
+	}
+	rec, _ := config.ReadBrokerRecord(p)
+	cfg := tui.Config{
+		Space: p.Space, Hosting: hosting, Mode: rec.Mode, Sync: rec.Sync, URL: rec.URL, PID: rec.PID,
+		Endpoint: e, Bell: bell, Log: sink,
+	}
+	if hosting && m.Manager() != nil {
+		cfg.ConfirmQuit = m.Manager().Live
+	}
+	if g.server != "" && !hosting {
+		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = g.server, 0, "", ""
+	}
+	runErr := tui.Run(ctx, cfg)
+	_ = e.Close()
+	if hosting {
+		if err := stopMesh(); err != nil && runErr == nil {
+			runErr = fmt.Errorf("stopping mesh %s: %w", p.Space, err)
+		}
+		fmt.Fprintf(g.stdout, "mesh %s stopped\n", p.Space)
+	} else {
+		fmt.Fprintf(g.stdout, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", p.Space, cfg.PID, p.Space)
+	}
+	return runErr
+}
+
+// hostUnlessRunning starts the space's mesh in this process and returns
+// it, or returns nil when a live process (or --server) already serves it.
+func hostUnlessRunning(ctx context.Context, g *globals, data string, p config.Paths, f *upFlags, log io.Writer) (*app.Mesh, error) {
+	if g.server != "" {
+		return nil, nil
+	}
+	if rec, err := config.ReadBrokerRecord(p); err == nil && rec.Stopped.IsZero() && broker.PIDAlive(rec.PID) {
+		return nil, nil
+	}
+	m, err := app.Start(ctx, app.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: log, Verbose: f.verbose})
+	var running *app.AlreadyRunningError
+	if errors.As(err, &running) {
+		return nil, nil // lost a race with another `cotal`: be its client
+	}
+	return m, err
+}

@@ -1,0 +1,216 @@
+package seat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// Endpoint is the manager's endpoint name on the control surface.
+const Endpoint = "manager"
+
+// Defaults of a manager.
+const (
+	DefaultReadiness = 30 * time.Second       // spawn to ready, else uncertain
+	DefaultSettle    = 500 * time.Millisecond // first output, then still running this long
+	DefaultMaxSeats  = 50
+)
+
+// MintRequest asks for a seat's mesh identity.
+type MintRequest struct {
+	Name           string
+	Role           string
+	Subscribe      []string
+	AllowSubscribe []string // nil: same as Subscribe
+	AllowPublish   []string
+	Capabilities   []string
+}
+
+// Minted is a seat identity: its principal, lifecycle uid and a 0600 creds
+// file the seat (and only it) reads.
+type Minted struct {
+	Principal wire.Principal
+	UID       string
+	Creds     string
+}
+
+// Minter issues seat identities. The mesh process implements it with the
+// space's signing authority; the manager never holds a signing key.
+type Minter interface {
+	MintSeat(ctx context.Context, req MintRequest) (Minted, error)
+}
+
+// Options configure a manager instance.
+type Options struct {
+	Space        string
+	URL          string     // the mesh URL seats connect to
+	Conn         *nats.Conn // the manager's own (operator) connection
+	Identity     ep.Identity
+	InstanceFile string // the persisted instance id
+	ProjectDir   string // where .cotal/agents/ personas live
+	Minter       Minter
+	Readiness    time.Duration
+	Settle       time.Duration
+	MaxSeats     int
+	Logf         func(format string, args ...any)
+}
+
+// Manager runs seats and serves the manager endpoint. mu guards seats and
+// reserved; a seat's own fields are guarded by the seat's mu.
+type Manager struct {
+	opts   Options
+	server *ep.Server
+	iid    string
+
+	mu       sync.Mutex
+	seats    map[string]*Seat // by name, live and exited
+	reserved map[string]bool  // names being spawned
+
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+}
+
+// New prepares a manager: it loads (or creates) its instance id, refusing
+// a malformed id file by name.
+func New(opts Options) (*Manager, error) {
+	if opts.Readiness == 0 {
+		opts.Readiness = DefaultReadiness
+	}
+	if opts.Settle == 0 {
+		opts.Settle = DefaultSettle
+	}
+	if opts.MaxSeats == 0 {
+		opts.MaxSeats = DefaultMaxSeats
+	}
+	iid, err := ep.LoadOrCreateInstanceID(opts.InstanceFile)
+	if err != nil {
+		return nil, fmt.Errorf("manager instance id %s: %w", opts.InstanceFile, err)
+	}
+	m := &Manager{opts: opts, iid: iid, seats: map[string]*Seat{}, reserved: map[string]bool{}}
+	m.ctx, m.cancel = context.WithCancel(context.Background())
+	srv, err := ep.NewServer(opts.Conn, ep.ServerOptions{
+		Space: opts.Space, Endpoint: Endpoint, InstanceID: iid, Identity: opts.Identity,
+		EndpointType: "ai.cotal.manager", Logf: opts.Logf,
+	})
+	if err != nil {
+		return nil, err
+	}
+	m.server = srv
+	for _, c := range m.commands() {
+		if err := srv.Register(c); err != nil {
+			return nil, fmt.Errorf("registering %s: %w", c.Name, err)
+		}
+	}
+	if err := srv.Register(ep.GoalResultCommand()); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// Start CAS-increments the epoch, writes the registration and serves.
+func (m *Manager) Start(ctx context.Context) error { return m.server.Start(ctx) }
+
+// InstanceID names this manager instance.
+func (m *Manager) InstanceID() string { return m.iid }
+
+// Epoch is the serving epoch.
+func (m *Manager) Epoch() uint64 { return m.server.Epoch() }
+
+// Live names the seats whose process still runs.
+func (m *Manager) Live() []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var out []string
+	for n, s := range m.seats {
+		if s.pty != nil && s.pty.Running() {
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// StopAll stops every live seat gracefully (SIGTERM, then SIGKILL after 3
+// s) and waits until each connector has written it offline.
+func (m *Manager) StopAll(ctx context.Context) {
+	m.mu.Lock()
+	seats := make([]*Seat, 0, len(m.seats))
+	for _, s := range m.seats {
+		seats = append(seats, s)
+	}
+	m.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range seats {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = s.stop(ctx, true)
+		}()
+	}
+	wg.Wait()
+}
+
+// Close stops serving, stops every seat and releases them. Seats run in
+// this process's ptys, so they cannot outlive it: whoever closes a manager
+// with live seats has already been told so (down refuses without
+// --with-agents, the dashboard asks).
+func (m *Manager) Close() error {
+	err := m.server.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	m.StopAll(ctx)
+	cancel()
+	m.cancel()
+	m.wg.Wait()
+	m.mu.Lock()
+	for _, s := range m.seats {
+		s.release()
+	}
+	m.mu.Unlock()
+	return err
+}
+
+func (m *Manager) logf(format string, args ...any) {
+	if m.opts.Logf != nil {
+		m.opts.Logf(format, args...)
+	}
+}
+
+// seat finds a seat by name.
+func (m *Manager) seat(name string) (*Seat, *ep.Error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s, ok := m.seats[name]
+	if !ok {
+		names := make([]string, 0, len(m.seats))
+		for n := range m.seats {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, ep.Refuse(ep.CodeNotFound, "no seat %q on manager %s (seats: %v)", name, m.iid, names)
+	}
+	return s, nil
+}
+
+// seatOf finds the seat a self-mode caller is: the broker vouches for the
+// caller's owner, actor and lifecycle uid through the subject.
+func (m *Manager) seatOf(c ep.Caller) (*Seat, *ep.Error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.seats {
+		if s.id.Owner == c.Owner && s.id.Actor == c.Actor && s.uid == c.UID {
+			return s, nil
+		}
+	}
+	return nil, ep.Refuse(ep.CodeNotFound, "%s is not a seat of manager %s", c.ID(), m.iid)
+}
+
+var errCapacity = errors.New("capacity")

@@ -1,0 +1,165 @@
+package seat
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/pty"
+)
+
+// Seat states.
+const (
+	StateStarting  = "starting"  // launched, not ready yet
+	StateReady     = "ready"     // drew output and kept running; on the mesh
+	StateUncertain = "uncertain" // neither ready nor exited within the bound
+	StateExited    = "exited"
+)
+
+// Seat is one agent process in a pty, with the connector that holds its
+// mesh identity. mu guards the mutable fields.
+type Seat struct {
+	name    string
+	id      wire.Principal
+	uid     string
+	role    string
+	persona string
+	harness string
+	creds   string
+	goalID  string
+	created time.Time
+
+	mu      sync.Mutex
+	pty     *pty.Seat
+	conn    *mesh.Endpoint // nil until ready, nil again after exit
+	state   string
+	readyAt time.Time
+	exitAt  time.Time
+}
+
+// Row is one seat as ps reports it: the process state and the mesh state
+// side by side, each with its time, because they can disagree.
+type Row struct {
+	Name         string `json:"name"`
+	ID           string `json:"id"`
+	LifecycleUID string `json:"lifecycleUid"`
+	Role         string `json:"role,omitempty"`
+	Persona      string `json:"persona"`
+	Harness      string `json:"harness"`
+	State        string `json:"state"`
+	PID          int    `json:"pid"`
+	Process      string `json:"process"` // running, exited N, killed SIG
+	StartedMs    int64  `json:"startedMs"`
+	ExitedMs     int64  `json:"exitedMs,omitempty"`
+	LastOutputMs int64  `json:"lastOutputMs,omitempty"`
+	Mesh         string `json:"mesh"` // the connector's presence status, or offline
+	MeshSinceMs  int64  `json:"meshSinceMs,omitempty"`
+	Activity     string `json:"activity,omitempty"`
+	GoalID       string `json:"goalId,omitempty"`
+}
+
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// row reports the seat.
+func (s *Seat) row() Row {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := Row{
+		Name: s.name, ID: s.id.ID(), LifecycleUID: s.uid, Role: s.role, Persona: s.persona, Harness: s.harness,
+		State: s.state, StartedMs: ms(s.created), GoalID: s.goalID, Mesh: string(presence.Offline),
+	}
+	if s.pty != nil {
+		r.PID, r.LastOutputMs = s.pty.PID(), ms(s.pty.LastOutput())
+		r.Process = "running"
+		if code, sig, ok := s.pty.ExitStatus(); ok {
+			r.Process = fmt.Sprintf("exited %d", code)
+			if sig != "" {
+				r.Process = "killed " + sig
+			}
+			r.ExitedMs = ms(s.exitAt)
+		}
+	}
+	if s.conn != nil {
+		if rec, ok := s.conn.PresenceRecord(); ok {
+			r.Mesh, r.MeshSinceMs, r.Activity = string(rec.Status), rec.StatusSince, rec.Activity
+		}
+	} else if !s.exitAt.IsZero() {
+		r.MeshSinceMs = ms(s.exitAt)
+	}
+	return r
+}
+
+// running reports whether the seat's process runs.
+func (s *Seat) running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pty != nil && s.pty.Running()
+}
+
+// stop ends the process; the exit watcher takes the seat offline.
+func (s *Seat) stop(ctx context.Context, graceful bool) error {
+	s.mu.Lock()
+	p := s.pty
+	s.mu.Unlock()
+	if p == nil {
+		return nil
+	}
+	if err := p.Stop(ctx, graceful); err != nil {
+		return err
+	}
+	s.waitOffline(ctx)
+	return nil
+}
+
+// waitOffline waits until the exit watcher has closed the connector.
+func (s *Seat) waitOffline(ctx context.Context) {
+	for {
+		s.mu.Lock()
+		done := s.state == StateExited && s.conn == nil
+		s.mu.Unlock()
+		if done || ctx.Err() != nil {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// release frees the pty.
+func (s *Seat) release() {
+	s.mu.Lock()
+	p := s.pty
+	s.mu.Unlock()
+	if p != nil {
+		p.Close()
+	}
+}
+
+// screen is the seat's current screen as text.
+func (s *Seat) screen() (string, time.Time, bool) {
+	s.mu.Lock()
+	p := s.pty
+	s.mu.Unlock()
+	if p == nil {
+		return "", time.Time{}, false
+	}
+	return p.Screen(), p.LastOutput(), true
+}
+
+// tail is the last lines of the seat's screen, for a failure message.
+func tail(p *pty.Seat, n int) string {
+	return strings.Join(p.Tail(n), "\n")
+}

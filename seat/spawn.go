@@ -1,0 +1,297 @@
+package seat
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/pty"
+)
+
+// SpawnArgs are the spawn command's arguments.
+type SpawnArgs struct {
+	Persona string `json:"persona"`
+	Name    string `json:"name,omitempty"` // pinned: a collision is refused
+	Cwd     string `json:"cwd,omitempty"`
+	Role    string `json:"role,omitempty"`
+	Prompt  string `json:"prompt,omitempty"`
+}
+
+// Executor names the manager incarnation that runs a spawn.
+type Executor struct {
+	LifecycleUID string `json:"lifecycleUid"`
+	Epoch        uint64 `json:"epoch"`
+}
+
+// SpawnAccepted is the spawn reply: who the seat will be and which goal
+// reports how it went. It carries no secret.
+type SpawnAccepted struct {
+	Name                string   `json:"name"`
+	Owner               string   `json:"owner"`
+	Actor               string   `json:"actor"`
+	UID                 string   `json:"uid"`
+	GoalID              string   `json:"goalId"`
+	Fingerprint         string   `json:"fingerprint"`
+	ReadinessDeadlineMs int64    `json:"readinessDeadlineMs"`
+	Executor            Executor `json:"executor"`
+}
+
+// SpawnSucceeded is the terminal fact of a seat that came up.
+type SpawnSucceeded struct {
+	Name         string `json:"name"`
+	Agent        string `json:"agent"`
+	ID           string `json:"id"`
+	Mode         string `json:"mode"`
+	LifecycleUID string `json:"lifecycleUid"`
+	Role         string `json:"role,omitempty"`
+	PID          int    `json:"pid"`
+}
+
+// allocate picks the seat's name: a pinned one must be free, an unpinned
+// one is numbered base, base_2, base_3 against every seat and spawn in
+// flight. The name is reserved until the spawn resolves.
+func (m *Manager) allocate(base string, pinned bool) (string, *ep.Error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	taken := func(n string) bool {
+		s, ok := m.seats[n]
+		return m.reserved[n] || (ok && s.running())
+	}
+	live := len(m.reserved)
+	for _, s := range m.seats {
+		if s.running() {
+			live++
+		}
+	}
+	if live >= m.opts.MaxSeats {
+		return "", ep.Refuse(ep.CodeResourceExhausted, "manager %s runs %d seats, its limit", m.iid, m.opts.MaxSeats)
+	}
+	if pinned {
+		if taken(base) {
+			return "", ep.Refuse(ep.CodeAlreadyExists, "a seat named %q is live on manager %s; stop it or pick another name", base, m.iid)
+		}
+		m.reserved[base] = true
+		return base, nil
+	}
+	name := base
+	for i := 2; taken(name); i++ {
+		name = base + "_" + strconv.Itoa(i)
+	}
+	m.reserved[name] = true
+	return name, nil
+}
+
+func (m *Manager) unreserve(name string) {
+	m.mu.Lock()
+	delete(m.reserved, name)
+	m.mu.Unlock()
+}
+
+// spawn accepts at once and runs the seat in the background; the goal's
+// one terminal fact says how it went.
+func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+	var a SpawnArgs
+	if err := c.Decode(&a); err != nil {
+		return nil, ep.Refuse(ep.CodeBadRequest, "spawn args: %v", err)
+	}
+	p, err := LoadPersona(m.opts.ProjectDir, a.Persona)
+	if err != nil {
+		code := ep.CodeFailedPrecondition
+		if errors.Is(err, ErrNoPersona) {
+			code = ep.CodeNotFound
+		}
+		return nil, ep.Refuse(code, "%v", err)
+	}
+	base, pinned := p.Name, a.Name != ""
+	if pinned {
+		base = a.Name
+	}
+	if !wire.ValidToken(base) {
+		return nil, ep.Refuse(ep.CodeBadRequest, "seat name %q must be one token of A-Z a-z 0-9 _", base)
+	}
+	name, e := m.allocate(base, pinned)
+	if e != nil {
+		return nil, e
+	}
+	g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: m.opts.Readiness})
+	if e != nil {
+		m.unreserve(name)
+		return nil, e
+	}
+	if again {
+		m.unreserve(name)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		for _, s := range m.seats {
+			if s.goalID == g.ID() {
+				return m.accepted(s, g), nil
+			}
+		}
+		return nil, ep.Refuse(ep.CodeConflict, "goal %s was accepted by an earlier incarnation; read its result", g.ID())
+	}
+	role := p.Role
+	if a.Role != "" {
+		role = a.Role
+	}
+	minted, err := m.opts.Minter.MintSeat(ctx, MintRequest{
+		Name: name, Role: role, Subscribe: p.Subscribe, AllowSubscribe: p.AllowSubscribe,
+		AllowPublish: p.AllowPublish, Capabilities: p.Capabilities,
+	})
+	if err != nil {
+		m.unreserve(name)
+		_ = g.Fail(context.WithoutCancel(ctx), ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err))
+		return nil, ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err)
+	}
+	s := &Seat{
+		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
+		creds: minted.Creds, goalID: g.ID(), created: time.Now(), state: StateStarting,
+	}
+	m.mu.Lock()
+	m.seats[name] = s
+	delete(m.reserved, name)
+	m.mu.Unlock()
+	m.wg.Add(1)
+	go func() {
+		defer m.wg.Done()
+		m.launch(s, p, a, g)
+	}()
+	return m.accepted(s, g), nil
+}
+
+func (m *Manager) accepted(s *Seat, g *ep.Goal) SpawnAccepted {
+	fp := g.Fingerprint()
+	return SpawnAccepted{
+		Name: s.name, Owner: s.id.Owner, Actor: s.id.Actor, UID: s.uid, GoalID: g.ID(), Fingerprint: fp,
+		ReadinessDeadlineMs: m.opts.Readiness.Milliseconds(),
+		Executor:            Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
+	}
+}
+
+// seatEnv is the seat's environment: the caller's, the persona's, and the
+// seat identity (its creds file, never a signing key).
+func (m *Manager) seatEnv(s *Seat, p *Persona) []string {
+	env := append(os.Environ(), p.Env...)
+	return append(env,
+		"COTAL_SPACE="+m.opts.Space,
+		"COTAL_NAME="+s.name,
+		"COTAL_ROLE="+s.role,
+		"COTAL_ID="+s.id.ID(),
+		"COTAL_LIFECYCLE_UID="+s.uid,
+		"COTAL_URL="+m.opts.URL,
+		"COTAL_CREDS="+s.creds,
+		"COTAL_MANAGER_INSTANCE="+m.iid,
+	)
+}
+
+// launch starts the seat's process and follows it to its goal's outcome:
+// ready (it drew output and was still running a moment later), failed (it
+// exited first) or, after the readiness bound, uncertain (the goal's own
+// timer writes that; the seat is kept and watched).
+func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
+	ctx := m.ctx
+	fctx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	}
+	args := append([]string(nil), p.Args...)
+	if a.Prompt != "" && p.Harness != "command" {
+		args = append(args, a.Prompt)
+	}
+	cwd := p.Cwd
+	if a.Cwd != "" {
+		cwd = a.Cwd
+	}
+	proc, err := pty.Start(ctx, pty.Config{Path: p.Path, Args: args, Dir: cwd, Env: m.seatEnv(s, p)})
+	if err != nil {
+		s.mu.Lock()
+		s.state, s.exitAt = StateExited, time.Now()
+		s.mu.Unlock()
+		c, cancel := fctx()
+		_ = g.Fail(c, ep.Failed(ep.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
+		cancel()
+		return
+	}
+	s.mu.Lock()
+	s.pty = proc
+	s.mu.Unlock()
+	c, cancel := fctx()
+	_ = g.Progress(c, "running", map[string]any{"step": "launched", "pid": proc.PID()})
+	cancel()
+
+	// Ready: first output, and still running a moment later.
+	ready := false
+	select {
+	case <-proc.FirstOutput():
+		select {
+		case <-proc.Done():
+		case <-time.After(m.opts.Settle):
+			ready = true
+		case <-ctx.Done():
+		}
+	case <-proc.Done():
+	case <-ctx.Done():
+	}
+	if ready {
+		m.connect(s, p)
+		c, cancel := fctx()
+		_ = g.Progress(c, "running", map[string]any{"step": "ready"})
+		err := g.Succeed(c, SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
+		cancel()
+		if errors.Is(err, ep.ErrGoalTerminal) {
+			m.logf("seat %s came up after its goal ended uncertain", s.name)
+		}
+	}
+	<-proc.Done()
+	s.mu.Lock()
+	conn := s.conn
+	s.conn = nil
+	s.state, s.exitAt = StateExited, time.Now()
+	s.mu.Unlock()
+	if conn != nil {
+		_ = conn.Close() // offline at once, not after a TTL
+	}
+	if !ready {
+		code, sig, _ := proc.ExitStatus()
+		how := fmt.Sprintf("exit status %d", code)
+		if sig != "" {
+			how = "killed by " + sig
+		}
+		c, cancel := fctx()
+		_ = g.Fail(c, ep.Failed(ep.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
+		cancel()
+	}
+}
+
+// connect puts a ready seat on the mesh: the connector holds the seat's
+// identity, writes its presence and binds its DM, role and backstop
+// durables. A connector that cannot connect leaves the seat running and
+// says why.
+func (m *Manager) connect(s *Seat, p *Persona) {
+	ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
+	defer cancel()
+	o := mesh.Options{
+		URL: m.opts.URL, Creds: s.creds, Role: s.role, Description: p.Description, Tags: p.Tags,
+		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
+	}
+	if s.creds == "" { // an open mesh: no credentials, the identity is named
+		o.Space, o.Name, o.LifecycleUID, o.Subscribe = m.opts.Space, s.id.Actor, s.uid, p.Subscribe
+	}
+	conn, err := mesh.Connect(ctx, o)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err != nil {
+		m.logf("seat %s is running but could not join the mesh: %v", s.name, err)
+		s.state = StateUncertain
+		return
+	}
+	if s.pty == nil || !s.pty.Running() {
+		_ = conn.Close()
+		return
+	}
+	s.conn, s.state, s.readyAt = conn, StateReady, time.Now()
+}

@@ -1,0 +1,196 @@
+package tui
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// How far back the feed is prefilled, and how long that may take.
+const (
+	prefillWindow  = 30 * time.Minute
+	prefillTimeout = 3 * time.Second
+	seatPollEvery  = 2 * time.Second
+	idleBatchEvery = time.Second // ages advance even when nothing happens
+)
+
+// collector reads the mesh off the UI goroutine and hands the program one
+// batch per tick. The item reader and the seat poller add to the pending
+// fields under mu; the tick loop alone reads the watcher and calls send.
+type collector struct {
+	items func(context.Context) (*mesh.Item, error) // the endpoint's Next
+	w     *presence.Watcher
+	seats SeatSource
+	log   *LogSink
+	tick  time.Duration
+	send  func(tea.Msg) // blocks until the program takes it, or has ended
+
+	mu           sync.Mutex
+	posts        []Post
+	count        int
+	errs         []string
+	seatList     []Seat
+	seatsChanged bool
+}
+
+// run collects until ctx ends. With e set, the feed is prefilled with
+// recent history before live items are read.
+func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
+	go func() {
+		if e != nil {
+			c.prefill(ctx, e)
+		}
+		c.readItems(ctx)
+	}()
+	if c.seats != nil {
+		go c.pollSeats(ctx)
+	}
+	t := time.NewTicker(c.tick)
+	defer t.Stop()
+	peersDirty := true
+	var lastSent time.Time
+	var lastState presence.ViewState
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.w.Changes():
+			peersDirty = true
+		case now := <-t.C:
+			b := batchMsg{Now: now, View: c.w.View()}
+			if peersDirty {
+				b.Peers, b.PeersChanged, peersDirty = c.w.Roster(), true, false
+			}
+			c.mu.Lock()
+			b.Posts, b.Count, b.Errors = c.posts, c.count, c.errs
+			b.Seats, b.SeatsChanged = c.seatList, c.seatsChanged
+			c.posts, c.count, c.errs, c.seatsChanged = nil, 0, nil, false
+			c.mu.Unlock()
+			b.Errors = append(b.Errors, c.log.drain()...)
+			quiet := !b.PeersChanged && !b.SeatsChanged && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
+			if quiet && b.View.State == lastState && now.Sub(lastSent) < idleBatchEvery {
+				continue
+			}
+			c.send(b)
+			lastSent, lastState = now, b.View.State
+		}
+	}
+}
+
+// readItems takes every arrival from the endpoint, acks it (the feed has
+// it) and queues it for the next batch.
+func (c *collector) readItems(ctx context.Context) {
+	for {
+		it, err := c.items(ctx)
+		if err != nil {
+			if ctx.Err() == nil {
+				c.addError("reading the mesh stopped: " + err.Error())
+			}
+			return
+		}
+		p := postOf(it.Kind, it.Subject, it.Msg, it.Historical)
+		if err := it.Ack(); err != nil {
+			c.addError("ack failed, the item will come again: " + err.Error())
+		}
+		c.mu.Lock()
+		if !it.Historical {
+			c.count++
+		}
+		c.queueLocked(p)
+		c.mu.Unlock()
+	}
+}
+
+// queueLocked keeps at most feedCap pending posts, the newest.
+func (c *collector) queueLocked(p Post) {
+	if len(c.posts) >= feedCap {
+		c.posts = c.posts[1:]
+	}
+	c.posts = append(c.posts, p)
+}
+
+func (c *collector) addError(s string) {
+	c.mu.Lock()
+	c.errs = append(c.errs, s)
+	c.mu.Unlock()
+}
+
+// pollSeats asks the manager for its seats on each change and every few
+// seconds.
+func (c *collector) pollSeats(ctx context.Context) {
+	t := time.NewTicker(seatPollEvery)
+	defer t.Stop()
+	for {
+		seats, err := c.seats.Seats(ctx)
+		c.mu.Lock()
+		if err != nil {
+			c.errs = append(c.errs, "seats: "+err.Error())
+		} else {
+			c.seatList, c.seatsChanged = seats, true
+		}
+		c.mu.Unlock()
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.seats.Changes():
+		case <-t.C:
+		}
+	}
+}
+
+// prefill queues the recent posts of every channel, oldest first, so the
+// feed does not start empty. The operator may read the CHAT stream.
+func (c *collector) prefill(ctx context.Context, e *mesh.Endpoint) {
+	ctx, cancel := context.WithTimeout(ctx, prefillTimeout)
+	defer cancel()
+	js, err := jetstream.New(e.Conn())
+	if err != nil {
+		return
+	}
+	var recent []Post
+	err = mesh.ScanChannel(ctx, js, e.Space(), ">", 0, time.Now().Add(-prefillWindow), func(_ uint64, d wire.Delivery) bool {
+		if len(recent) >= feedCap {
+			recent = recent[1:]
+		}
+		recent = append(recent, postOf(d.Subject.Kind, d.Subject, d.Msg, true))
+		return true
+	})
+	if err != nil && ctx.Err() == nil {
+		c.addError("no feed history: " + err.Error())
+	}
+	c.mu.Lock()
+	c.posts = append(recent, c.posts...)
+	c.mu.Unlock()
+}
+
+// postOf turns a delivery into a feed line; the channel comes from the
+// subject, never the payload.
+func postOf(kind wire.Kind, s wire.Subject, m wire.Message, historical bool) Post {
+	from := wire.CleanLabel(m.From.Name)
+	if from == "" {
+		from = wire.CleanLabel(m.From.ID)
+	}
+	if r := wire.CleanLabel(m.From.Role); r != "" {
+		from += "/" + r
+	}
+	p := Post{ID: m.ID, Kind: string(kind), From: from, FromID: m.From.ID, Text: m.Text(), At: time.UnixMilli(m.TS), Historical: historical}
+	switch kind {
+	case wire.KindChannel:
+		p.Channel = s.Channel
+	case wire.KindAnycast:
+		p.Channel = "@" + s.Role
+	case wire.KindDM:
+		p.Channel = "dm"
+	}
+	if m.TS == 0 {
+		p.At = time.Now()
+	}
+	return p
+}

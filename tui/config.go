@@ -1,0 +1,67 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"time"
+
+	"github.com/cotal-go/cotal/mesh"
+)
+
+// Config says what the dashboard shows and as whom it acts.
+type Config struct {
+	Space   string
+	Hosting bool   // this process runs the mesh; quitting stops it
+	Mode    string // auth or open
+	Sync    string // always or interval
+	URL     string // the mesh's URL, for the header
+	PID     int    // the pid serving the mesh
+
+	// Endpoint is the operator's connection. The dashboard joins ">" on it
+	// to read every channel and sends through it.
+	Endpoint *mesh.Endpoint
+
+	In  io.Reader // nil: the terminal
+	Out io.Writer // nil: the terminal
+
+	// Bell rings the terminal bell once when a seat enters NEEDS YOU.
+	Bell bool
+
+	// ConfirmQuit returns the live seats quitting would leave behind (or
+	// stop, when hosting); nil or empty quits at once. It runs off the UI
+	// goroutine and may block briefly.
+	ConfirmQuit func() []string
+
+	// SeatSource is the manager's seat list; nil shows "no manager yet".
+	SeatSource SeatSource
+
+	// Log, when set, is drained into the status bar's last error.
+	Log *LogSink
+
+	// Tick is the batch period; 0 means DefaultTick.
+	Tick time.Duration
+}
+
+// DefaultTick is how often the collector hands the program a batch (15 Hz).
+const DefaultTick = time.Second / 15
+
+// SeatSource is the manager's view of its seats. The collector calls it;
+// the UI goroutine never does.
+type SeatSource interface {
+	// Seats lists the manager's seats now.
+	Seats(ctx context.Context) ([]Seat, error)
+	// Changes signals, coalesced, that Seats would answer differently.
+	Changes() <-chan struct{}
+}
+
+// Seat is one pty the manager runs. LastOutput is the observation the
+// roster's stalled overlay needs: when the seat last printed anything.
+type Seat struct {
+	Name       string
+	PeerID     string // presence id (owner.actor) of the seat's identity
+	State      string // starting, live, exited, ...
+	PID        int
+	Started    time.Time
+	LastOutput time.Time
+	Attached   bool
+}

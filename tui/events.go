@@ -1,0 +1,57 @@
+package tui
+
+import (
+	"time"
+
+	"github.com/charmbracelet/bubbles/key"
+
+	"github.com/cotal-go/cotal/mesh/presence"
+)
+
+// shared is what every component reads: built once, passed by pointer.
+// Only the UI goroutine touches it.
+type shared struct {
+	cfg    Config
+	styles Styles
+	keys   KeyMap
+	now    time.Time // the clock of the last batch; ages are computed against it
+}
+
+// component is one region of the screen.
+type component interface {
+	SetSize(w, h int)
+	View() string
+	ShortHelp() []key.Binding
+	FullHelp() [][]key.Binding
+}
+
+// Post is one feed line: a channel post (or a DM or task) as received.
+type Post struct {
+	ID         string
+	Kind       string // channel, dm or anycast
+	Channel    string // the channel, or "@role" for a task, "dm" for a DM
+	From       string // name/role, cleaned
+	FromID     string
+	Text       string
+	At         time.Time // the sender's timestamp
+	Historical bool      // history prefill, not a live arrival
+	Mine       bool      // sent from this dashboard
+}
+
+// batchMsg is everything the collector gathered since the last tick. The
+// program gets at most one per tick, never one per mesh event.
+type batchMsg struct {
+	Now time.Time
+
+	Peers        []presence.Peer // the roster when PeersChanged
+	PeersChanged bool
+	View         presence.View
+
+	Posts []Post // newest last, at most feedCap of them
+	Count int    // live posts received since the last batch, dropped ones included
+
+	Seats        []Seat
+	SeatsChanged bool
+
+	Errors []string
+}

@@ -1,0 +1,48 @@
+package tui
+
+import "github.com/charmbracelet/bubbles/key"
+
+// KeyMap is every key the dashboard answers, built once.
+type KeyMap struct {
+	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
+	Panel, PrevTab, NextTab                 key.Binding
+	Filter, Compose, Send, Cancel           key.Binding
+	Help, Quit, Yes, No                     key.Binding
+}
+
+// DefaultKeyMap is vim keys and arrows.
+func DefaultKeyMap() KeyMap {
+	return KeyMap{
+		Up:       key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑/k", "up")),
+		Down:     key.NewBinding(key.WithKeys("down", "j"), key.WithHelp("↓/j", "down")),
+		Top:      key.NewBinding(key.WithKeys("g", "home"), key.WithHelp("g", "top")),
+		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "bottom")),
+		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup/^u", "page up")),
+		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn/^d", "page down")),
+		Panel:    key.NewBinding(key.WithKeys("tab", "shift+tab", "left", "right", "h", "l"), key.WithHelp("tab/←→/h l", "roster ⇄ feed")),
+		PrevTab:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous channel")),
+		NextTab:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next channel")),
+		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter roster")),
+		Compose:  key.NewBinding(key.WithKeys("c", ":"), key.WithHelp("c", "send #chan/@name/!role")),
+		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send / apply")),
+		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel / clear")),
+		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
+		Quit:     key.NewBinding(key.WithKeys("q", "ctrl+c"), key.WithHelp("q", "quit")),
+		Yes:      key.NewBinding(key.WithKeys("y", "Y"), key.WithHelp("y", "yes")),
+		No:       key.NewBinding(key.WithKeys("n", "N", "esc"), key.WithHelp("n", "no")),
+	}
+}
+
+// ShortHelp is the hint line.
+func (k KeyMap) ShortHelp() []key.Binding {
+	return []key.Binding{k.Compose, k.Filter, k.Panel, k.Help, k.Quit}
+}
+
+// FullHelp is the ? screen, one column per subject.
+func (k KeyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown},
+		{k.Panel, k.PrevTab, k.NextTab, k.Filter},
+		{k.Compose, k.Send, k.Cancel, k.Help, k.Quit},
+	}
+}
