@@ -235,9 +235,13 @@ type agentConn struct {
 	err []string
 }
 
-func (h *harness) agent(name string) *agentConn {
+func (h *harness) agent(name string, profile ...broker.Profile) *agentConn {
 	h.t.Helper()
-	c, err := h.b.Authority().Mint(broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: name}, AllowPublish: []string{}})
+	id := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: name}, AllowPublish: []string{}}
+	if len(profile) > 0 {
+		id.Profile = profile[0]
+	}
+	c, err := h.b.Authority().Mint(id)
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package ep_test
 
 import (
 	"errors"
+	"github.com/cotal-go/cotal/broker"
 	"strings"
 	"testing"
 	"time"
@@ -116,7 +117,9 @@ func TestScatterDeregisteredKeepsReply(t *testing.T) {
 func TestRefusedProbeIsPermissionDenied(t *testing.T) {
 	h := newHarness(t)
 	h.start("inst-a")
-	ag := h.agent("prober")
+	// An observer has no control-surface rows at all (an agent may
+	// describe, so its probes are allowed).
+	ag := h.agent("prober", broker.ProfileObserver)
 	c, err := ep.NewClient(ag.nc, ep.ClientOptions{Space: space, Caller: ag.caller()})
 	if err != nil {
 		t.Fatal(err)
