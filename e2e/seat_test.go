@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// project makes a project dir whose .cotal/agents holds the given
+// personas (name -> frontmatter lines after name:).
+func project(t *testing.T, personas map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	agents := filepath.Join(dir, ".cotal", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, front := range personas {
+		body := fmt.Sprintf("---\nname: %s\n%s\n---\n", name, front)
+		if err := os.WriteFile(filepath.Join(agents, name+".md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// runIn runs cotal from dir (where its personas are), in space "seats".
+func runIn(t *testing.T, home, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	cmd := exec.Command(cotalBin, append(args, "--space", "seats")...)
+	cmd.Env = cotalEnv(home)
+	cmd.Dir = dir
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running cotal %v: %v", args, err)
+	}
+	return out.String(), errb.String(), code
+}
+
+func TestSeatSpawnInputScreenPsStop(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{
+		"shell": "agent: command\ncommand: sh",
+		"quick": "agent: command\ncommand: sh\nargs: [\"-c\", \"echo leaving now; exit 7\"]",
+	})
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+
+	out, stderr, code := runIn(t, home, dir, "spawn", "shell")
+	if code != 0 || !strings.Contains(out, "accepted: seat shell") || !strings.Contains(out, "ready: shell is up") {
+		t.Fatalf("spawn shell: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, _, code = runIn(t, home, dir, "input", "shell", "echo", "e2e-$((6*7))")
+	if code != 0 || !strings.HasPrefix(out, "sent ") || !strings.Contains(out, " bytes to shell") {
+		t.Fatalf("input: exit %d %q", code, out)
+	}
+	waitFor(t, 10*time.Second, func() error {
+		out, _, _ := runIn(t, home, dir, "screen", "shell")
+		if !strings.Contains(out, "e2e-42") {
+			return fmt.Errorf("screen:\n%s", out)
+		}
+		return nil
+	})
+	out, _, code = runIn(t, home, dir, "ps", "--json")
+	var cs struct {
+		Rows []struct {
+			Name      string `json:"name"`
+			Process   string `json:"process"`
+			PID       int    `json:"pid"`
+			Mesh      string `json:"mesh"`
+			StartedMs int64  `json:"startedMs"`
+		} `json:"rows"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &cs) != nil || len(cs.Rows) != 1 || cs.Rows[0].Process != "running" || cs.Rows[0].PID == 0 || cs.Rows[0].Mesh != "idle" {
+		t.Fatalf("ps --json: exit %d\n%s", code, out)
+	}
+
+	// A bare down refuses while the seat is live, and names it.
+	if _, stderr, code := runIn(t, home, dir, "down"); code != 1 || !strings.Contains(stderr, "shell") {
+		t.Fatalf("down with a live seat: exit %d %q", code, stderr)
+	}
+	out, stderr, code = runIn(t, home, dir, "stop", "shell", "--force")
+	if code != 0 || !strings.Contains(out, "stopped shell") {
+		t.Fatalf("stop: exit %d %s %s", code, out, stderr)
+	}
+	// Offline at once: the roster says so on the next read.
+	out, _, _ = runIn(t, home, dir, "roster", "--json")
+	var roster struct {
+		Peers []struct {
+			Name   string `json:"name"`
+			Status string `json:"status"`
+		} `json:"peers"`
+	}
+	if err := json.Unmarshal([]byte(out), &roster); err != nil || len(roster.Peers) != 1 || roster.Peers[0].Status != "offline" {
+		t.Fatalf("roster after stop: %v\n%s", err, out)
+	}
+
+	out, _, code = runIn(t, home, dir, "spawn", "quick")
+	if code != 1 || !strings.Contains(out, "failed") || !strings.Contains(out, "exit status 7") || !strings.Contains(out, "leaving now") {
+		t.Fatalf("spawn of a command that exits at once: exit %d\n%s", code, out)
+	}
+	if _, stderr, code := runIn(t, home, dir, "spawn", "nobody"); code == 0 || !strings.Contains(stderr, "nobody") {
+		t.Fatalf("spawn of an unknown persona: exit %d %q", code, stderr)
+	}
+}
+
+func TestSeatNamesAreNumberedAndPinnedNamesRefused(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	for _, want := range []string{"shell", "shell_2"} {
+		out, stderr, code := runIn(t, home, dir, "spawn", "shell")
+		if code != 0 || !strings.Contains(out, "accepted: seat "+want+" ") {
+			t.Fatalf("spawn: want %s, exit %d\n%s%s", want, code, out, stderr)
+		}
+	}
+	_, stderr, code := runIn(t, home, dir, "spawn", "shell", "--name", "shell")
+	if code == 0 || !strings.Contains(stderr, "already-exists") || !strings.Contains(stderr, "did not run") {
+		t.Fatalf("pinned collision: exit %d %q", code, stderr)
+	}
+}
