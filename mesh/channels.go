@@ -219,12 +219,12 @@ func (e *Endpoint) awaitRefusal(ctx context.Context, subject, op string, since t
 	t := time.NewTimer(joinConfirmWait)
 	defer t.Stop()
 	for {
-		if err := e.perms.since(subject, op, since); err != nil {
+		if err := e.perms.Since(subject, op, since); err != nil {
 			return err
 		}
 		select {
 		case <-t.C:
-			return e.perms.since(subject, op, since)
+			return e.perms.Since(subject, op, since)
 		case <-ctx.Done():
 			return ctx.Err()
 		case <-time.After(5 * time.Millisecond):

@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/internal/violation"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -94,7 +95,7 @@ type Endpoint struct {
 	watchErr   error
 
 	inbox     *inbox
-	perms     *violations
+	perms     *violation.Tracker
 	bootJoins []JoinResult // the subscribe list, joined at connect
 
 	mu       sync.Mutex
@@ -111,7 +112,7 @@ type Endpoint struct {
 // Connect connects an identity to its space, binds its DM and role queues,
 // joins its subscribe list and starts its presence.
 func Connect(ctx context.Context, opts Options) (*Endpoint, error) {
-	e := &Endpoint{opts: opts, perms: newViolations()}
+	e := &Endpoint{opts: opts, perms: violation.New()}
 	e.inbox = newInbox()
 	if err := e.identify(); err != nil {
 		return nil, err
@@ -238,9 +239,8 @@ func (e *Endpoint) dial() error {
 // for them: a publish that would otherwise wait for an ack until its
 // context ends, a join being confirmed, a joined channel refused late.
 func (e *Endpoint) onAsyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
-	if subj, op, ok := parseViolation(err); ok {
-		e.perms.record(subj, op, err)
-		if op == "subscription" {
+	if subj, op, ok := e.perms.Record(err); ok {
+		if op == violation.Subscription {
 			e.dropRefusedChannel(subj)
 		}
 		return

@@ -158,7 +158,7 @@ func (e *Endpoint) Registry(ctx context.Context) (*Registry, error) {
 		return nil, err
 	}
 	if e.ownNC {
-		r.watch = e.perms.watch
+		r.watch = e.perms.Watch
 	}
 	return r, nil
 }

@@ -185,7 +185,7 @@ func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, 
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	refused, stop := e.perms.watch(subject)
+	refused, stop := e.perms.Watch(subject)
 	defer stop()
 	type result struct {
 		ack *jetstream.PubAck

@@ -195,7 +195,7 @@ func (c *Client) cast(ctx context.Context, req Request, body EndpointRequest, re
 }
 
 func (c *Client) publishFlushed(ctx context.Context, subject, replyTo string, data []byte) error {
-	refused, stop := c.perms.watch(subject)
+	refused, stop := c.perms.Watch(subject)
 	defer stop()
 	if err := c.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: replyTo, Data: data}); err != nil {
 		return Refuse(CodeUnavailable, "publishing %s: %v", subject, err)

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/internal/violation"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -66,7 +67,7 @@ type Client struct {
 	nc     *nats.Conn
 	opts   ClientOptions
 	store  *ContractStore
-	perms  *violations
+	perms  *violation.Tracker
 	js     jetstream.JetStream
 	mu     sync.Mutex
 	cache  map[string]*Described // endpoint + "|" + pinned instance
@@ -90,10 +91,10 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	js, _ := jetstream.New(nc)
-	c := &Client{nc: nc, opts: opts, store: store, perms: newViolations(), js: js, cache: map[string]*Described{}, schema: map[string]*Schema{}}
+	c := &Client{nc: nc, opts: opts, store: store, perms: violation.New(), js: js, cache: map[string]*Described{}, schema: map[string]*Schema{}}
 	prev := nc.ErrorHandler()
 	nc.SetErrorHandler(func(conn *nats.Conn, sub *nats.Subscription, err error) {
-		c.perms.record(err)
+		c.perms.Record(err)
 		if prev != nil {
 			prev(conn, sub, err)
 		}

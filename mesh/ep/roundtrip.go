@@ -51,7 +51,7 @@ func (c *Client) roundTrip(ctx context.Context, req Request, body EndpointReques
 		return Responder{}, EndpointReply{}, Refuse(CodeUnavailable, "cannot listen for the reply: %v", err)
 	}
 	defer sub.Unsubscribe()
-	refused, stop := c.perms.watch(p.subject)
+	refused, stop := c.perms.Watch(p.subject)
 	defer stop()
 	m := &nats.Msg{Subject: p.subject, Reply: NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce), Data: p.body}
 	if err := c.nc.PublishMsg(m); err != nil {

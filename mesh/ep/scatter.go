@@ -123,7 +123,7 @@ func (c *Client) Scatter(ctx context.Context, endpoint, command string, args any
 		return nil, Refuse(CodeUnavailable, "cannot listen for replies: %v", err)
 	}
 	defer sub.Unsubscribe()
-	refused, stop := c.perms.watch(p.subject)
+	refused, stop := c.perms.Watch(p.subject)
 	defer stop()
 	if err := c.nc.PublishRequest(p.subject, NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce), p.body); err != nil {
 		return nil, Refuse(CodeUnavailable, "publishing %s: %v", p.subject, err)
