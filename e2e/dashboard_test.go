@@ -1,9 +1,12 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -29,13 +32,19 @@ type tmuxCotal struct {
 // pane; when it exits the pane prints EXIT=<code> and stays.
 func startDashboard(t *testing.T, home string) *tmuxCotal {
 	t.Helper()
+	return startDashboardIn(t, home, fakeHome)
+}
+
+// startDashboardIn runs bare cotal with args from dir.
+func startDashboardIn(t *testing.T, home, dir string, args ...string) *tmuxCotal {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		t.Skip("tmux is not installed")
 	}
 	if out, _, _ := runCotal(t, home, "--help"); !strings.Contains(out, "--no-bell") {
 		t.Skip("bare cotal is not the dashboard in this build (root RunE must call runDashboardCmd)")
 	}
-	downOnCleanup(t, home, nil) // a hosting dashboard left behind is stopped like any mesh
+	downOnCleanup(t, home, args) // a hosting dashboard left behind is stopped like any mesh
 	tc := &tmuxCotal{t: t, socket: fmt.Sprintf("cotal-e2e-%d-%d", os.Getpid(), tmuxSeq.Add(1))}
 	var env []string
 	for _, kv := range cotalEnv(home) {
@@ -43,8 +52,12 @@ func startDashboard(t *testing.T, home string) *tmuxCotal {
 			env = append(env, shellQuote(kv))
 		}
 	}
-	script := fmt.Sprintf("env %s %s; echo EXIT=$?; sleep 600", strings.Join(env, " "), shellQuote(cotalBin))
-	tc.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", "120", "-y", "40", "-c", fakeHome, "sh", "-c", script)
+	cmdline := []string{shellQuote(cotalBin)}
+	for _, a := range args {
+		cmdline = append(cmdline, shellQuote(a))
+	}
+	script := fmt.Sprintf("env %s %s; echo EXIT=$?; sleep 600", strings.Join(env, " "), strings.Join(cmdline, " "))
+	tc.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", "120", "-y", "40", "-c", dir, "sh", "-c", script)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("last screen:\n%s", tc.screen())
@@ -77,6 +90,32 @@ func (tc *tmuxCotal) waitScreen(wants ...string) {
 			if !strings.Contains(s, w) {
 				return fmt.Errorf("screen lacks %q:\n%s", w, s)
 			}
+		}
+		return nil
+	})
+}
+
+// waitLine polls until one screen line matches re.
+func (tc *tmuxCotal) waitLine(re string) {
+	tc.t.Helper()
+	rx := regexp.MustCompile(re)
+	waitFor(tc.t, screenWait, func() error {
+		s := tc.screen()
+		for _, l := range strings.Split(s, "\n") {
+			if rx.MatchString(l) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no screen line matches %q:\n%s", re, s)
+	})
+}
+
+// waitGoneFromScreen polls until s is no longer on the screen.
+func (tc *tmuxCotal) waitGoneFromScreen(s string) {
+	tc.t.Helper()
+	waitFor(tc.t, screenWait, func() error {
+		if scr := tc.screen(); strings.Contains(scr, s) {
+			return fmt.Errorf("screen still shows %q:\n%s", s, scr)
 		}
 		return nil
 	})
@@ -130,4 +169,106 @@ func TestDashboardAsClientLeavesTheMeshUp(t *testing.T) {
 	if code != 0 || !s.Up || s.PID != pid {
 		t.Errorf("after quitting the client dashboard: status exit %d, up %v, pid %d; want the mesh (pid %d) still up", code, s.Up, s.PID, pid)
 	}
+}
+
+// seatPID is the pid ps reports for a running seat.
+func seatPID(t *testing.T, home, space, name string) int {
+	t.Helper()
+	var ps struct {
+		Rows []struct {
+			Name    string `json:"name"`
+			PID     int    `json:"pid"`
+			Process string `json:"process"`
+		} `json:"rows"`
+	}
+	out := mustCotal(t, home, "ps", "--json", "--space", space)
+	if err := json.Unmarshal([]byte(out), &ps); err != nil {
+		t.Fatalf("ps --json: %v\n%s", err, out)
+	}
+	for _, r := range ps.Rows {
+		if r.Name == name && r.Process == "running" {
+			return r.PID
+		}
+	}
+	t.Fatalf("ps shows no running seat %s:\n%s", name, out)
+	return 0
+}
+
+// processAlive reports whether pid is a live process (a zombie is not).
+func processAlive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	_, rest, _ := strings.Cut(string(b), ") ")
+	return !strings.HasPrefix(rest, "Z") && !strings.HasPrefix(rest, "X")
+}
+
+func TestDashboardSpawnsTypesIntoStopsSeatsAndAsksBeforeQuitting(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	project := filepath.Join(t.TempDir(), "proj")
+	agents := filepath.Join(project, ".cotal", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "shell.md"), []byte("---\nname: shell\nagent: command\ncommand: sh\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const space = "seats"
+	d := startDashboardIn(t, home, project, "--space", space)
+	d.waitScreen("HOSTING", "mesh "+space+" runs in this process", "SEATS · 0", "no seats · s spawns one")
+
+	// Spawn a seat from the persona picker.
+	d.keys("s")
+	d.waitScreen("SPAWN A SEAT", "› shell")
+	d.keys("Enter")
+	d.waitScreen("shell is up and on the mesh")
+	d.waitLine(`^● ›shell +running +\S+ +\d+ +idle`)
+
+	// Type a line into it and read the answer on its screen.
+	d.keys("i")
+	d.waitScreen("type into shell>")
+	d.typeText("echo dash-$((6*7))")
+	d.keys("Enter")
+	d.waitLine(`→ sent \d+ bytes to shell`)
+	d.waitLine(`│dash-42 *$`)
+
+	// Stop it: the question names it, and the row goes offline.
+	d.keys("x")
+	d.waitScreen("stop seat shell? (y) / cancel (n)", "STOP SEAT shell?")
+	d.keys("y")
+	d.waitLine(`stopped shell \((exited|killed) .*\); it is offline`)
+	d.waitLine(`^⨯ ›shell +(exited|killed) .* offline`)
+
+	// Spawn it again (an exited seat's name is free); quitting asks and
+	// names it; n keeps everything running.
+	d.keys("s")
+	d.waitScreen("SPAWN A SEAT")
+	d.keys("Enter")
+	d.waitScreen("shell is up and on the mesh")
+	d.waitLine(`^● ›shell +running`)
+	pid := seatPID(t, home, space, "shell")
+	d.keys("q")
+	d.waitScreen("1 seat still running: shell — stop it and quit? (y) / cancel (n)")
+	d.keys("n")
+	d.waitGoneFromScreen("stop it and quit?")
+	if _, code := statusJSON(t, home, "--space", space); code != 0 || !processAlive(pid) {
+		t.Fatalf("after answering n: status exit %d (want 0), seat pid %d alive %v (want true)", code, pid, processAlive(pid))
+	}
+
+	// q and y: the seat and the mesh stop, and the dashboard exits.
+	d.keys("q")
+	d.waitScreen("stop it and quit?")
+	d.keys("y")
+	d.waitScreen("mesh "+space+" stopped", "EXIT=0")
+	if _, code := statusJSON(t, home, "--space", space); code != 1 {
+		t.Errorf("status after quitting with y: exit %d, want 1 (mesh stopped)", code)
+	}
+	waitFor(t, 5*time.Second, func() error {
+		if processAlive(pid) {
+			return fmt.Errorf("the seat's sh (pid %d) survived the dashboard", pid)
+		}
+		return nil
+	})
 }

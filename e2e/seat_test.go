@@ -136,3 +136,82 @@ func TestSeatNamesAreNumberedAndPinnedNamesRefused(t *testing.T) {
 		t.Fatalf("pinned collision: exit %d %q", code, stderr)
 	}
 }
+
+func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	sup := exec.Command(cotalBin, "supervise", "--space", "seats", "--id-file", filepath.Join(t.TempDir(), "second.id"))
+	sup.Env, sup.Dir = cotalEnv(home), dir
+	var supOut strings.Builder
+	sup.Stdout, sup.Stderr = &supOut, &supOut
+	if err := sup.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sup.Process.Kill(); _ = sup.Wait() })
+
+	var second string
+	waitFor(t, 10*time.Second, func() error {
+		out, _, _ := runIn(t, home, dir, "ps", "--json")
+		var cs struct {
+			Managers []string `json:"managers"`
+		}
+		if json.Unmarshal([]byte(out), &cs) != nil || len(cs.Managers) != 2 {
+			return fmt.Errorf("managers so far: %s\nsupervise: %s", out, supOut.String())
+		}
+		if strings.Contains(supOut.String(), cs.Managers[0]) {
+			second = cs.Managers[0]
+		} else {
+			second = cs.Managers[1]
+		}
+		return nil
+	})
+	for _, on := range []string{"", second} {
+		args := []string{"spawn", "shell"}
+		if on != "" {
+			args = append(args, "--on", on)
+		}
+		if out, stderr, code := runIn(t, home, dir, args...); code != 0 {
+			t.Fatalf("spawn %v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
+	out, _, code := runIn(t, home, dir, "ps", "--json")
+	var cs struct {
+		Rows []struct {
+			Manager string `json:"manager"`
+			Name    string `json:"name"`
+		} `json:"rows"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &cs) != nil || len(cs.Rows) != 2 || cs.Rows[0].Manager == cs.Rows[1].Manager {
+		t.Fatalf("ps over two managers: exit %d\n%s", code, out)
+	}
+	// A manager that dies without deregistering leaves the census
+	// incomplete: ps names it and exits 1.
+	_ = sup.Process.Kill()
+	_ = sup.Wait()
+	_, stderr, code := runIn(t, home, dir, "ps")
+	if code != 1 || !strings.Contains(stderr, second) || !strings.Contains(stderr, "incomplete") {
+		t.Fatalf("ps with a dead manager: exit %d %q", code, stderr)
+	}
+}
+
+func TestSetupSeedsADefaultPersonaOnce(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	out, _, code := runIn(t, home, dir, "setup")
+	if code != 0 || !strings.Contains(out, "created ") || !strings.Contains(out, "default") {
+		t.Fatalf("setup: exit %d %s", code, out)
+	}
+	b, err := os.ReadFile(filepath.Join(dir, ".cotal", "agents", "default.md"))
+	if err != nil || !strings.Contains(string(b), "capabilities: [spawn, run]") {
+		t.Fatalf("seeded persona: %v\n%s", err, b)
+	}
+	out, _, code = runIn(t, home, dir, "setup")
+	if code != 0 || !strings.Contains(out, "kept ") {
+		t.Fatalf("second setup: exit %d %s", code, out)
+	}
+}

@@ -17,17 +17,21 @@ import (
 const (
 	prefillWindow  = 30 * time.Minute
 	prefillTimeout = 3 * time.Second
-	seatPollEvery  = 2 * time.Second
-	idleBatchEvery = time.Second // ages advance even when nothing happens
+	seatPollEvery  = time.Second            // a ps over the managers
+	screenEvery    = 250 * time.Millisecond // the focused seat's screen
+	seatTimeout    = 5 * time.Second        // one ps or screen call
+	idleBatchEvery = time.Second            // ages advance even when nothing happens
 )
 
 // collector reads the mesh off the UI goroutine and hands the program one
-// batch per tick. The item reader and the seat poller add to the pending
-// fields under mu; the tick loop alone reads the watcher and calls send.
+// batch per tick. The item reader and the seat and screen pollers add to
+// the pending fields under mu; the tick loop alone reads the watcher and
+// calls send.
 type collector struct {
 	items func(context.Context) (*mesh.Item, error) // the endpoint's Next
 	w     *presence.Watcher
 	seats SeatSource
+	focus *seatFocus // the seat whose screen to fetch; nil: none
 	log   *LogSink
 	tick  time.Duration
 	send  func(tea.Msg) // blocks until the program takes it, or has ended
@@ -36,8 +40,10 @@ type collector struct {
 	posts        []Post
 	count        int
 	errs         []string
-	seatList     []Seat
+	census       Census
 	seatsChanged bool
+	shot         *screenShot
+	seatErr      string // the last census error, said once
 }
 
 // run collects until ctx ends. With e set, the feed is prefilled with
@@ -51,6 +57,9 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 	}()
 	if c.seats != nil {
 		go c.pollSeats(ctx)
+		if c.focus != nil {
+			go c.pollScreen(ctx)
+		}
 	}
 	t := time.NewTicker(c.tick)
 	defer t.Stop()
@@ -70,11 +79,11 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 			}
 			c.mu.Lock()
 			b.Posts, b.Count, b.Errors = c.posts, c.count, c.errs
-			b.Seats, b.SeatsChanged = c.seatList, c.seatsChanged
-			c.posts, c.count, c.errs, c.seatsChanged = nil, 0, nil, false
+			b.Census, b.SeatsChanged, b.Shot = c.census, c.seatsChanged, c.shot
+			c.posts, c.count, c.errs, c.seatsChanged, c.shot = nil, 0, nil, false, nil
 			c.mu.Unlock()
 			b.Errors = append(b.Errors, c.log.drain()...)
-			quiet := !b.PeersChanged && !b.SeatsChanged && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
+			quiet := !b.PeersChanged && !b.SeatsChanged && b.Shot == nil && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
 			if quiet && b.View.State == lastState && now.Sub(lastSent) < idleBatchEvery {
 				continue
 			}
@@ -122,18 +131,23 @@ func (c *collector) addError(s string) {
 	c.mu.Unlock()
 }
 
-// pollSeats asks the manager for its seats on each change and every few
-// seconds.
+// pollSeats takes a census of the managers' seats every second and on
+// each change. A failing census is reported once, not every second.
 func (c *collector) pollSeats(ctx context.Context) {
 	t := time.NewTicker(seatPollEvery)
 	defer t.Stop()
 	for {
-		seats, err := c.seats.Seats(ctx)
+		cctx, cancel := context.WithTimeout(ctx, seatTimeout)
+		cs, err := c.seats.Seats(cctx)
+		cancel()
 		c.mu.Lock()
-		if err != nil {
-			c.errs = append(c.errs, "seats: "+err.Error())
-		} else {
-			c.seatList, c.seatsChanged = seats, true
+		switch {
+		case err != nil && ctx.Err() == nil:
+			if msg := "seats: " + err.Error(); msg != c.seatErr {
+				c.errs, c.seatErr = append(c.errs, msg), msg
+			}
+		case err == nil:
+			c.census, c.seatsChanged, c.seatErr = cs, true, ""
 		}
 		c.mu.Unlock()
 		select {
@@ -142,6 +156,37 @@ func (c *collector) pollSeats(ctx context.Context) {
 		case <-c.seats.Changes():
 		case <-t.C:
 		}
+	}
+}
+
+// pollScreen fetches the focused seat's screen four times a second while
+// a seat is focused.
+func (c *collector) pollScreen(ctx context.Context) {
+	t := time.NewTicker(screenEvery)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		s, ok := c.focus.load()
+		if !ok {
+			continue
+		}
+		cctx, cancel := context.WithTimeout(ctx, seatTimeout)
+		scr, err := c.seats.Screen(cctx, s)
+		cancel()
+		if ctx.Err() != nil {
+			return
+		}
+		shot := &screenShot{Name: s.Name, Manager: s.Manager, Screen: scr, At: time.Now()}
+		if err != nil {
+			shot.Err = err.Error()
+		}
+		c.mu.Lock()
+		c.shot = shot
+		c.mu.Unlock()
 	}
 }
 

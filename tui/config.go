@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"context"
 	"io"
 	"time"
 
@@ -27,13 +26,17 @@ type Config struct {
 	// Bell rings the terminal bell once when a seat enters NEEDS YOU.
 	Bell bool
 
-	// ConfirmQuit returns the live seats quitting would leave behind (or
-	// stop, when hosting); nil or empty quits at once. It runs off the UI
-	// goroutine and may block briefly.
+	// ConfirmQuit returns the live seats quitting would stop (when
+	// hosting); nil or empty quits at once. It runs off the UI goroutine
+	// and may block briefly. A client leaves it nil: quitting stops nothing.
 	ConfirmQuit func() []string
 
-	// SeatSource is the manager's seat list; nil shows "no manager yet".
+	// SeatSource is the managers' seat census; nil shows "no manager yet".
 	SeatSource SeatSource
+
+	// SeatControl spawns, stops and types into seats; nil refuses those
+	// keys in words.
+	SeatControl SeatControl
 
 	// Log, when set, is drained into the status bar's last error.
 	Log *LogSink
@@ -44,24 +47,3 @@ type Config struct {
 
 // DefaultTick is how often the collector hands the program a batch (15 Hz).
 const DefaultTick = time.Second / 15
-
-// SeatSource is the manager's view of its seats. The collector calls it;
-// the UI goroutine never does.
-type SeatSource interface {
-	// Seats lists the manager's seats now.
-	Seats(ctx context.Context) ([]Seat, error)
-	// Changes signals, coalesced, that Seats would answer differently.
-	Changes() <-chan struct{}
-}
-
-// Seat is one pty the manager runs. LastOutput is the observation the
-// roster's stalled overlay needs: when the seat last printed anything.
-type Seat struct {
-	Name       string
-	PeerID     string // presence id (owner.actor) of the seat's identity
-	State      string // starting, live, exited, ...
-	PID        int
-	Started    time.Time
-	LastOutput time.Time
-	Attached   bool
-}

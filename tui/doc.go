@@ -2,12 +2,15 @@
 // age of every fact, the NEEDS YOU lane, seats, the channel feed and a
 // status bar, plus an input line that sends as the local operator.
 //
-// It reaches the mesh only through a mesh.Endpoint and the manager only
-// through SeatSource, so hosting the mesh and being a client of it are the
-// same code. It must never import seat/, broker/ or app/.
+// It reaches the mesh only through a mesh.Endpoint and the managers only
+// through SeatSource (the census and screens) and SeatControl (spawn, stop,
+// input), so hosting the mesh and being a client of it are the same code.
+// It must never import seat/, broker/ or app/.
 //
 // Goroutines: the bubbletea program owns the model; the collector owns the
-// mesh reads and hands the program one batch per tick (see collect.go).
-// Nothing the model runs in Update waits on the network: sends and the
-// quit check run as tea.Cmds.
+// mesh reads, the seat census and the selected seat's screen, and hands
+// the program one batch per tick (see collect.go). The model tells the
+// collector which seat is selected through seatFocus, under its own lock.
+// Nothing the model runs in Update waits on the network: sends, seat
+// commands and the quit check run as tea.Cmds.
 package tui

@@ -50,8 +50,18 @@ type batchMsg struct {
 	Posts []Post // newest last, at most feedCap of them
 	Count int    // live posts received since the last batch, dropped ones included
 
-	Seats        []Seat
+	Census       Census // the seats when SeatsChanged
 	SeatsChanged bool
+	Shot         *screenShot // the focused seat's screen, when fetched since the last batch
 
 	Errors []string
+}
+
+// screenShot is one fetch of a seat's screen.
+type screenShot struct {
+	Name    string
+	Manager string
+	Screen  Screen
+	Err     string
+	At      time.Time
 }

@@ -79,7 +79,7 @@ func statusRank(p *presence.Peer) int {
 }
 
 // harnessTags are the two-letter tags of the harnesses people know.
-var harnessTags = map[string]string{"claude": "cc", "opencode": "oc", "hermes": "hm", "codex": "cx", "jcode": "jc", "pi": "pi"}
+var harnessTags = map[string]string{"claude": "cc", "opencode": "oc", "hermes": "hm", "codex": "cx", "jcode": "jc", "pi": "pi", "command": "cm"}
 
 // harnessTag reads the peer's harness from card.meta.harness or a
 // "harness:<name>" tag; "" when it says none.
@@ -93,6 +93,11 @@ func harnessTag(c presence.Card) string {
 			}
 		}
 	}
+	return tagOf(h)
+}
+
+// tagOf is a harness name's two-letter tag.
+func tagOf(h string) string {
 	h = strings.ToLower(strings.TrimSpace(h))
 	if tag, ok := harnessTags[h]; ok {
 		return tag

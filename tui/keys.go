@@ -7,6 +7,7 @@ type KeyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	Panel, PrevTab, NextTab                 key.Binding
 	Filter, Compose, Send, Cancel           key.Binding
+	Spawn, Stop, Type                       key.Binding
 	Help, Quit, Yes, No                     key.Binding
 }
 
@@ -19,11 +20,14 @@ func DefaultKeyMap() KeyMap {
 		Bottom:   key.NewBinding(key.WithKeys("G", "end"), key.WithHelp("G", "bottom")),
 		PageUp:   key.NewBinding(key.WithKeys("pgup", "ctrl+u"), key.WithHelp("pgup/^u", "page up")),
 		PageDown: key.NewBinding(key.WithKeys("pgdown", "ctrl+d"), key.WithHelp("pgdn/^d", "page down")),
-		Panel:    key.NewBinding(key.WithKeys("tab", "shift+tab", "left", "right", "h", "l"), key.WithHelp("tab/←→/h l", "roster ⇄ feed")),
+		Panel:    key.NewBinding(key.WithKeys("tab", "shift+tab", "left", "right", "h", "l"), key.WithHelp("tab/←→/h l", "roster ⇄ seats ⇄ feed")),
 		PrevTab:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous channel")),
 		NextTab:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next channel")),
 		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter roster")),
 		Compose:  key.NewBinding(key.WithKeys("c", ":"), key.WithHelp("c", "send #chan/@name/!role")),
+		Spawn:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "spawn a seat")),
+		Stop:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop seat")),
+		Type:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type into seat")),
 		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send / apply")),
 		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel / clear")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
@@ -35,7 +39,7 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the hint line.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Compose, k.Filter, k.Panel, k.Help, k.Quit}
+	return []key.Binding{k.Compose, k.Spawn, k.Stop, k.Type, k.Help, k.Quit}
 }
 
 // FullHelp is the ? screen, one column per subject.
@@ -44,5 +48,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown},
 		{k.Panel, k.PrevTab, k.NextTab, k.Filter},
 		{k.Compose, k.Send, k.Cancel, k.Help, k.Quit},
+		{k.Spawn, k.Stop, k.Type},
 	}
 }

@@ -8,7 +8,6 @@ import (
 	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cotal-go/cotal/mesh/presence"
 )
@@ -27,7 +26,19 @@ const (
 	modeCompose      // the input line has the keys
 	modeFilter       // the roster filter has the keys
 	modeHelp         // the ? screen
-	modeConfirm      // quitting would leave live seats: y/n
+	modeConfirm      // quitting would stop live seats: y/n
+	modePicker       // choosing a persona to spawn
+	modeStop         // stopping the selected seat: y/n
+	modeType         // the seat line has the keys
+)
+
+// panel is the region the navigation keys move in.
+type panel int
+
+const (
+	panelRoster panel = iota
+	panelSeats
+	panelFeed
 )
 
 // quitCheckMsg carries ConfirmQuit's answer.
@@ -42,17 +53,25 @@ type Model struct {
 	seats  *seatsView
 	feed   *feedView
 	input  *inputLine
+	line   *seatLine
 	status *statusBar
 	help   help.Model
 	send   sender
+	ctl    SeatControl
 	bell   func()
+	focus  *seatFocus // shared with the collector: the seat whose screen it fetches
 
 	mode      mode
+	panel     panel
 	view      presence.View
-	live      []string // seats named by ConfirmQuit
+	live      []string      // seats named by ConfirmQuit
+	picker    personaPicker // in modePicker
+	stopping  Seat          // in modeStop
 	quitting  bool
 	w, h      int
 	viewKnown bool // a batch has been seen
+	rostered  bool // a roster has been seen
+	censused  bool // a seat census has been seen
 }
 
 // newModel builds the model with styles and keys made once.
@@ -60,10 +79,11 @@ func newModel(cfg Config, styles Styles, s sender, bell func()) *Model {
 	sh := &shared{cfg: cfg, styles: styles, keys: DefaultKeyMap(), now: time.Now()}
 	m := &Model{
 		sh: sh, roster: newRosterView(sh), needs: newNeedsView(sh), seats: newSeatsView(sh),
-		feed: newFeedView(sh), input: newInputLine(sh), status: newStatusBar(sh),
-		help: help.New(), send: s, bell: bell,
+		feed: newFeedView(sh), input: newInputLine(sh), line: newSeatLine(sh), status: newStatusBar(sh),
+		help: help.New(), send: s, ctl: cfg.SeatControl, bell: bell, focus: &seatFocus{},
 	}
 	m.help.ShowAll = true
+	m.setPanel(panelRoster)
 	return m
 }
 
@@ -88,6 +108,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.live, m.mode = msg.live, modeConfirm
+	case personasMsg, spawnAcceptedMsg, spawnDoneMsg, stoppedMsg, inputSentMsg:
+		return m, m.seatResult(msg)
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	}
@@ -99,19 +121,37 @@ func (m *Model) apply(b batchMsg) {
 	m.sh.now = b.Now
 	m.view, m.viewKnown = b.View, true
 	if b.SeatsChanged {
-		m.seats.setSeats(b.Seats)
-		m.roster.setSeats(b.Seats)
+		compact := m.seats.compact()
+		m.seats.setCensus(b.Census)
+		m.roster.setSeats(b.Census.Seats)
+		if compact != m.seats.compact() {
+			m.layout()
+		}
+		if m.panel == panelSeats && m.seats.compact() {
+			m.setPanel(panelRoster)
+		}
+		m.syncFocus()
+	}
+	if b.Shot != nil {
+		m.seats.setShot(b.Shot)
 	}
 	if b.PeersChanged {
 		m.roster.setPeers(b.Peers)
-		if m.needs.setPeers(m.roster.peers) > 0 && m.sh.cfg.Bell && m.bell != nil {
-			m.bell()
-		}
 		m.status.peers, m.status.online = len(b.Peers), 0
 		for i := range b.Peers {
 			if !b.Peers[i].Offline {
 				m.status.online++
 			}
+		}
+	}
+	if b.PeersChanged || b.SeatsChanged {
+		// The first roster and the first census enter nobody: they were
+		// waiting before the dashboard looked.
+		quiet := (b.PeersChanged && !m.rostered) || (b.SeatsChanged && !m.censused)
+		m.rostered = m.rostered || b.PeersChanged
+		m.censused = m.censused || b.SeatsChanged
+		if m.needs.rebuild(m.roster.peers, m.seats.seats, quiet) > 0 && m.sh.cfg.Bell && m.bell != nil {
+			m.bell()
 		}
 	}
 	m.feed.add(b.Posts)
@@ -124,6 +164,10 @@ func (m *Model) apply(b batchMsg) {
 // key routes a key press by mode, then to the focused panel.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.sh.keys
+	if msg.String() == "ctrl+c" && m.mode != modeConfirm {
+		m.leaveMode()
+		return m.quit()
+	}
 	switch m.mode {
 	case modeCompose:
 		cmd := m.input.update(msg, m.send, m.feed.currentChannel())
@@ -139,9 +183,6 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	case modeHelp:
-		if key.Matches(msg, k.Quit) && msg.String() == "ctrl+c" {
-			return m.quit()
-		}
 		m.mode = modeNormal
 		return nil
 	case modeConfirm:
@@ -153,6 +194,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.mode, m.live = modeNormal, nil
 		}
 		return nil
+	case modePicker, modeStop, modeType:
+		return m.seatKey(msg)
 	}
 	switch {
 	case key.Matches(msg, k.Quit):
@@ -162,24 +205,74 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Compose):
 		m.mode = modeCompose
 		return m.input.open(m.feed.currentChannel())
+	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type):
+		return m.seatKey(msg)
 	case key.Matches(msg, k.Filter):
 		m.mode = modeFilter
-		m.roster.focused, m.feed.focused = true, false
+		m.setPanel(panelRoster)
 		cmd := m.roster.startFilter()
 		m.layout()
 		return cmd
 	case key.Matches(msg, k.Cancel):
 		m.roster.clearFilter()
 	case key.Matches(msg, k.Panel):
-		m.roster.focused, m.feed.focused = !m.roster.focused, m.roster.focused
+		m.cyclePanel(msg.String() == "shift+tab" || msg.String() == "left" || msg.String() == "h")
 	case key.Matches(msg, k.PrevTab), key.Matches(msg, k.NextTab):
 		m.feed.move(msg)
-	case m.roster.focused:
-		m.roster.move(msg)
+	case m.panel == panelRoster:
+		if m.roster.move(msg) {
+			if p, ok := m.roster.selected(); ok && m.seats.selectPeer(p.ID) {
+				m.syncFocus()
+			}
+		}
+	case m.panel == panelSeats:
+		if m.seats.move(msg) {
+			m.syncFocus()
+		}
 	default:
 		m.feed.move(msg)
 	}
 	return nil
+}
+
+// leaveMode abandons whatever the keyboard was doing.
+func (m *Model) leaveMode() {
+	switch m.mode {
+	case modeCompose:
+		m.input.ti.Blur()
+	case modeFilter:
+		m.roster.filter.Blur()
+		m.layout()
+	case modeType:
+		m.line.ti.Blur()
+	}
+	m.mode = modeNormal
+}
+
+// setPanel gives the navigation keys to one panel.
+func (m *Model) setPanel(p panel) {
+	m.panel = p
+	m.roster.focused, m.seats.focused, m.feed.focused = p == panelRoster, p == panelSeats, p == panelFeed
+}
+
+// cyclePanel moves to the next (or previous) panel; the seats band is
+// skipped while it has no seats.
+func (m *Model) cyclePanel(back bool) {
+	d := 1
+	if back {
+		d = 2
+	}
+	p := (m.panel + panel(d)) % 3
+	if p == panelSeats && m.seats.compact() {
+		p = (p + panel(d)) % 3
+	}
+	m.setPanel(p)
+}
+
+// syncFocus tells the collector which seat's screen to fetch.
+func (m *Model) syncFocus() {
+	s, ok := m.seats.selected()
+	m.focus.store(s, ok)
 }
 
 // quit asks ConfirmQuit off the UI goroutine; with nothing live it quits.
@@ -206,20 +299,25 @@ func (m *Model) headerLines() int {
 	return 1
 }
 
-// Layout: header; roster | NEEDS YOU over SEATS; feed; input line; status.
+// Layout: header; roster | NEEDS YOU; SEATS list | screen; feed; input
+// line; status. The seats band shrinks to two lines while it has no seats.
 func (m *Model) layout() {
 	w, h := m.w, m.h
 	body := h - m.headerLines() - 2
-	top := body * 11 / 20
-	feedH := body - top
+	seatsH := 2
+	if !m.seats.compact() {
+		seatsH = max(body*3/10, 4)
+	}
+	top := (body - seatsH) * 3 / 5
+	feedH := body - seatsH - top
 	sideW := min(max(w/3, 31), w/2)
 	rw := w - sideW - 1
-	needsH := top * 3 / 5
 	m.roster.SetSize(rw, top)
-	m.needs.SetSize(sideW, needsH)
-	m.seats.SetSize(sideW, top-needsH)
+	m.needs.SetSize(sideW, top)
+	m.seats.SetSize(w, seatsH)
 	m.feed.SetSize(w, feedH)
 	m.input.SetSize(w, 1)
+	m.line.SetSize(w, 1)
 	m.status.SetSize(w, 1)
 }
 
@@ -238,15 +336,25 @@ func (m *Model) View() string {
 		b.WriteString(m.helpView())
 		return b.String()
 	}
-	side := lipgloss.JoinVertical(lipgloss.Left, m.needs.View(), m.seats.View())
 	sep := strings.TrimSuffix(strings.Repeat(st.Rule.Render("│")+"\n", m.roster.h), "\n")
-	b.WriteString(lipgloss.JoinHorizontal(lipgloss.Top, m.roster.View(), sep, side))
+	b.WriteString(joinColumns(m.roster.View(), sep, m.needs.View()))
 	b.WriteString("\n")
-	b.WriteString(m.feed.View())
+	b.WriteString(m.seats.View())
 	b.WriteString("\n")
-	if m.mode == modeConfirm {
-		b.WriteString(fit(st.Stalled.Render(fmt.Sprintf("live seats: %s. Quit anyway? y/n", strings.Join(m.live, ", "))), m.w))
+	if d := m.dialog(); d != nil {
+		b.WriteString(block(d, m.w, m.feed.h))
 	} else {
+		b.WriteString(m.feed.View())
+	}
+	b.WriteString("\n")
+	switch m.mode {
+	case modeConfirm:
+		b.WriteString(fit(st.Stalled.Render(m.quitQuestion()), m.w))
+	case modeStop:
+		b.WriteString(fit(st.Stalled.Render(m.stopQuestion()), m.w))
+	case modeType:
+		b.WriteString(m.line.View())
+	default:
 		b.WriteString(m.input.View())
 	}
 	b.WriteString("\n")
@@ -296,6 +404,8 @@ func (m *Model) helpView() string {
 		"",
 		"roster:  ● working  ◐ waiting  ○ idle  ⨯ offline  ⚙ endpoint;  FOR = status age, HEARD = last heartbeat",
 		"         'working · progress unknown': no seat output observed;  'stalled Nm': no output for over 5m",
+		"seats:   PROCESS and MESH side by side; '≠' marks a row where they disagree; the selected seat's screen is on the right",
+		"         s spawns from a persona of .cotal/agents · x stops the selected seat (asks first) · i types a line into it",
 	}
 	body := strings.Split(strings.Join(lines, "\n"), "\n")
 	return block(body, m.w, m.h-m.headerLines())

@@ -67,7 +67,7 @@ func TestWorkingSaysStalledOrProgressUnknown(t *testing.T) {
 			h := newTestModel(t, Config{SeatSource: nil}, 120, 40)
 			b := batchMsg{PeersChanged: true, Peers: []presence.Peer{peer("alice", presence.Working, 10*time.Minute)}}
 			if tt.lastOutput > 0 {
-				b.SeatsChanged, b.Seats = true, []Seat{{Name: "alice", PeerID: "local.alice", State: "live", LastOutput: t0.Add(-tt.lastOutput)}}
+				b.SeatsChanged, b.Census = true, Census{Managers: 1, Seats: []Seat{{Name: "alice", PeerID: "local.alice", State: "ready", Process: "running", LastOutput: t0.Add(-tt.lastOutput)}}}
 			}
 			h.batch(0, b)
 			if l := rosterLine(h.screen(), "alice"); !strings.Contains(l, tt.want) {
@@ -110,7 +110,7 @@ func TestNeedsYouOldestFirstAndRingsOncePerEntry(t *testing.T) {
 	}
 	var names []string
 	for _, p := range h.m.needs.waiting {
-		names = append(names, p.Name)
+		names = append(names, p.name)
 	}
 	if strings.Join(names, ",") != "old,young" {
 		t.Errorf("lane order %v, want oldest first", names)
@@ -264,7 +264,7 @@ func TestQuitAsksAboutLiveSeats(t *testing.T) {
 	live := []string{"alice"}
 	h = newTestModel(t, Config{ConfirmQuit: func() []string { return live }}, 120, 40)
 	h.send(h.keys("q")())
-	if h.m.mode != modeConfirm || !strings.Contains(h.screen(), "live seats: alice. Quit anyway? y/n") {
+	if h.m.mode != modeConfirm || !strings.Contains(h.screen(), "1 seat still running: alice — stop it and quit? (y) / cancel (n)") {
 		t.Fatalf("no confirmation:\n%s", h.screen())
 	}
 	h.keys("n")
@@ -325,7 +325,14 @@ func TestGoldenScreens(t *testing.T) {
 		peer("ci", presence.Idle, time.Hour, asEndpoint()),
 		peer("erin", presence.Offline, 2*time.Hour, offline(presence.ReasonSaidOffline)),
 	}
-	seats := []Seat{{Name: "alice", PeerID: "local.alice", State: "live", PID: 300, LastOutput: t0.Add(-7 * time.Minute)}}
+	seats := Census{Managers: 1, Seats: []Seat{
+		{Name: "alice", PeerID: "local.alice", Harness: "claude", State: "ready", Process: "running", PID: 300, Started: t0.Add(-20 * time.Minute),
+			LastOutput: t0.Add(-7 * time.Minute), Mesh: "working", MeshSince: t0.Add(-12 * time.Minute)},
+		{Name: "shell", PeerID: "local.shell", Harness: "command", State: "ready", Process: "running", PID: 301, Started: t0.Add(-3 * time.Minute),
+			LastOutput: t0.Add(-2 * time.Second)},
+		{Name: "old", PeerID: "local.old", Harness: "command", State: "exited", Process: "exited 0", PID: 250, Started: t0.Add(-time.Hour),
+			Exited: t0.Add(-30 * time.Minute), Mesh: "offline", MeshSince: t0.Add(-30 * time.Minute)},
+	}}
 	posts := []Post{
 		post("1", "general", "alice", "starting on the parser", -5*time.Minute),
 		post("2", "ci", "ci", "build 41 failed", -time.Minute),
@@ -334,7 +341,8 @@ func TestGoldenScreens(t *testing.T) {
 	}
 	t.Run("normal", func(t *testing.T) {
 		h := newTestModel(t, Config{}, 120, 32)
-		h.batch(0, batchMsg{PeersChanged: true, Peers: busy, SeatsChanged: true, Seats: seats, Posts: posts, Count: 4})
+		h.batch(0, batchMsg{PeersChanged: true, Peers: busy, SeatsChanged: true, Census: seats, Posts: posts, Count: 4,
+			Shot: &screenShot{Name: "alice", Screen: Screen{Running: true, Text: "$ make test\nok  \tparser\t0.4s\n$ \n\n\n"}}})
 		golden(t, "normal", h.screen())
 	})
 	t.Run("stale", func(t *testing.T) {

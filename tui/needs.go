@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
-	"strings"
+	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 
@@ -12,43 +12,87 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// needsView is the NEEDS YOU lane: agents waiting on a person, oldest
-// first. Until the manager says which seats wait on a person, every
-// waiting agent counts.
+// needsView is the NEEDS YOU lane: seats whose mesh status is waiting,
+// and waiting agents that are no seat, oldest first.
 type needsView struct {
 	sh      *shared
-	waiting []presence.Peer
-	seen    map[string]bool // ids in the lane at the last roster
-	primed  bool            // the first roster has been seen
+	waiting []laneEntry
+	seen    map[string]bool // ids in the lane at the last rebuild
 	w, h    int
+}
+
+// laneEntry is one agent waiting on a person.
+type laneEntry struct {
+	id    string // the presence id; "seat:<name>" for a seat without one
+	name  string
+	since time.Time
+	what  string
 }
 
 func newNeedsView(sh *shared) *needsView { return &needsView{sh: sh, seen: map[string]bool{}} }
 
 func (n *needsView) SetSize(w, h int) { n.w, n.h = w, h }
 
-// setPeers rebuilds the lane and returns how many peers entered it. The
-// first roster enters nobody: they were waiting before we looked.
-func (n *needsView) setPeers(ps []presence.Peer) int {
+// rebuild makes the lane from the roster and the seats and returns how
+// many entered it. With quiet set nobody enters: they were waiting before
+// the dashboard looked (the first roster, the first census).
+func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) int {
 	n.waiting = n.waiting[:0]
-	for _, p := range ps {
-		if !p.Offline && p.Status == presence.Waiting && p.Record.Card.Kind != presence.KindEndpoint {
-			n.waiting = append(n.waiting, p)
-		}
+	bySeat := make(map[string]bool, len(seats))
+	byID := make(map[string]*presence.Peer, len(peers))
+	for i := range peers {
+		byID[peers[i].ID] = &peers[i]
 	}
-	slices.SortFunc(n.waiting, func(a, b presence.Peer) int {
-		return cmp.Or(a.StatusSince.Compare(b.StatusSince), cmp.Compare(a.Name, b.Name))
+	for i := range seats {
+		s := &seats[i]
+		if s.PeerID != "" {
+			bySeat[s.PeerID] = true
+		}
+		if s.Mesh != string(presence.Waiting) {
+			continue
+		}
+		e := laneEntry{id: s.PeerID, name: s.Name, since: s.MeshSince, what: wire.CleanLabel(s.Activity)}
+		if e.id == "" {
+			e.id = "seat:" + s.Name
+		}
+		if p, ok := byID[s.PeerID]; ok && waitingFor(p) != "" {
+			e.what = waitingFor(p)
+		}
+		n.waiting = append(n.waiting, e)
+	}
+	for i := range peers {
+		p := &peers[i]
+		if p.Offline || p.Status != presence.Waiting || p.Record.Card.Kind == presence.KindEndpoint || bySeat[p.ID] {
+			continue
+		}
+		n.waiting = append(n.waiting, laneEntry{id: p.ID, name: wire.CleanLabel(p.Name), since: p.StatusSince, what: waitingFor(p)})
+	}
+	slices.SortFunc(n.waiting, func(a, b laneEntry) int {
+		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name))
 	})
 	entered := 0
 	now := make(map[string]bool, len(n.waiting))
-	for _, p := range n.waiting {
-		now[p.ID] = true
-		if n.primed && !n.seen[p.ID] {
+	for _, e := range n.waiting {
+		now[e.id] = true
+		if !quiet && !n.seen[e.id] {
 			entered++
 		}
 	}
-	n.seen, n.primed = now, true
+	n.seen = now
 	return entered
+}
+
+// waitingFor is what a peer says it waits for: its condition, else its
+// activity.
+func waitingFor(p *presence.Peer) string {
+	if c := p.Record.Condition; c != nil && c.Code != "" {
+		what := wire.CleanLabel(c.Code)
+		if c.Message != "" {
+			what += ": " + wire.CleanLabel(c.Message)
+		}
+		return what
+	}
+	return wire.CleanLabel(p.Record.Activity)
 }
 
 func (n *needsView) View() string {
@@ -63,18 +107,13 @@ func (n *needsView) View() string {
 	if shown > room {
 		shown = max(room-1, 0)
 	}
-	for _, p := range n.waiting[:shown] {
-		what := "waiting for input"
-		if c := p.Record.Condition; c != nil && c.Code != "" {
-			what = wire.CleanLabel(c.Code)
-			if c.Message != "" {
-				what += ": " + wire.CleanLabel(c.Message)
-			}
-		} else if a := wire.CleanLabel(p.Record.Activity); a != "" {
-			what = a
+	for _, e := range n.waiting[:shown] {
+		what := e.what
+		if what == "" {
+			what = "waiting for input"
 		}
-		line := st.Waiting.Render("◐") + " " + st.Name(p.Name).Render(cut(wire.CleanLabel(p.Name), 16)) +
-			"  " + st.Waiting.Render("waited "+age(n.sh.now, p.StatusSince)) + "  " + oneLine(what)
+		line := st.Waiting.Render("◐") + " " + st.Name(e.name).Render(cut(e.name, 16)) +
+			"  " + st.Waiting.Render("waited "+age(n.sh.now, e.since)) + "  " + oneLine(what)
 		lines = append(lines, line)
 	}
 	if more := len(n.waiting) - shown; more > 0 {
@@ -85,47 +124,3 @@ func (n *needsView) View() string {
 
 func (n *needsView) ShortHelp() []key.Binding  { return nil }
 func (n *needsView) FullHelp() [][]key.Binding { return nil }
-
-// seatsView lists the manager's seats. Without a manager it says so.
-type seatsView struct {
-	sh    *shared
-	seats []Seat
-	w, h  int
-}
-
-func newSeatsView(sh *shared) *seatsView { return &seatsView{sh: sh} }
-
-func (s *seatsView) SetSize(w, h int) { s.w, s.h = w, h }
-
-func (s *seatsView) setSeats(seats []Seat) {
-	s.seats = slices.Clone(seats)
-	slices.SortFunc(s.seats, func(a, b Seat) int { return cmp.Compare(a.Name, b.Name) })
-}
-
-func (s *seatsView) View() string {
-	st := &s.sh.styles
-	lines := []string{st.Title.Render(fmt.Sprintf("SEATS · %d", len(s.seats)))}
-	switch {
-	case s.sh.cfg.SeatSource == nil && len(s.seats) == 0:
-		lines = append(lines, st.Dim.Render("no manager yet"))
-	case len(s.seats) == 0:
-		lines = append(lines, st.Dim.Render("no seats"))
-	}
-	for _, seat := range s.seats {
-		var b strings.Builder
-		b.WriteString(st.Name(seat.Name).Render(pad(wire.CleanLabel(seat.Name), 14)))
-		fmt.Fprintf(&b, " %-8s", cut(seat.State, 8))
-		if seat.PID > 0 {
-			fmt.Fprintf(&b, " pid %d", seat.PID)
-		}
-		b.WriteString(" output " + age(s.sh.now, seat.LastOutput))
-		if seat.Attached {
-			b.WriteString(" · attached")
-		}
-		lines = append(lines, b.String())
-	}
-	return block(lines, s.w, s.h)
-}
-
-func (s *seatsView) ShortHelp() []key.Binding  { return nil }
-func (s *seatsView) FullHelp() [][]key.Binding { return nil }

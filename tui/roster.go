@@ -74,8 +74,8 @@ func (r *rosterView) setPeers(ps []presence.Peer) {
 func (r *rosterView) setSeats(seats []Seat) {
 	r.seats = make(map[string]Seat, len(seats))
 	for _, s := range seats {
-		if s.PeerID != "" {
-			r.seats[s.PeerID] = s
+		if old, ok := r.seats[s.PeerID]; s.PeerID != "" && (!ok || !old.Running()) {
+			r.seats[s.PeerID] = s // a running seat wins over an exited one of the same identity
 		}
 	}
 }
@@ -302,7 +302,11 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 		b.WriteString(pad(wire.CleanLabel(p.Role), c.role) + " ")
 	}
 	if c.tag > 0 {
-		b.WriteString(pad(harnessTag(p.Record.Card), c.tag) + " ")
+		tag := harnessTag(p.Record.Card)
+		if s, ok := r.seats[p.ID]; ok && tag == "" {
+			tag = tagOf(s.Harness) // a seat's card need not say; its manager knows
+		}
+		b.WriteString(pad(tag, c.tag) + " ")
 	}
 	switch {
 	case stalled:

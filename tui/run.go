@@ -46,7 +46,7 @@ func Run(ctx context.Context, cfg Config) error {
 	p := tea.NewProgram(m, opts...)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &collector{items: e.Next, w: w, seats: cfg.SeatSource, log: cfg.Log, tick: cfg.Tick, send: p.Send}
+	c := &collector{items: e.Next, w: w, seats: cfg.SeatSource, focus: m.focus, log: cfg.Log, tick: cfg.Tick, send: p.Send}
 	go c.run(cctx, e)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {

@@ -20,8 +20,9 @@ type statusBar struct {
 	secs    [rateWindow]int64
 	peers   int
 	online  int
-	lastErr string
+	lastErr string // the last error, or the last note when note is set
 	errAt   time.Time
+	note    bool
 	w       int
 }
 
@@ -80,18 +81,30 @@ func sparkline(counts []int) string {
 	return b.String()
 }
 
-// setError records the last error; it stays until another replaces it.
-func (s *statusBar) setError(err string, at time.Time) { s.lastErr, s.errAt = err, at }
+// setError records the last error; it stays until another error or a
+// note replaces it.
+func (s *statusBar) setError(err string, at time.Time) { s.lastErr, s.errAt, s.note = err, at, false }
 
+// setNote records the outcome of something the person did (a receipt).
+func (s *statusBar) setNote(text string, at time.Time) { s.lastErr, s.errAt, s.note = text, at, true }
+
+// View puts the last message right after the space, before the figures,
+// so a narrow terminal cuts the figures and not the words.
 func (s *statusBar) View() string {
 	st := &s.sh.styles
 	c := &s.sh.cfg
-	parts := []string{st.Key.Render("● " + c.Space)}
+	sep := st.Rule.Render(" · ")
+	head := st.Key.Render("● "+c.Space) + sep + "client"
 	if c.Hosting {
-		parts = append(parts, "hosting")
-	} else {
-		parts = append(parts, "client")
+		head = st.Key.Render("● "+c.Space) + sep + "hosting"
 	}
+	switch {
+	case s.lastErr != "" && s.note:
+		head += sep + st.Receipt.Render("→ "+oneLine(s.lastErr)+" ("+age(s.sh.now, s.errAt)+" ago)")
+	case s.lastErr != "":
+		head += sep + st.Error.Render("! "+age(s.sh.now, s.errAt)+" ago: "+oneLine(s.lastErr))
+	}
+	var parts []string
 	switch c.Mode {
 	case "open":
 		parts = append(parts, st.Open.Render("OPEN (no auth)"))
@@ -103,19 +116,9 @@ func (s *statusBar) View() string {
 		parts = append(parts, "sync "+c.Sync)
 	}
 	parts = append(parts, fmt.Sprintf("%d peers, %d online", s.peers, s.online), fmt.Sprintf("%.1f msg/s", s.rate()))
-	line := strings.Join(parts, st.Rule.Render(" · "))
-	if s.lastErr != "" {
-		line += st.Rule.Render(" · ") + st.Error.Render("! "+age(s.sh.now, s.errAt)+" ago: "+oneLine(s.lastErr))
-	}
-	// The sparkline goes in only where it leaves the error whole.
+	line := head + sep + strings.Join(parts, sep)
 	if room := s.w - lipgloss.Width(line) - 1; room >= 10 {
-		spark := st.Working.Render(sparkline(s.perSecond(min(room, 30))))
-		if s.lastErr == "" {
-			line += " " + spark
-		} else {
-			i := strings.LastIndex(line, st.Rule.Render(" · "))
-			line = line[:i] + " " + spark + line[i:]
-		}
+		line += " " + st.Working.Render(sparkline(s.perSecond(min(room, 30))))
 	}
 	return fit(line, s.w)
 }

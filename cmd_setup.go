@@ -1,0 +1,74 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/seat"
+)
+
+// defaultPersona is what `cotal setup` seeds: a Claude Code seat that may
+// spawn others, on no channel until told.
+const defaultPersona = `---
+name: default
+agent: claude
+description: A general coding agent on the mesh.
+capabilities: [spawn, run]
+---
+You are a coding agent on a cotal mesh. Other agents and people can reach you
+with direct messages, channel posts and tasks for your role; use the cotal
+command (cotal inbox, cotal send dm|msg|ask, cotal roster) to read and answer.
+`
+
+func newSetupCmd(g *globals) *cobra.Command {
+	var dir string
+	cmd := &cobra.Command{
+		Use:   "setup",
+		Short: "Make this folder a cotal project: seed .cotal/agents/default.md",
+		Long: `Make the folder a cotal project: create .cotal/agents/ and a default persona
+(a Claude Code seat with the spawn capability, on no channel). Nothing that
+exists is overwritten; a later run says what is there.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if dir == "" {
+				cwd, err := os.Getwd()
+				if err != nil {
+					return err
+				}
+				dir = cwd
+			}
+			agents := config.AgentsDir(dir)
+			if err := os.MkdirAll(agents, 0o755); err != nil {
+				return fmt.Errorf("creating %s: %w", agents, err)
+			}
+			path := filepath.Join(agents, "default.md")
+			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			switch {
+			case errors.Is(err, fs.ErrExist):
+				fmt.Fprintf(g.stdout, "kept %s (it exists)\n", path)
+			case err != nil:
+				return err
+			default:
+				if _, err := f.WriteString(defaultPersona); err != nil {
+					f.Close()
+					return err
+				}
+				if err := f.Close(); err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "created %s\n", path)
+			}
+			fmt.Fprintf(g.stdout, "personas in %s: %s\n", agents, listOrNone(seat.ListPersonas(dir)))
+			fmt.Fprintln(g.stdout, "next: `cotal` (or `cotal up --detach`), then `cotal spawn default`")
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&dir, "dir", "", "the project folder (default: here)")
+	return cmd
+}

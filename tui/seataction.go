@@ -1,0 +1,168 @@
+package tui
+
+import (
+	"fmt"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// seatKey handles s, x and i, and the keys of the picker, the stop
+// question and the seat line they open. Every call to a manager is
+// returned as a tea.Cmd.
+func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
+	k := m.sh.keys
+	switch m.mode {
+	case modePicker:
+		switch {
+		case key.Matches(msg, k.Cancel), key.Matches(msg, k.Quit):
+			m.mode = modeNormal
+		case key.Matches(msg, k.Send):
+			m.mode = modeNormal
+			persona := m.picker.names[m.picker.cursor]
+			m.status.setNote("asking the manager to spawn "+wire.CleanLabel(persona)+"…", m.sh.now)
+			return spawnCmd(m.ctl, persona)
+		default:
+			m.picker.move(msg, k)
+		}
+		return nil
+	case modeStop:
+		switch {
+		case key.Matches(msg, k.Yes):
+			m.mode = modeNormal
+			m.status.setNote("stopping "+wire.CleanLabel(m.stopping.Name)+"…", m.sh.now)
+			return stopCmd(m.ctl, m.stopping)
+		case key.Matches(msg, k.No), key.Matches(msg, k.Quit):
+			m.mode = modeNormal
+		}
+		return nil
+	case modeType:
+		open, text, send, cmd := m.line.update(msg)
+		if !open {
+			m.mode = modeNormal
+		}
+		if send {
+			return inputCmd(m.ctl, m.line.seat, text)
+		}
+		return cmd
+	}
+	if m.ctl == nil {
+		m.status.setError(errNoControl.Error(), m.sh.now)
+		return nil
+	}
+	if key.Matches(msg, k.Spawn) {
+		return personasCmd(m.ctl)
+	}
+	s, ok := m.seats.selected()
+	if !ok {
+		m.status.setError("no seat selected: s spawns one", m.sh.now)
+		return nil
+	}
+	name := wire.CleanLabel(s.Name)
+	if !s.Running() {
+		m.status.setError(fmt.Sprintf("seat %s is not running (%s)", name, s.Process), m.sh.now)
+		return nil
+	}
+	if key.Matches(msg, k.Stop) {
+		m.mode, m.stopping = modeStop, s
+		return nil
+	}
+	m.mode = modeType
+	return m.line.open(s)
+}
+
+// seatResult folds a seat command's answer into the screen: the receipt
+// or the error in the status bar.
+func (m *Model) seatResult(msg tea.Msg) tea.Cmd {
+	switch msg := msg.(type) {
+	case personasMsg:
+		switch {
+		case msg.err != nil:
+			m.status.setError("no personas: "+msg.err.Error(), m.sh.now)
+		case len(msg.names) == 0:
+			m.status.setError("no personas to spawn: add one as .cotal/agents/<name>.md in the project", m.sh.now)
+		default:
+			m.picker = personaPicker{names: msg.names}
+			m.mode = modePicker
+		}
+	case spawnAcceptedMsg:
+		if msg.err != nil {
+			m.status.setError("spawn "+wire.CleanLabel(msg.persona)+": "+msg.err.Error(), msg.at)
+			return nil
+		}
+		m.seats.want = msg.ticket.Name
+		m.status.setNote(fmt.Sprintf("spawning %s from persona %s; waiting for it to come up…", wire.CleanLabel(msg.ticket.Name), wire.CleanLabel(msg.persona)), msg.at)
+		return awaitCmd(m.ctl, msg.ticket)
+	case spawnDoneMsg:
+		text, failed := spawnOutcomeText(msg)
+		if failed {
+			m.status.setError(text, msg.at)
+		} else {
+			m.status.setNote(text, msg.at)
+		}
+	case stoppedMsg:
+		name := wire.CleanLabel(msg.seat.Name)
+		if msg.err != nil {
+			m.status.setError("stop "+name+": "+msg.err.Error(), msg.at)
+			return nil
+		}
+		m.status.setNote(fmt.Sprintf("stopped %s (%s); it is offline", name, msg.process), msg.at)
+	case inputSentMsg:
+		name := wire.CleanLabel(msg.seat.Name)
+		if msg.err != nil {
+			m.status.setError("input to "+name+": "+msg.err.Error(), msg.at)
+			return nil
+		}
+		m.status.setNote(fmt.Sprintf("sent %d bytes to %s", msg.bytes, name), msg.at)
+	}
+	return nil
+}
+
+// dialog is what replaces the feed while a question or the picker is
+// open; nil otherwise.
+func (m *Model) dialog() []string {
+	st := &m.sh.styles
+	switch m.mode {
+	case modePicker:
+		return m.picker.lines(st, m.feed.h)
+	case modeStop:
+		s := m.stopping
+		return confirmLines(st, "STOP SEAT "+wire.CleanLabel(s.Name)+"?",
+			fmt.Sprintf("%s (persona %s, pid %d, up %s) gets SIGTERM, then SIGKILL after 3 s; it goes offline.",
+				wire.CleanLabel(s.Name), wire.CleanLabel(s.Persona), s.PID, age(m.sh.now, s.Started)),
+			"y  stop it",
+			"n  cancel: leave it running")
+	case modeConfirm:
+		return confirmLines(st, "QUIT? "+m.liveSummary(),
+			"This process hosts the mesh; its seats run in it and cannot outlive it.",
+			"y  stop "+m.them()+" and quit (the mesh stops too)",
+			"n  cancel: keep everything running")
+	}
+	return nil
+}
+
+// liveSummary is "2 seats still running: a, b".
+func (m *Model) liveSummary() string {
+	if len(m.live) == 1 {
+		return "1 seat still running: " + seatList(m.live)
+	}
+	return fmt.Sprintf("%d seats still running: %s", len(m.live), seatList(m.live))
+}
+
+// quitQuestion is the one-line quit question.
+func (m *Model) quitQuestion() string {
+	return m.liveSummary() + " — stop " + m.them() + " and quit? (y) / cancel (n)"
+}
+
+func (m *Model) them() string {
+	if len(m.live) == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+func (m *Model) stopQuestion() string {
+	return "stop seat " + wire.CleanLabel(m.stopping.Name) + "? (y) / cancel (n)"
+}

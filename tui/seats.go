@@ -1,0 +1,307 @@
+package tui
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"unicode"
+
+	"github.com/charmbracelet/bubbles/key"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// seatsView is the SEATS band: the managers' seats with process and mesh
+// state side by side on the left, the selected seat's screen on the right.
+type seatsView struct {
+	sh       *shared
+	seats    []Seat // sorted by name, then manager
+	known    bool   // a census has arrived
+	managers int
+	missing  []string
+	cursor   int
+	offset   int
+	want     string      // a seat to select when it appears (just spawned)
+	shot     *screenShot // the selected seat's last screen
+	focused  bool
+	w, h     int
+}
+
+func newSeatsView(sh *shared) *seatsView { return &seatsView{sh: sh} }
+
+func (s *seatsView) SetSize(w, h int) {
+	s.w, s.h = w, h
+	s.clamp()
+}
+
+// compact reports whether the band needs only its title and one line.
+func (s *seatsView) compact() bool { return len(s.seats) == 0 }
+
+// setCensus replaces the seats and keeps the cursor on the same seat, or
+// moves it to the one just spawned.
+func (s *seatsView) setCensus(c Census) {
+	keep, had := s.selected()
+	s.known, s.managers, s.missing = true, c.Managers, c.Missing
+	s.seats = slices.Clone(c.Seats)
+	slices.SortFunc(s.seats, func(a, b Seat) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Manager, b.Manager)) })
+	switch {
+	case s.want != "" && s.selectName(s.want):
+		s.want = ""
+	case had:
+		s.selectName(keep.Name)
+	}
+	s.clamp()
+}
+
+// selectName moves the cursor to the named seat, a running one first.
+func (s *seatsView) selectName(name string) bool {
+	found := -1
+	for i := range s.seats {
+		if s.seats[i].Name == name && (found < 0 || s.seats[i].Running()) {
+			found = i
+		}
+	}
+	if found >= 0 {
+		s.cursor = found
+		s.clamp()
+	}
+	return found >= 0
+}
+
+// selectPeer moves the cursor to the seat holding a presence id.
+func (s *seatsView) selectPeer(id string) bool {
+	for i := range s.seats {
+		if s.seats[i].PeerID == id && id != "" {
+			s.cursor = i
+			s.clamp()
+			return true
+		}
+	}
+	return false
+}
+
+// selected is the seat under the cursor.
+func (s *seatsView) selected() (Seat, bool) {
+	if s.cursor >= len(s.seats) {
+		return Seat{}, false
+	}
+	return s.seats[s.cursor], true
+}
+
+// setShot keeps a screen fetch if it is of the selected seat.
+func (s *seatsView) setShot(shot *screenShot) {
+	if sel, ok := s.selected(); ok && sel.Name == shot.Name && sel.Manager == shot.Manager {
+		s.shot = shot
+	}
+}
+
+// move handles a navigation key; it reports whether it used it.
+func (s *seatsView) move(msg tea.KeyMsg) bool {
+	k := s.sh.keys
+	switch {
+	case key.Matches(msg, k.Up):
+		s.cursor--
+	case key.Matches(msg, k.Down):
+		s.cursor++
+	case key.Matches(msg, k.Top):
+		s.cursor = 0
+	case key.Matches(msg, k.Bottom):
+		s.cursor = len(s.seats) - 1
+	default:
+		return false
+	}
+	s.clamp()
+	return true
+}
+
+func (s *seatsView) clamp() {
+	s.cursor = max(min(s.cursor, len(s.seats)-1), 0)
+	lh := max(s.h-2, 1)
+	if s.cursor < s.offset {
+		s.offset = s.cursor
+	}
+	if s.cursor >= s.offset+lh {
+		s.offset = s.cursor - lh + 1
+	}
+	s.offset = max(min(s.offset, len(s.seats)-lh), 0)
+}
+
+// widths of the list and the screen preview beside it.
+func (s *seatsView) widths() (list, preview int) {
+	list = max(s.w*3/5, min(s.w, 74))
+	return list, max(s.w-list-1, 0)
+}
+
+func (s *seatsView) View() string {
+	st := &s.sh.styles
+	title := st.Title
+	if !s.focused {
+		title = st.Dim
+	}
+	head := fmt.Sprintf("SEATS · %d", len(s.seats))
+	if n := len(s.missing); n > 0 {
+		head += fmt.Sprintf(" · %d manager(s) silent: list incomplete", n)
+	}
+	if len(s.seats) == 0 {
+		var why string
+		switch {
+		case s.sh.cfg.SeatSource == nil || (s.known && s.managers == 0 && len(s.missing) == 0):
+			why = "no manager yet"
+		case !s.known:
+			why = "asking the managers…"
+		default:
+			why = "no seats · s spawns one from a persona"
+		}
+		return block([]string{title.Render(head), st.Dim.Render(why)}, s.w, s.h)
+	}
+	lw, pw := s.widths()
+	lines := []string{title.Render(head), st.Dim.Render(fmt.Sprintf("  %-12s %-11s %4s %7s %-10s %4s %4s", "NAME", "PROCESS", "UP", "PID", "MESH", "FOR", "OUT"))}
+	end := min(s.offset+max(s.h-2, 0), len(s.seats))
+	for i := s.offset; i < end; i++ {
+		lines = append(lines, s.row(&s.seats[i], i == s.cursor))
+	}
+	list := block(lines, lw, s.h)
+	if pw < 10 {
+		return list
+	}
+	sep := strings.TrimSuffix(strings.Repeat(st.Rule.Render("│")+"\n", s.h), "\n")
+	return joinColumns(list, sep, s.preview(pw))
+}
+
+// row is one seat: process state, uptime, pid, mesh state and its age,
+// last output; a disagreement between process and mesh is said in words.
+func (s *seatsView) row(seat *Seat, selected bool) string {
+	st := &s.sh.styles
+	now := s.sh.now
+	var b strings.Builder
+	process := seat.Process
+	switch {
+	case process == "":
+		process = seat.State
+	case seat.Running() && seat.State != "ready" && seat.State != "":
+		process = seat.State
+	default:
+		process = strings.Replace(process, "killed SIG", "killed ", 1)
+	}
+	glyph, style := "●", st.Working
+	switch {
+	case !seat.Running():
+		glyph, style = "⨯", st.Offline
+	case seat.State == "starting":
+		glyph, style = "◌", st.Idle
+	case seat.State == "uncertain":
+		glyph, style = "?", st.Waiting
+	}
+	b.WriteString(style.Render(glyph) + " ")
+	name := wire.CleanLabel(seat.Name)
+	if selected {
+		b.WriteString(st.Cursor.Render(pad("›"+name, 12)))
+	} else {
+		b.WriteString(st.Name(seat.Name).Render(pad(name, 12)))
+	}
+	up := "-"
+	if seat.Running() {
+		up = age(now, seat.Started)
+	}
+	pid := "-"
+	if seat.PID > 0 {
+		pid = fmt.Sprint(seat.PID)
+	}
+	b.WriteString(" " + style.Render(pad(process, 11)) + fmt.Sprintf(" %4s %7s ", up, pid))
+	meshState := cmp.Or(seat.Mesh, "offline")
+	note := seat.disagreement()
+	switch {
+	case note != "":
+		b.WriteString(st.Stalled.Render(pad("≠ "+meshState, 10)))
+	case meshState == "offline":
+		b.WriteString(st.Offline.Render(pad(meshState, 10)))
+	default:
+		b.WriteString(pad(meshState, 10))
+	}
+	b.WriteString(st.Dim.Render(fmt.Sprintf(" %4s %4s", age(now, seat.MeshSince), age(now, seat.LastOutput))))
+	if note != "" {
+		b.WriteString(" " + st.Stalled.Render(note))
+	}
+	return b.String()
+}
+
+// preview is the last lines of the selected seat's screen.
+func (s *seatsView) preview(w int) string {
+	st := &s.sh.styles
+	sel, ok := s.selected()
+	if !ok {
+		return block([]string{st.Dim.Render("SCREEN"), st.Dim.Render("select a seat to see its screen")}, w, s.h)
+	}
+	name := wire.CleanLabel(sel.Name)
+	shot := s.shot
+	if shot == nil || shot.Name != sel.Name || shot.Manager != sel.Manager {
+		return block([]string{st.Title.Render("SCREEN · " + name), st.Dim.Render("fetching the screen…")}, w, s.h)
+	}
+	head := "SCREEN · " + name
+	if !shot.Screen.Running && shot.Err == "" {
+		head += " · exited, last screen"
+	}
+	lines := []string{st.Title.Render(head)}
+	if shot.Err != "" {
+		return block(append(lines, st.Error.Render(oneLine(shot.Err))), w, s.h)
+	}
+	body := screenLines(shot.Screen.Text)
+	if room := s.h - 1; len(body) > room {
+		body = body[len(body)-room:]
+	}
+	return block(append(lines, body...), w, s.h)
+}
+
+// screenLines is a screen's text as printable lines, trailing blanks gone.
+func screenLines(text string) []string {
+	raw := strings.Split(ansi.Strip(text), "\n")
+	out := make([]string, 0, len(raw))
+	for _, l := range raw {
+		l = strings.Map(func(r rune) rune {
+			switch {
+			case r == '\t':
+				return ' '
+			case unicode.IsControl(r):
+				return -1
+			}
+			return r
+		}, l)
+		out = append(out, strings.TrimRight(l, " "))
+	}
+	for len(out) > 0 && out[len(out)-1] == "" {
+		out = out[:len(out)-1]
+	}
+	return out
+}
+
+// joinColumns sets blocks of equal height side by side, line by line.
+func joinColumns(blocks ...string) string {
+	cols := make([][]string, len(blocks))
+	n := 0
+	for i, b := range blocks {
+		cols[i] = strings.Split(b, "\n")
+		n = max(n, len(cols[i]))
+	}
+	var b strings.Builder
+	for row := range n {
+		if row > 0 {
+			b.WriteByte('\n')
+		}
+		for _, c := range cols {
+			if row < len(c) {
+				b.WriteString(c[row])
+			}
+		}
+	}
+	return b.String()
+}
+
+func (s *seatsView) ShortHelp() []key.Binding {
+	k := s.sh.keys
+	return []key.Binding{k.Spawn, k.Stop, k.Type}
+}
+
+func (s *seatsView) FullHelp() [][]key.Binding { return [][]key.Binding{s.ShortHelp()} }

@@ -1,0 +1,126 @@
+package tui
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// SeatSource is the managers' view of their seats. The collector calls it;
+// the UI goroutine never does.
+type SeatSource interface {
+	// Seats takes a census of every manager's seats now.
+	Seats(ctx context.Context) (Census, error)
+	// Changes signals, coalesced, that Seats would answer differently.
+	Changes() <-chan struct{}
+	// Screen is the seat's current screen as text.
+	Screen(ctx context.Context, s Seat) (Screen, error)
+}
+
+// SeatControl acts on seats. The model calls it only inside tea.Cmds.
+type SeatControl interface {
+	// Personas names the personas a spawn may use, or says where it looked.
+	Personas(ctx context.Context) ([]string, error)
+	// Spawn asks a manager to start a seat; it returns once accepted.
+	Spawn(ctx context.Context, persona string) (SpawnTicket, error)
+	// AwaitSpawn follows an accepted spawn to its one outcome.
+	AwaitSpawn(ctx context.Context, t SpawnTicket) (SpawnOutcome, error)
+	// Stop ends the seat's process and returns how it ended.
+	Stop(ctx context.Context, s Seat) (process string, err error)
+	// Input types text and Enter into the seat; it returns the bytes its
+	// terminal accepted.
+	Input(ctx context.Context, s Seat, text string) (int, error)
+}
+
+// Census is one ps over every manager.
+type Census struct {
+	Seats    []Seat
+	Managers int      // managers that answered; 0 with no seats is "no manager yet"
+	Missing  []string // managers that did not answer: the list is incomplete
+}
+
+// Seat is one pty a manager runs: the process state and the mesh state side
+// by side, because they can disagree. LastOutput is the observation the
+// roster's stalled overlay needs.
+type Seat struct {
+	Name       string
+	PeerID     string // presence id (owner.actor) of the seat's identity
+	Manager    string // instance id of the manager running it
+	Persona    string
+	Harness    string // claude, codex, opencode, command
+	State      string // starting, ready, uncertain, exited
+	Process    string // running, exited N, killed SIG; "" before it started
+	PID        int
+	Started    time.Time
+	Exited     time.Time
+	LastOutput time.Time
+	Mesh       string // the connector's presence status, or offline
+	MeshSince  time.Time
+	Activity   string
+}
+
+// Running reports whether the seat's process runs.
+func (s *Seat) Running() bool { return s.Process == "running" }
+
+// disagreement says, in a few words, how process and mesh disagree ("" when
+// they do not): a running process off the mesh once it should be on, or a
+// gone process the mesh still shows.
+func (s *Seat) disagreement() string {
+	offline := s.Mesh == "" || s.Mesh == "offline"
+	switch {
+	case s.Running() && offline && s.State != "starting":
+		return "off the mesh"
+	case !s.Running() && s.Process != "" && !offline:
+		return "process gone"
+	}
+	return ""
+}
+
+// Screen is a seat's screen as the manager last drew it.
+type Screen struct {
+	Text    string
+	Running bool
+}
+
+// SpawnTicket is an accepted spawn: which seat it will be and the goal that
+// reports how it went.
+type SpawnTicket struct {
+	Persona  string
+	Name     string
+	Manager  string
+	GoalID   string
+	Deadline time.Duration // the readiness bound the manager set
+}
+
+// Spawn outcomes.
+const (
+	SpawnSucceeded = "succeeded"
+	SpawnFailed    = "failed"
+	SpawnUncertain = "uncertain"
+)
+
+// SpawnOutcome is how a spawn ended.
+type SpawnOutcome struct {
+	State   string // one of the Spawn* outcomes
+	Message string // why it failed, in the manager's words
+}
+
+// seatFocus is the seat whose screen the collector fetches. The UI
+// goroutine sets it; the collector's screen poller reads it.
+type seatFocus struct {
+	mu   sync.Mutex
+	seat Seat
+	set  bool
+}
+
+func (f *seatFocus) store(s Seat, ok bool) {
+	f.mu.Lock()
+	f.seat, f.set = s, ok
+	f.mu.Unlock()
+}
+
+func (f *seatFocus) load() (Seat, bool) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.seat, f.set
+}
