@@ -39,10 +39,12 @@ func startDashboard(t *testing.T, home string) *tmuxCotal {
 func startDashboardIn(t *testing.T, home, dir string, args ...string) *tmuxCotal {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed")
-	}
-	if out, _, _ := runCotal(t, home, "--help"); !strings.Contains(out, "--no-bell") {
-		t.Skip("bare cotal is not the dashboard in this build (root RunE must call runDashboardCmd)")
+		// CI installs tmux (.ci/run) and asks for these tests; only a
+		// developer's machine without tmux may go without them.
+		if os.Getenv("COTAL_REQUIRE_TMUX") != "" {
+			t.Fatal("tmux is not installed, and COTAL_REQUIRE_TMUX asks for the dashboard tests")
+		}
+		t.Skip("tmux is not installed: the dashboard tests drive it")
 	}
 	downOnCleanup(t, home, args) // a hosting dashboard left behind is stopped like any mesh
 	tc := &tmuxCotal{t: t, socket: fmt.Sprintf("cotal-e2e-%d-%d", os.Getpid(), tmuxSeq.Add(1))}
