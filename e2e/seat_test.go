@@ -145,10 +145,15 @@ func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
 		t.Fatalf("up: %s", stderr)
 	}
 	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
-	sup := exec.Command(cotalBin, "supervise", "--space", "seats", "--id-file", filepath.Join(t.TempDir(), "second.id"))
+	idFile := filepath.Join(t.TempDir(), "second.id")
+	sup := exec.Command(cotalBin, "supervise", "--space", "seats", "--id-file", idFile)
 	sup.Env, sup.Dir = cotalEnv(home), dir
-	var supOut strings.Builder
-	sup.Stdout, sup.Stderr = &supOut, &supOut
+	supLog, err := os.Create(filepath.Join(t.TempDir(), "supervise.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer supLog.Close()
+	sup.Stdout, sup.Stderr = supLog, supLog
 	if err := sup.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -161,13 +166,20 @@ func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
 			Managers []string `json:"managers"`
 		}
 		if json.Unmarshal([]byte(out), &cs) != nil || len(cs.Managers) != 2 {
-			return fmt.Errorf("managers so far: %s\nsupervise: %s", out, supOut.String())
+			log, _ := os.ReadFile(supLog.Name())
+			return fmt.Errorf("managers so far: %s\nsupervise: %s", out, log)
 		}
-		if strings.Contains(supOut.String(), cs.Managers[0]) {
-			second = cs.Managers[0]
-		} else {
-			second = cs.Managers[1]
+		id, err := os.ReadFile(idFile)
+		if err != nil {
+			return err
 		}
+		var f struct {
+			InstanceID string `json:"instanceId"`
+		}
+		if err := json.Unmarshal(id, &f); err != nil || f.InstanceID == "" {
+			return fmt.Errorf("id file %s: %v %s", idFile, err, id)
+		}
+		second = f.InstanceID
 		return nil
 	})
 	for _, on := range []string{"", second} {

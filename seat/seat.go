@@ -106,6 +106,18 @@ func (s *Seat) running() bool {
 	return s.pty != nil && s.pty.Running()
 }
 
+// live reports whether the seat holds its name: its process runs, or it
+// is still being launched (a seat is in the manager's map before its pty
+// starts).
+func (s *Seat) live() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pty == nil {
+		return s.state != StateExited
+	}
+	return s.pty.Running()
+}
+
 // stop ends the process; the exit watcher takes the seat offline.
 func (s *Seat) stop(ctx context.Context, graceful bool) error {
 	s.mu.Lock()

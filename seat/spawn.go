@@ -2,11 +2,14 @@ package seat
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
@@ -55,17 +58,18 @@ type SpawnSucceeded struct {
 
 // allocate picks the seat's name: a pinned one must be free, an unpinned
 // one is numbered base, base_2, base_3 against every seat and spawn in
-// flight. The name is reserved until the spawn resolves.
-func (m *Manager) allocate(base string, pinned bool) (string, *ep.Error) {
+// flight here and every name live on the mesh (another manager's seats,
+// agents started by hand). The name is reserved until the spawn resolves.
+func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool) (string, *ep.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	taken := func(n string) bool {
 		s, ok := m.seats[n]
-		return m.reserved[n] || (ok && s.running())
+		return m.reserved[n] || (ok && s.live()) || elsewhere(n)
 	}
 	live := len(m.reserved)
 	for _, s := range m.seats {
-		if s.running() {
+		if s.live() {
 			live++
 		}
 	}
@@ -115,7 +119,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if !wire.ValidToken(base) {
 		return nil, ep.Refuse(ep.CodeBadRequest, "seat name %q must be one token of A-Z a-z 0-9 _", base)
 	}
-	name, e := m.allocate(base, pinned)
+	name, e := m.allocate(base, pinned, m.onMesh(ctx))
 	if e != nil {
 		return nil, e
 	}
@@ -219,6 +223,16 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	s.mu.Lock()
 	s.pty = proc
 	s.mu.Unlock()
+	// Past the readiness bound a seat still starting reads uncertain (its
+	// goal says so too); it may still come up, and then reads ready.
+	bound := time.AfterFunc(m.opts.Readiness, func() {
+		s.mu.Lock()
+		if s.state == StateStarting {
+			s.state = StateUncertain
+		}
+		s.mu.Unlock()
+	})
+	defer bound.Stop()
 	c, cancel := fctx()
 	_ = g.Progress(c, "running", map[string]any{"step": "launched", "pid": proc.PID()})
 	cancel()
@@ -247,14 +261,19 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		}
 	}
 	<-proc.Done()
+	exitAt := time.Now()
 	s.mu.Lock()
 	conn := s.conn
-	s.conn = nil
-	s.state, s.exitAt = StateExited, time.Now()
 	s.mu.Unlock()
 	if conn != nil {
-		_ = conn.Close() // offline at once, not after a TTL
+		// Offline at once, not after a TTL; and before the seat reads
+		// exited, which is what a stop waits for.
+		_ = conn.Close()
 	}
+	s.mu.Lock()
+	s.conn = nil
+	s.state, s.exitAt = StateExited, exitAt
+	s.mu.Unlock()
 	if !ready {
 		code, sig, _ := proc.ExitStatus()
 		how := fmt.Sprintf("exit status %d", code)
@@ -294,4 +313,28 @@ func (m *Manager) connect(s *Seat, p *Persona) {
 		return
 	}
 	s.conn, s.state, s.readyAt = conn, StateReady, time.Now()
+}
+
+// onMesh reports whether a name is live on the mesh right now: its
+// presence key holds a record that is not offline (the bucket's TTL drops
+// silent ones).
+func (m *Manager) onMesh(ctx context.Context) func(string) bool {
+	js, err := jetstream.New(m.opts.Conn)
+	if err != nil {
+		return func(string) bool { return false }
+	}
+	kv, err := js.KeyValue(ctx, wire.PresenceBucket(m.opts.Space))
+	if err != nil {
+		return func(string) bool { return false }
+	}
+	return func(name string) bool {
+		e, err := kv.Get(ctx, wire.Principal{Owner: "local", Actor: name}.ID())
+		if err != nil {
+			return false
+		}
+		var rec struct {
+			Status string `json:"status"`
+		}
+		return json.Unmarshal(e.Value(), &rec) == nil && rec.Status != "offline"
+	}
 }
