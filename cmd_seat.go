@@ -14,6 +14,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/app"
@@ -222,6 +223,23 @@ the acceptance.`,
 			if on != "" {
 				opts = append(opts, ep.On(on))
 			}
+			// Progress events of this caller's goals, subscribed before
+			// the spawn so none is missed.
+			steps := make(chan ep.GoalProgress, 16)
+			if filter, err := ep.GoalProgressFilter(g.spaceOf(c), seat.Endpoint, c.Caller()); err == nil {
+				if sub, err := nc.Subscribe(filter, func(m *nats.Msg) {
+					var p ep.GoalProgress
+					if json.Unmarshal(m.Data, &p) == nil {
+						select {
+						case steps <- p:
+						default:
+						}
+					}
+				}); err == nil {
+					defer sub.Unsubscribe()
+					_ = nc.Flush()
+				}
+			}
 			r, err := c.Call(ctx, seat.Endpoint, "spawn", a, opts...)
 			if err != nil {
 				return epFailure(g, err)
@@ -244,6 +262,16 @@ the acceptance.`,
 			defer fcancel()
 			said := false
 			for {
+				for drained := false; !drained; {
+					select {
+					case p := <-steps:
+						if p.GoalID == acc.GoalID && !asJSON {
+							fmt.Fprintf(g.stdout, "%s: %s\n", acc.Name, describeStep(p))
+						}
+					default:
+						drained = true
+					}
+				}
 				res, ok, err := c.GoalResult(fctx, seat.Endpoint, acc.GoalID, ep.On(r.Responder.InstanceID), ep.Timeout(5*time.Second))
 				if err == nil && ok {
 					return printSpawnResult(g, acc, res, asJSON)
@@ -501,4 +529,31 @@ func waitForQuit(g *globals, live func() []string) {
 		armed = time.Now()
 		fmt.Fprintf(g.stderr, "\n%d seat(s) still running: %s\nstopping now stops them; press Ctrl-C again within 10 s to stop them and quit\n", len(names), strings.Join(names, ", "))
 	}
+}
+
+// describeStep is a spawn progress event in words.
+func describeStep(p ep.GoalProgress) string {
+	var d struct {
+		Step string `json:"step"`
+		PID  int    `json:"pid"`
+	}
+	_ = json.Unmarshal(p.Data, &d)
+	switch d.Step {
+	case "launched":
+		return fmt.Sprintf("process launched (pid %d)", d.PID)
+	case "ready":
+		return "drew its first output and kept running: joining the mesh"
+	case "":
+		return p.State
+	}
+	return d.Step
+}
+
+// spaceOf is the space the client acts in.
+func (g *globals) spaceOf(_ *ep.Client) string {
+	_, p, _, err := g.paths()
+	if err != nil {
+		return ""
+	}
+	return p.Space
 }

@@ -159,7 +159,7 @@ func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = sup.Process.Kill(); _ = sup.Wait() })
 
-	var second string
+	var first, second string
 	waitFor(t, 10*time.Second, func() error {
 		out, _, _ := runIn(t, home, dir, "ps", "--json")
 		var cs struct {
@@ -180,13 +180,14 @@ func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
 			return fmt.Errorf("id file %s: %v %s", idFile, err, id)
 		}
 		second = f.InstanceID
+		first = cs.Managers[0]
+		if first == second {
+			first = cs.Managers[1]
+		}
 		return nil
 	})
-	for _, on := range []string{"", second} {
-		args := []string{"spawn", "shell"}
-		if on != "" {
-			args = append(args, "--on", on)
-		}
+	for _, on := range []string{first, second} {
+		args := []string{"spawn", "shell", "--on", on}
 		if out, stderr, code := runIn(t, home, dir, args...); code != 0 {
 			t.Fatalf("spawn %v: exit %d\n%s%s", args, code, out, stderr)
 		}
