@@ -79,6 +79,8 @@ func (h *harness) conn(name string) *nats.Conn {
 
 // instance is one running test endpoint instance on its own connection, so "killing" it is closing that connection.
 type instance struct {
+	h     *harness
+	iid   string
 	srv   *ep.Server
 	nc    *nats.Conn
 	casts atomic.Int64
@@ -190,7 +192,7 @@ func (in *instance) commands(h *harness, iid string) []ep.Command {
 // start runs a test endpoint instance with the given id.
 func (h *harness) start(iid string, mod ...func(*ep.ServerOptions)) *instance {
 	h.t.Helper()
-	in := &instance{nc: h.conn("instance " + iid), logs: &logBook{}}
+	in := &instance{h: h, iid: iid, nc: h.conn("instance " + iid), logs: &logBook{}}
 	opts := ep.ServerOptions{Space: space, Endpoint: endpoint, InstanceID: iid, Identity: serverID, Logf: in.logs.logf}
 	for _, f := range mod {
 		f(&opts)
@@ -213,7 +215,20 @@ func (h *harness) start(iid string, mod ...func(*ep.ServerOptions)) *instance {
 }
 
 // kill drops the instance's connection without deregistering: a crash.
-func (in *instance) kill() { in.nc.Close() }
+// It returns once the broker has let go of the instance's subscriptions
+// (its own no-responders answer says so), which happens a moment after
+// the connection closes.
+func (in *instance) kill() {
+	in.nc.Close()
+	probe := in.h.client()
+	waitFor(in.h.t, func() error {
+		l, err := probe.Probe(ctxT(in.h.t), endpoint, in.iid)
+		if err == nil && l == ep.Gone {
+			return nil
+		}
+		return fmt.Errorf("instance %s not gone yet: %v %v", in.iid, l, err)
+	})
+}
 
 var testCaller = ep.Caller{Owner: "local", Actor: "tester", UID: wire.NewLifecycleUID()}
 
