@@ -98,7 +98,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		Args:          cobra.NoArgs,
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "space to act on (env COTAL_SPACE) (default: `cotal use` choice, else the project .cotal folder, else \"default\")")
+	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "the `name` of the space to act on (env COTAL_SPACE; default: the one set with cotal use, else the nearest project .cotal folder's, else default)")
 	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
 	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
