@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -23,21 +23,7 @@ const space = "forge"
 // port, provisioned, and stops it when the test ends.
 func startBroker(t *testing.T, open bool) *broker.Broker {
 	t.Helper()
-	p := config.Paths{Space: space, StoreDir: t.TempDir()}
-	b, err := broker.Start(broker.Options{Paths: p, Open: open})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Shutdown)
-	nc, err := b.Internal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := broker.Provision(ctx, nc, space, open); err != nil {
-		t.Fatal(err)
-	}
+	b, _ := testmesh.Start(t, space, open)
 	return b
 }
 

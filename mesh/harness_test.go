@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -39,18 +38,7 @@ func newHarness(t *testing.T, open bool) *harness { return newHarnessTB(t, open)
 
 func newHarnessTB(t testing.TB, open bool) *harness {
 	t.Helper()
-	b, err := broker.Start(broker.Options{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Open: open})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Shutdown)
-	op, err := b.Internal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := broker.Provision(ctxT(t), op, space, open); err != nil {
-		t.Fatal(err)
-	}
+	b, op := testmesh.Start(t, space, open)
 	js, _ := jetstream.New(op)
 	return &harness{t: t, b: b, open: open, op: op, js: js}
 }
@@ -80,18 +68,7 @@ func (h *harness) mint(a agent) (path string, id broker.Identity) {
 	if in.AllowPublish == nil {
 		in.AllowPublish = []string{}
 	}
-	c, err := h.b.Authority().Mint(in)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := broker.ProvisionIdentity(ctxT(h.t), h.op, c.Identity); err != nil {
-		h.t.Fatal(err)
-	}
-	path = filepath.Join(h.t.TempDir(), a.name+".creds")
-	if err := broker.WriteCreds(path, c); err != nil {
-		h.t.Fatal(err)
-	}
-	return path, c.Identity
+	return testmesh.Mint(h.t, h.b, in)
 }
 
 // connect connects an endpoint with a credential file (auth) or by name

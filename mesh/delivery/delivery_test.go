@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/delivery"
@@ -48,18 +47,7 @@ func newBenchHarness(b *testing.B) *harness { return newHarnessTB(b, false) }
 
 func newHarnessTB(t testing.TB, noService bool) *harness {
 	t.Helper()
-	b, err := broker.Start(broker.Options{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Shutdown)
-	op, err := b.Internal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := broker.Provision(ctxT(t), op, space, false); err != nil {
-		t.Fatal(err)
-	}
+	b, op := testmesh.Start(t, space, false)
 	js, _ := jetstream.New(op)
 	reg, err := mesh.OpenRegistry(ctxT(t), js, space)
 	if err != nil {
@@ -107,18 +95,7 @@ func (h *harness) mint(a agent) (string, broker.Identity) {
 	if id.AllowPublish == nil {
 		id.AllowPublish = []string{"team", "team.>", "live", "gen"}
 	}
-	c, err := h.b.Authority().Mint(id)
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := broker.ProvisionIdentity(ctxT(h.t), h.op, c.Identity); err != nil {
-		h.t.Fatal(err)
-	}
-	path := filepath.Join(h.t.TempDir(), a.name+".creds")
-	if err := broker.WriteCreds(path, c); err != nil {
-		h.t.Fatal(err)
-	}
-	return path, c.Identity
+	return testmesh.Mint(h.t, h.b, id)
 }
 
 func (h *harness) connect(creds string, o mesh.Options) *mesh.Endpoint {

@@ -16,7 +16,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -46,18 +46,7 @@ func ctxT(t testing.TB) context.Context {
 
 func newHarness(t testing.TB) *harness {
 	t.Helper()
-	b, err := broker.Start(broker.Options{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Shutdown)
-	op, err := b.Internal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := broker.Provision(ctxT(t), op, space, false); err != nil {
-		t.Fatal(err)
-	}
+	b, op := testmesh.Start(t, space, false)
 	js, _ := jetstream.New(op)
 	kv, err := js.KeyValue(ctxT(t), wire.RecordsBucket(space))
 	if err != nil {

@@ -11,8 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -31,20 +30,8 @@ func bucket(t *testing.T) jetstream.KeyValue {
 // bucket.
 func space(t *testing.T) (jetstream.JetStream, jetstream.KeyValue) {
 	t.Helper()
-	b, err := broker.Start(broker.Options{Paths: config.Paths{Space: spaceName, StoreDir: t.TempDir()}, Open: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(b.Shutdown)
-	nc, err := b.Internal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := broker.Provision(ctx, nc, spaceName, true); err != nil {
-		t.Fatal(err)
-	}
+	_, nc := testmesh.Start(t, spaceName, true)
+	ctx := testmesh.Ctx(t)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
