@@ -14,6 +14,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh"
 )
 
 // Exit codes, documented in `cotal --help`.
@@ -214,3 +215,16 @@ func humanAge(d time.Duration) string {
 
 // timeNow is the clock the CLI formats ages against.
 func timeNow() time.Time { return time.Now() }
+
+// oneShot runs fn with a one-shot endpoint (no presence, nothing consumed
+// until asked) acting as --creds or the local operator.
+func (g *globals) oneShot(fn func(ctx context.Context, e *mesh.Endpoint) error) error {
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return fn(ctx, e)
+}

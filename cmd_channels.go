@@ -228,13 +228,12 @@ space defaults, then to replay on, whole retention, durable.`,
 }
 
 func writeRegistry(g *globals, channel string, p mesh.ChannelConfig, asJSON bool) error {
-	ctx, cancel := ctxTimeout()
-	defer cancel()
-	e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
+	return g.oneShot(func(ctx context.Context, e *mesh.Endpoint) error {
+		return writeRegistryWith(ctx, g, e, channel, p, asJSON)
+	})
+}
+
+func writeRegistryWith(ctx context.Context, g *globals, e *mesh.Endpoint, channel string, p mesh.ChannelConfig, asJSON bool) error {
 	reg, err := e.Registry(ctx)
 	if err != nil {
 		return err

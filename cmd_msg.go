@@ -71,67 +71,36 @@ send time; it never claims delivery.`,
 		}
 		fmt.Fprintf(g.stdout, "%s: %s\n", head, r)
 	}
-	msg := &cobra.Command{
-		Use:   "msg <channel> <text...>",
-		Short: "Post to a channel (multicast)",
-		Args:  cobra.MinimumNArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			r, err := e.Send(ctx, args[0], strings.Join(args[1:], " "), mesh.WithMentions(mentions...))
-			if err != nil {
-				return sendError(err)
-			}
-			print(r, "sent to #"+r.Channel)
-			return nil
-		},
+	// sendCmd is one of the three send verbs: it connects as a one-shot
+	// endpoint, sends, and prints the receipt.
+	sendCmd := func(use, short string, send func(ctx context.Context, e *mesh.Endpoint, to, text string) (mesh.Receipt, error), head func(mesh.Receipt) string) *cobra.Command {
+		return &cobra.Command{
+			Use: use, Short: short, Args: cobra.MinimumNArgs(2),
+			RunE: func(_ *cobra.Command, args []string) error {
+				return g.oneShot(func(ctx context.Context, e *mesh.Endpoint) error {
+					r, err := send(ctx, e, args[0], strings.Join(args[1:], " "))
+					if err != nil {
+						return sendError(err)
+					}
+					print(r, head(r))
+					return nil
+				})
+			},
+		}
 	}
+	msg := sendCmd("msg <channel> <text...>", "Post to a channel (multicast)",
+		func(ctx context.Context, e *mesh.Endpoint, ch, text string) (mesh.Receipt, error) {
+			return e.Send(ctx, ch, text, mesh.WithMentions(mentions...))
+		}, func(r mesh.Receipt) string { return "sent to #" + r.Channel })
 	msg.Flags().StringSliceVar(&mentions, "mention", nil, "@mention a peer by name (repeatable)")
-	dm := &cobra.Command{
-		Use:   "dm <name|id> <text...>",
-		Short: "Send a direct message to one peer (unicast)",
-		Args:  cobra.MinimumNArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			r, err := e.DM(ctx, args[0], strings.Join(args[1:], " "))
-			if err != nil {
-				return sendError(err)
-			}
-			print(r, "DM to "+r.ToName)
-			return nil
-		},
-	}
-	ask := &cobra.Command{
-		Use:   "ask <role> <text...>",
-		Short: "Send a task to any one holder of a role (anycast)",
-		Args:  cobra.MinimumNArgs(2),
-		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			r, err := e.Ask(ctx, args[0], strings.Join(args[1:], " "))
-			if err != nil {
-				return sendError(err)
-			}
-			print(r, "asked @"+r.ToService)
-			return nil
-		},
-	}
+	dm := sendCmd("dm <name|id> <text...>", "Send a direct message to one peer (unicast)",
+		func(ctx context.Context, e *mesh.Endpoint, to, text string) (mesh.Receipt, error) {
+			return e.DM(ctx, to, text)
+		}, func(r mesh.Receipt) string { return "DM to " + r.ToName })
+	ask := sendCmd("ask <role> <text...>", "Send a task to any one holder of a role (anycast)",
+		func(ctx context.Context, e *mesh.Endpoint, role, text string) (mesh.Receipt, error) {
+			return e.Ask(ctx, role, text)
+		}, func(r mesh.Receipt) string { return "asked @" + r.ToService })
 	cmd.AddCommand(msg, dm, ask)
 	return cmd
 }
