@@ -52,7 +52,9 @@ func TestCollectorBatchesTheCensusAndTheFocusedScreen(t *testing.T) {
 		}
 	}}
 	go c.run(ctx, e)
-	time.Sleep(600 * time.Millisecond) // long enough for two screen ticks
+	// Absence is shown over work the collector provably did: two census
+	// rounds (each many screen ticks) with no seat focused.
+	waitUntil(t, 10*time.Second, func() bool { return src.seats.Load() >= 2 })
 	if n := src.screens.Load(); n != 0 {
 		t.Errorf("%d screens fetched with no seat focused", n)
 	}
@@ -64,9 +66,12 @@ func TestCollectorBatchesTheCensusAndTheFocusedScreen(t *testing.T) {
 		return census >= 2 && shots >= 2 && lastShot.Name == "shell" && lastShot.Screen.Text == "screen of shell"
 	})
 	focus.store(Seat{}, false)
-	time.Sleep(300 * time.Millisecond) // a fetch in flight may still land
+	// A fetch in flight may still land: count from the next census round,
+	// then let two more rounds pass.
+	rounds := src.seats.Load()
+	waitUntil(t, 10*time.Second, func() bool { return src.seats.Load() >= rounds+1 })
 	before := src.screens.Load()
-	time.Sleep(600 * time.Millisecond)
+	waitUntil(t, 10*time.Second, func() bool { return src.seats.Load() >= rounds+3 })
 	if after := src.screens.Load(); after != before {
 		t.Errorf("%d screens fetched after the focus was dropped", after-before)
 	}
