@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
@@ -10,6 +11,10 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/delivery"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat"
 )
 
 // statusReport is `cotal status --json`.
@@ -29,7 +34,12 @@ type statusReport struct {
 	StoreLimit int64     `json:"storeLimit,omitempty"`
 	StoreDir   string    `json:"storeDir"`
 	Streams    int       `json:"streams,omitempty"`
-	Error      string    `json:"error,omitempty"`
+	// Delivery says whether the durable delivery service holds its lease
+	// and serves (an open mesh has none); Managers counts registered
+	// manager instances.
+	Delivery string `json:"delivery,omitempty"`
+	Managers int    `json:"managers"`
+	Error    string `json:"error,omitempty"`
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -105,7 +115,41 @@ func gatherStatus(g *globals) statusReport {
 	r.JetStream = true
 	r.DataBytes = int64(info.Store)
 	r.Streams = info.Streams
+	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode)
+	if kv, err := js.KeyValue(ctx, wire.RecordsBucket(r.Space)); err == nil {
+		if regs, err := ep.ListRegistrations(ctx, kv, seat.Endpoint); err == nil {
+			for _, reg := range regs {
+				if !reg.Deregistered {
+					r.Managers++
+				}
+			}
+		}
+	}
 	return r
+}
+
+// deliveryState reads the delivery service's lease: serving, starting, or
+// absent (none in open mode).
+func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode string) string {
+	if mode == config.ModeOpen {
+		return "none (open mode: live only)"
+	}
+	kv, err := js.KeyValue(ctx, wire.DeliveryBucket(space))
+	if err != nil {
+		return "unknown (" + err.Error() + ")"
+	}
+	e, err := kv.Get(ctx, delivery.LeaseKey)
+	if err != nil {
+		return "NOT SERVING (no lease: durable channels are live only)"
+	}
+	var l struct {
+		Holder string `json:"holder"`
+		Ready  bool   `json:"ready"`
+	}
+	if json.Unmarshal(e.Value(), &l) != nil || !l.Ready {
+		return "starting"
+	}
+	return "serving (" + l.Holder + ")"
 }
 
 func printStatus(g *globals, r statusReport) {
@@ -146,6 +190,8 @@ func printStatus(g *globals, r statusReport) {
 			js = "OFF (durable delivery is down; full disk? restart the mesh)"
 		}
 		fmt.Fprintf(w, "  jetstream  %s, %d streams\n", js, r.Streams)
+		fmt.Fprintf(w, "  delivery   %s\n", r.Delivery)
+		fmt.Fprintf(w, "  managers   %d registered\n", r.Managers)
 	}
 	limit := ""
 	if r.StoreLimit > 0 {

@@ -228,3 +228,23 @@ func TestSetupSeedsADefaultPersonaOnce(t *testing.T) {
 		t.Fatalf("second setup: exit %d %s", code, out)
 	}
 }
+
+func TestStatusShowsDeliveryAndManagers(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	upDetached(t, home)
+	waitFor(t, 10*time.Second, func() error {
+		out, _, code := runCotal(t, home, "status", "--json")
+		var st struct {
+			Delivery string `json:"delivery"`
+			Managers int    `json:"managers"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &st) != nil {
+			return fmt.Errorf("status --json: exit %d\n%s", code, out)
+		}
+		if !strings.HasPrefix(st.Delivery, "serving") || st.Managers != 1 {
+			return fmt.Errorf("delivery %q, %d managers; want serving and 1", st.Delivery, st.Managers)
+		}
+		return nil
+	})
+}
