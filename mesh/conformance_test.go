@@ -35,7 +35,7 @@ func TestConformance01_SubjectRootIsSanitizedSpace(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() error {
-		for _, m := range all.all() {
+		for _, m := range all.All() {
 			if !strings.HasPrefix(m.Subject, "cotal."+space+".") {
 				t.Fatalf("subject %q outside the space root", m.Subject)
 			}
@@ -53,7 +53,7 @@ func TestConformance02_ChatSubjectCarriesOwnSender(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() error {
-		if m := chat.all(); len(m) == 1 && m[0].Subject == "cotal."+space+".chat.local.alice.team.backend" {
+		if m := chat.All(); len(m) == 1 && m[0].Subject == "cotal."+space+".chat.local.alice.team.backend" {
 			return nil
 		}
 		return errors.New("no chat publish on the sender's own subject yet")
@@ -69,7 +69,7 @@ func TestConformance03_DMSubject(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() error {
-		if m := inst.all(); len(m) == 1 && m[0].Subject == "cotal."+space+".inst.local.bob.local.alice" {
+		if m := inst.All(); len(m) == 1 && m[0].Subject == "cotal."+space+".inst.local.bob.local.alice" {
 			return nil
 		}
 		return errors.New("no DM publish on inst.<recipient>.<sender> yet")
@@ -84,7 +84,7 @@ func TestConformance04_AnycastSubject(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() error {
-		if m := svc.all(); len(m) == 1 && m[0].Subject == "cotal."+space+".svc.reviewer.local.alice" {
+		if m := svc.All(); len(m) == 1 && m[0].Subject == "cotal."+space+".svc.reviewer.local.alice" {
 			return nil
 		}
 		return errors.New("no anycast publish on svc.<role>.<sender> yet")
@@ -193,12 +193,12 @@ func TestConformance10_WildcardPublishRefusedBeforeBroker(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() error {
-		if len(chat.all()) == 0 {
+		if len(chat.All()) == 0 {
 			return errors.New("marker not seen")
 		}
 		return nil
 	})
-	if n := len(chat.all()); n != 1 {
+	if n := len(chat.All()); n != 1 {
 		t.Fatalf("%d chat publishes reached the broker, want only the marker", n)
 	}
 }
@@ -278,7 +278,7 @@ func TestConformance13_MsgIDHeaderIsMessageID(t *testing.T) {
 	}
 	messages := func() []*nats.Msg {
 		var out []*nats.Msg
-		for _, m := range all.all() {
+		for _, m := range all.All() {
 			if s, err := wire.ParseSubject(m.Subject); err == nil && s.Kind != "" {
 				out = append(out, m)
 			}
@@ -630,12 +630,12 @@ func TestConformance63_UnlistedToolArgumentRefused(t *testing.T) {
 		t.Fatalf("a good call: %q %v", out, err)
 	}
 	testutil.WaitFor(t, 5*time.Second, func() error {
-		if len(chat.all()) == 0 {
+		if len(chat.All()) == 0 {
 			return errors.New("marker not seen")
 		}
 		return nil
 	})
-	if n := len(chat.all()); n != 1 {
+	if n := len(chat.All()); n != 1 {
 		t.Fatalf("%d posts reached the broker, want only the marker: a refused call ran", n)
 	}
 }

@@ -102,34 +102,10 @@ func (h *harness) agentEndpoint(a agent, o mesh.Options) *mesh.Endpoint {
 	return h.connect(path, o)
 }
 
-// tap records every message on a subject pattern, headers included.
-type tap struct {
-	mu   sync.Mutex
-	msgs []*nats.Msg
-}
-
-func (h *harness) tap(pattern string) *tap {
+// tap records every message on a pattern through the operator connection.
+func (h *harness) tap(pattern string) *testmesh.Tap {
 	h.t.Helper()
-	tp := &tap{}
-	sub, err := h.op.Subscribe(pattern, func(m *nats.Msg) {
-		tp.mu.Lock()
-		tp.msgs = append(tp.msgs, m)
-		tp.mu.Unlock()
-	})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := h.op.Flush(); err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { _ = sub.Unsubscribe() })
-	return tp
-}
-
-func (tp *tap) all() []*nats.Msg {
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	return append([]*nats.Msg(nil), tp.msgs...)
+	return testmesh.NewTap(h.t, h.op, pattern)
 }
 
 // next waits for the endpoint's next item.

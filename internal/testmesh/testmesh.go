@@ -6,6 +6,7 @@ package testmesh
 import (
 	"context"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,4 +64,36 @@ func Mint(t testing.TB, b *broker.Broker, id broker.Identity) (string, broker.Id
 		t.Fatal(err)
 	}
 	return path, c.Identity
+}
+
+// Tap records every message on a subject pattern, headers included.
+type Tap struct {
+	mu   sync.Mutex
+	msgs []*nats.Msg
+}
+
+// NewTap subscribes nc to pattern (confirmed by a flush) until the test ends.
+func NewTap(t testing.TB, nc *nats.Conn, pattern string) *Tap {
+	t.Helper()
+	tp := &Tap{}
+	sub, err := nc.Subscribe(pattern, func(m *nats.Msg) {
+		tp.mu.Lock()
+		tp.msgs = append(tp.msgs, m)
+		tp.mu.Unlock()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sub.Unsubscribe() })
+	return tp
+}
+
+// All is what the tap has seen so far, in arrival order.
+func (tp *Tap) All() []*nats.Msg {
+	tp.mu.Lock()
+	defer tp.mu.Unlock()
+	return append([]*nats.Msg(nil), tp.msgs...)
 }

@@ -32,7 +32,7 @@ func TestInvokeValidAndInvalidArgs(t *testing.T) {
 		t.Fatalf("got %+v", e)
 	}
 	_ = h.op.Flush()
-	for _, m := range requests.all() {
+	for _, m := range requests.All() {
 		if strings.Contains(m.Subject, ".echo.") {
 			t.Fatalf("invalid args were published on %s", m.Subject)
 		}

@@ -287,33 +287,9 @@ func (a *agentConn) caller() ep.Caller {
 }
 
 // tap records every message on a pattern through the operator connection.
-type tap struct {
-	mu   sync.Mutex
-	msgs []*nats.Msg
-}
-
-func (h *harness) tap(pattern string) *tap {
+func (h *harness) tap(pattern string) *testmesh.Tap {
 	h.t.Helper()
-	tp := &tap{}
-	sub, err := h.op.Subscribe(pattern, func(m *nats.Msg) {
-		tp.mu.Lock()
-		tp.msgs = append(tp.msgs, m)
-		tp.mu.Unlock()
-	})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	if err := h.op.Flush(); err != nil {
-		h.t.Fatal(err)
-	}
-	h.t.Cleanup(func() { _ = sub.Unsubscribe() })
-	return tp
-}
-
-func (tp *tap) all() []*nats.Msg {
-	tp.mu.Lock()
-	defer tp.mu.Unlock()
-	return append([]*nats.Msg(nil), tp.msgs...)
+	return testmesh.NewTap(h.t, h.op, pattern)
 }
 
 func waitFor(t testing.TB, fn func() error) { t.Helper(); testutil.WaitFor(t, 10*time.Second, fn) }

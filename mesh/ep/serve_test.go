@@ -124,7 +124,7 @@ func TestRepliesDerived(t *testing.T) {
 	}
 	var reqSubj string
 	waitFor(t, func() error {
-		for _, m := range requests.all() {
+		for _, m := range requests.All() {
 			if strings.Contains(m.Subject, ".echo.") {
 				reqSubj = m.Subject
 				return nil
@@ -141,7 +141,7 @@ func TestRepliesDerived(t *testing.T) {
 	}
 	want, _ := rq.ReplySubject("inst-a", a.srv.Epoch())
 	waitFor(t, func() error {
-		for _, m := range replies.all() {
+		for _, m := range replies.All() {
 			if m.Subject == want {
 				return nil
 			}
@@ -219,12 +219,12 @@ func TestUnmatchedSubjectsIgnored(t *testing.T) {
 	}
 	// Only the marker call's describe and echo were answered.
 	waitFor(t, func() error {
-		if len(replies.all()) < 2 {
+		if len(replies.All()) < 2 {
 			return errNot("both replies tapped")
 		}
 		return nil
 	})
-	if n := len(replies.all()); n != 2 {
+	if n := len(replies.All()); n != 2 {
 		t.Fatalf("%d replies, want 2 (describe + echo)", n)
 	}
 }
@@ -261,12 +261,12 @@ func TestCastNeverReplies(t *testing.T) {
 	_ = a.nc.Flush()
 	_ = h.op.Flush()
 	waitFor(t, func() error {
-		if len(replies.all()) < 1 {
+		if len(replies.All()) < 1 {
 			return errNot("describe reply tapped")
 		}
 		return nil
 	})
-	before := len(replies.all()) // the second describe's reply
+	before := len(replies.All()) // the second describe's reply
 	if before != 1 {
 		t.Fatalf("%d replies, want only the describe's", before)
 	}
