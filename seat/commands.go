@@ -171,14 +171,21 @@ func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if p == nil || !p.Running() {
 		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running; nothing was written", a.Name)
 	}
-	n, err := p.Paste(a.Text, a.Enter == nil || *a.Enter)
+	enter := a.Enter == nil || *a.Enter
+	n, err := p.Paste(a.Text, enter)
 	if errors.Is(err, pty.ErrNotRunning) {
 		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s exited; nothing was written", a.Name)
 	}
 	if err != nil {
 		return nil, ep.Failed(ep.CodeInternal, "writing to %s: %v (%d bytes accepted)", a.Name, err, n)
 	}
-	return InputReply{Name: a.Name, Bytes: n}, nil
+	// The pty accepted everything: report the text and the Enter, not the
+	// paste markers a program may have asked for (spec §13).
+	bytes := len(a.Text)
+	if enter {
+		bytes++
+	}
+	return InputReply{Name: a.Name, Bytes: bytes}, nil
 }
 
 // connector is the seat's connector for a self-mode caller.
