@@ -1,17 +1,6 @@
 package mesh
 
-import "fmt"
+import "github.com/cotal-go/cotal/mesh/wire"
 
-// refusal is an error whose text is written for a person but which still
-// matches its sentinel with errors.Is.
-type refusal struct {
-	kind error
-	msg  string
-}
-
-func (r *refusal) Error() string { return r.msg }
-func (r *refusal) Unwrap() error { return r.kind }
-
-func refuse(kind error, format string, args ...any) error {
-	return &refusal{kind: kind, msg: fmt.Sprintf(format, args...)}
-}
+// refuse builds a person-readable error that errors.Is matches to kind.
+var refuse = wire.Refuse

@@ -2,7 +2,8 @@ package ep
 
 import (
 	"errors"
-	"fmt"
+
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 var (
@@ -31,16 +32,5 @@ var (
 	ErrInvalidDigest = errors.New("invalid digest")
 )
 
-// ruleError reads as a sentence for people while errors.Is still finds its sentinel.
-type ruleError struct {
-	kind error
-	msg  string
-}
-
-func (e *ruleError) Error() string { return e.msg }
-func (e *ruleError) Unwrap() error { return e.kind }
-
-// refuse builds a ruleError whose text is exactly the formatted message.
-func refuse(kind error, format string, args ...any) error {
-	return &ruleError{kind: kind, msg: fmt.Sprintf(format, args...)}
-}
+// refuse builds a person-readable error that errors.Is matches to kind.
+var refuse = wire.Refuse

@@ -40,7 +40,12 @@ type ruleError struct {
 func (e *ruleError) Error() string { return e.msg }
 func (e *ruleError) Unwrap() error { return e.kind }
 
-// refuse builds a ruleError whose text is exactly the formatted message.
-func refuse(kind error, format string, args ...any) error {
+// Refuse builds an error whose text is exactly the formatted message, for a
+// person, and which errors.Is still matches to kind. The mesh packages use
+// it for every refusal they name a sentinel for.
+func Refuse(kind error, format string, args ...any) error {
 	return &ruleError{kind: kind, msg: fmt.Sprintf(format, args...)}
 }
+
+// refuse is Refuse inside this package.
+var refuse = Refuse
