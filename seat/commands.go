@@ -202,6 +202,16 @@ func (m *Manager) connector(c *ep.Call) (*mesh.Endpoint, *ep.Error) {
 	return s.conn, nil
 }
 
+// selfArgs finds the self-mode caller's connector and decodes its args.
+func (m *Manager) selfArgs(c *ep.Call, args any) (*mesh.Endpoint, *ep.Error) {
+	conn, e := m.connector(c)
+	if e != nil {
+		return nil, e
+	}
+	_ = c.Decode(args) // already validated against the command's schema
+	return conn, nil
+}
+
 // InboxItem is one item handed to a seat's own inbox read.
 type InboxItem struct {
 	Kind       string `json:"kind"`
@@ -210,14 +220,13 @@ type InboxItem struct {
 }
 
 func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	conn, e := m.connector(c)
-	if e != nil {
-		return nil, e
-	}
 	var a struct {
 		Peek bool `json:"peek"`
 	}
-	_ = c.Decode(&a)
+	conn, e := m.selfArgs(c, &a)
+	if e != nil {
+		return nil, e
+	}
 	items, err := conn.Collect(ctx, 0)
 	if err != nil {
 		return nil, ep.Failed(ep.CodeUnavailable, "reading the inbox: %v", err)
@@ -235,15 +244,14 @@ func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 }
 
 func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	conn, e := m.connector(c)
-	if e != nil {
-		return nil, e
-	}
 	var a struct {
 		Status   string  `json:"status"`
 		Activity *string `json:"activity"`
 	}
-	_ = c.Decode(&a)
+	conn, e := m.selfArgs(c, &a)
+	if e != nil {
+		return nil, e
+	}
 	rec, _ := conn.PresenceRecord()
 	st, act := rec.Status, rec.Activity
 	if a.Status != "" {
@@ -260,14 +268,13 @@ func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
 }
 
 func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	conn, e := m.connector(c)
-	if e != nil {
-		return nil, e
-	}
 	var a struct {
 		Channel string `json:"channel"`
 	}
-	_ = c.Decode(&a)
+	conn, e := m.selfArgs(c, &a)
+	if e != nil {
+		return nil, e
+	}
 	r, err := conn.Join(ctx, a.Channel)
 	if err != nil {
 		return nil, ep.Refuse(ep.CodePermissionDenied, "%v", err)
@@ -276,14 +283,13 @@ func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 }
 
 func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	conn, e := m.connector(c)
-	if e != nil {
-		return nil, e
-	}
 	var a struct {
 		Channel string `json:"channel"`
 	}
-	_ = c.Decode(&a)
+	conn, e := m.selfArgs(c, &a)
+	if e != nil {
+		return nil, e
+	}
 	left, err := conn.Leave(ctx, a.Channel)
 	if err != nil {
 		return nil, ep.Failed(ep.CodeUnavailable, "%v", err)
