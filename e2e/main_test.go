@@ -22,6 +22,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cotal-go/cotal/internal/testutil"
 )
 
 // cotalBin is the binary TestMain builds; fakeHome is the HOME every run of
@@ -216,15 +218,5 @@ func downOnCleanup(t testing.TB, home string, upArgs []string) {
 // last error once total has passed.
 func waitFor(t testing.TB, total time.Duration, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s: %v", total, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, total, fn)
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -141,17 +142,7 @@ func children(pid int) []int {
 // longer than one short tick between tries.
 func waitFor(t testing.TB, total time.Duration, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("condition not met within %s: %v", total, err)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testutil.WaitFor(t, total, fn)
 }
 
 func ctxT(t testing.TB) context.Context {

@@ -2,12 +2,15 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cotal-go/cotal/internal/testutil"
 )
 
 // countingSource answers a census of one seat and counts screen fetches.
@@ -80,11 +83,10 @@ func TestCollectorBatchesTheCensusAndTheFocusedScreen(t *testing.T) {
 // waitUntil polls cond until it holds or total passes.
 func waitUntil(t *testing.T, total time.Duration, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(total)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("not within %s", total)
+	testutil.WaitFor(t, total, func() error {
+		if !cond() {
+			return errors.New("condition not met")
 		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return nil
+	})
 }

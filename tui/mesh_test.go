@@ -15,6 +15,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -130,28 +131,26 @@ func TestCollectorSendsOneBatchPerTick(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var n int
+	testutil.WaitFor(t, 10*time.Second, func() error {
 		mu.Lock()
-		got, peers, n := 0, 0, len(batches)
+		defer mu.Unlock()
+		got, peers := 0, 0
+		n = len(batches)
 		for _, b := range batches {
 			got += b.Count
 			if b.PeersChanged {
 				peers = len(b.Peers)
 			}
 		}
-		mu.Unlock()
-		if got == posts && peers == 20 {
-			// Never more than one batch per tick (plus one for rounding).
-			if limit := int(time.Since(start)/c.tick) + 1; n > limit {
-				t.Errorf("%d batches in %s at a %s tick: more than one per tick", n, time.Since(start), c.tick)
-			}
-			return
+		if got != posts || peers != 20 {
+			return fmt.Errorf("the batches counted %d of %d posts and %d of 20 peers", got, posts, peers)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s the batches counted %d of %d posts and %d of 20 peers", got, posts, peers)
-		}
-		time.Sleep(20 * time.Millisecond)
+		return nil
+	})
+	// Never more than one batch per tick (plus one for rounding).
+	if limit := int(time.Since(start)/c.tick) + 1; n > limit {
+		t.Errorf("%d batches in %s at a %s tick: more than one per tick", n, time.Since(start), c.tick)
 	}
 }
 

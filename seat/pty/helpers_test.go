@@ -8,22 +8,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/cotal-go/cotal/internal/testutil"
 )
 
 // waitFor polls fn until it returns nil or total passes.
 func waitFor(t testing.TB, total time.Duration, fn func() error) {
 	t.Helper()
-	deadline := time.Now().Add(total)
-	for {
-		err := fn()
-		if err == nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after %v: %v", total, err)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testutil.WaitFor(t, total, fn)
 }
 
 // startSeat starts a seat that is closed when the test ends.
