@@ -30,6 +30,11 @@ type ClientOptions struct {
 	Caller Caller // the forge-locked triple; with a credential it must be the credential's own
 	From   From   // default {ID: caller, Name: actor}
 	Logf   func(format string, args ...any)
+	// SharedConn leaves the connection's error handler alone: set it for a
+	// connection the client does not own (in-process, trusted, shared by
+	// many clients), where no permission violation can occur and chaining
+	// one handler per client would grow without end.
+	SharedConn bool
 }
 
 // Responder is the incarnation that answered, as the reply subject names it.
@@ -92,6 +97,9 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 	}
 	js, _ := jetstream.New(nc)
 	c := &Client{nc: nc, opts: opts, store: store, perms: violation.New(), js: js, cache: map[string]*Described{}, schema: map[string]*Schema{}}
+	if opts.SharedConn {
+		return c, nil
+	}
 	prev := nc.ErrorHandler()
 	nc.SetErrorHandler(func(conn *nats.Conn, sub *nats.Subscription, err error) {
 		c.perms.Record(err)
@@ -172,6 +180,9 @@ func (c *Client) Describe(ctx context.Context, endpoint, on string) (*Described,
 		}
 		var ans DescribeAnswer
 		if err := json.Unmarshal(reply.Data, &ans); err != nil {
+			return nil, fmt.Errorf("ep: describe answer of %s: %w", endpoint, err)
+		}
+		if err := c.store.Remember(ans.Artifacts); err != nil {
 			return nil, fmt.Errorf("ep: describe answer of %s: %w", endpoint, err)
 		}
 		d, err := c.verify(ctx, endpoint, resp, ans)

@@ -59,10 +59,11 @@ type Descriptor struct {
 	Clusters     []ClusterRef `json:"clusters"`
 }
 
-// DescribeAnswer is the data of a describe reply.
+// DescribeAnswer is the data of a describe reply. Artifacts carries the public answer's contract documents by digest, so a caller with no right to read the contract stream (an agent) can still verify every digest the descriptor names.
 type DescribeAnswer struct {
-	Public     bool       `json:"public"`
-	Descriptor Descriptor `json:"descriptor"`
+	Public     bool                       `json:"public"`
+	Descriptor Descriptor                 `json:"descriptor"`
+	Artifacts  map[string]json.RawMessage `json:"artifacts,omitempty"`
 }
 
 // publishSchema stores a schema's document and its closure manifest; it returns nothing new, the digests are the schema's own.

@@ -2,8 +2,11 @@ package ep
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -14,11 +17,14 @@ import (
 // ErrContractCorrupt is returned when a stored artifact does not hash to the digest it is stored under; it is never used.
 var ErrContractCorrupt = errors.New("contract artifact does not match its digest")
 
-// ContractStore is the space's create-only artifact store on EPC_: one message per epc.<hex>, verified on every read.
+// ContractStore is the space's create-only artifact store on EPC_: one message per epc.<hex>, verified on every read. It also keeps, in memory, every artifact it stored or was handed with a describe answer: a caller without stream rights (an agent) verifies contracts from those alone. mu guards mem.
 type ContractStore struct {
 	nc    *nats.Conn
 	js    jetstream.JetStream
 	space string
+
+	mu  sync.Mutex
+	mem map[string][]byte // digest -> canonical bytes, verified
 }
 
 // NewContractStore opens the store of space over nc.
@@ -27,7 +33,47 @@ func NewContractStore(nc *nats.Conn, space string) (*ContractStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ContractStore{nc: nc, js: js, space: space}, nil
+	return &ContractStore{nc: nc, js: js, space: space, mem: map[string][]byte{}}, nil
+}
+
+// Remember adds artifacts handed over with a describe answer, each verified against the digest it is given under; a mismatch is refused whole.
+func (c *ContractStore) Remember(artifacts map[string]json.RawMessage) error {
+	checked := make(map[string][]byte, len(artifacts))
+	for d, raw := range artifacts {
+		canon, err := Canonical(raw)
+		if err != nil || rawDigest(canon) != normDigest(d) {
+			return fmt.Errorf("%w: the artifact given for %s does not hash to it", ErrContractCorrupt, d)
+		}
+		checked[normDigest(d)] = canon
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	maps.Copy(c.mem, checked)
+	return nil
+}
+
+// Artifacts is every artifact this store has verified or stored, by digest, for a describe answer to carry.
+func (c *ContractStore) Artifacts() map[string]json.RawMessage {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]json.RawMessage, len(c.mem))
+	for d, b := range c.mem {
+		out[d] = json.RawMessage(b)
+	}
+	return out
+}
+
+func (c *ContractStore) remembered(digest string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.mem[normDigest(digest)]
+	return b, ok
+}
+
+func (c *ContractStore) keep(digest string, canon []byte) {
+	c.mu.Lock()
+	c.mem[digest] = canon
+	c.mu.Unlock()
 }
 
 // Put stores a JSON document create-only under its digest and returns the digest. Storing what is already there is a no-op; the stored copy is verified, so a corrupt incumbent is reported, never trusted.
@@ -49,11 +95,15 @@ func (c *ContractStore) Put(ctx context.Context, doc []byte) (string, error) {
 			return "", err
 		}
 	}
+	c.keep(d, canon)
 	return d, nil
 }
 
-// Get fetches the artifact stored under digest and verifies that its RFC 8785 form hashes to it.
+// Get fetches the artifact stored under digest and verifies that its RFC 8785 form hashes to it; one already verified in memory is not fetched again.
 func (c *ContractStore) Get(ctx context.Context, digest string) ([]byte, error) {
+	if b, ok := c.remembered(digest); ok {
+		return b, nil
+	}
 	subj, err := ContractSubject(c.space, digest)
 	if err != nil {
 		return nil, err
@@ -66,6 +116,8 @@ func (c *ContractStore) Get(ctx context.Context, digest string) ([]byte, error) 
 	if err != nil || got != normDigest(digest) {
 		return nil, fmt.Errorf("%w: epc.%s holds a document hashing to %s", ErrContractCorrupt, digest, got)
 	}
+	canon, _ := Canonical(data)
+	c.keep(got, canon)
 	return data, nil
 }
 

@@ -25,7 +25,7 @@ func (s *Server) describe(ctx context.Context, caller Caller) (DescribeAnswer, *
 	d := Descriptor{Endpoint: EndpointName(s.token), Owner: s.opts.Identity.Principal.ID(), EndpointType: s.opts.EndpointType, Protocol: Protocol{V: Version}}
 	if !s.opts.Private {
 		d.Clusters = s.clusters
-		return DescribeAnswer{Public: true, Descriptor: d}, nil
+		return DescribeAnswer{Public: true, Descriptor: d, Artifacts: s.contracts.Artifacts()}, nil
 	}
 	if s.opts.View == nil {
 		return DescribeAnswer{}, Refuse(CodeUnavailable, "%s has no trusted authority view to answer a non-public describe", d.Endpoint)
