@@ -124,7 +124,12 @@ func (m *Mesh) start(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d, err := delivery.Start(ctx, dnc, delivery.Options{Space: cfg.Paths.Space, Logf: m.logf})
+		diid, err := ep.LoadOrCreateInstanceID(filepath.Join(cfg.Paths.StoreDir, "delivery.id"))
+		if err != nil {
+			dnc.Close()
+			return fmt.Errorf("delivery endpoint instance id: %w", err)
+		}
+		d, err := delivery.Start(ctx, dnc, delivery.Options{Space: cfg.Paths.Space, InstanceID: diid, Logf: m.logf})
 		if err != nil {
 			dnc.Close()
 			return fmt.Errorf("starting durable delivery: %w", err)

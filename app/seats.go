@@ -35,6 +35,7 @@ func (m *seatMinter) MintSeat(ctx context.Context, r seat.MintRequest) (seat.Min
 	id := broker.Identity{
 		Space: m.paths.Space, Principal: p, Role: r.Role, Subscribe: r.Subscribe,
 		AllowSubscribe: r.AllowSubscribe, AllowPublish: r.AllowPublish, Capabilities: r.Capabilities,
+		HostedBy: r.HostedBy,
 	}
 	if id.AllowPublish == nil {
 		id.AllowPublish = []string{}

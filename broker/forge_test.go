@@ -124,12 +124,13 @@ func TestForgeLockAllowsOwnSubjects(t *testing.T) {
 			t.Errorf("publish on own subject %s: %v", subj, err)
 		}
 	}
-	// Alice binds her pre-created DM durable with the three bind rows.
-	cons, err := js.Consumer(ctx, wire.DMStream(space), wire.DMConsumer(alice().Principal, mustUID(t, c)))
-	if err != nil {
-		t.Fatalf("binding own DM durable: %v", err)
+	// Her own DM durable is not hers to bind: an agent has no JetStream
+	// API right at all, the delivery service reads for it.
+	subj := "$JS.API.CONSUMER.INFO." + wire.DMStream(space) + "." + wire.DMConsumer(alice().Principal, mustUID(t, c))
+	if err := c.nc.Publish(subj, nil); err != nil {
+		t.Fatal(err)
 	}
-	_ = cons
+	testutil.WaitFor(t, 5*time.Second, func() error { _ = c.nc.Flush(); return c.sawViolation(subj) })
 }
 
 // mustUID recovers the lifecycle uid from the connection's inbox prefix.

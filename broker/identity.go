@@ -30,6 +30,7 @@ type IdentityRecord struct {
 	AllowPublish   []string  `json:"allowPublish"`
 	MintedAt       time.Time `json:"mintedAt"`
 	Retired        bool      `json:"retired,omitempty"`
+	HostedBy       string    `json:"hostedBy,omitempty"` // the manager whose seat connector holds it
 }
 
 // ProvisionIdentity pre-creates what an identity binds (its DM and
@@ -100,7 +101,7 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 	rec := IdentityRecord{
 		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: id.Profile, LifecycleUID: id.UID,
 		Subscribe: nonNil(id.Subscribe), AllowSubscribe: nonNil(id.AllowSubscribe), AllowPublish: nonNil(id.AllowPublish),
-		MintedAt: time.Now().UTC(),
+		MintedAt: time.Now().UTC(), HostedBy: id.HostedBy,
 	}
 	b, _ := json.Marshal(rec)
 	if _, err := kv.Put(ctx, wire.IdentityKey(p), b); err != nil {

@@ -50,6 +50,10 @@ type Identity struct {
 	// Capabilities grant control-surface commands beyond describe and the
 	// caller's own self commands: "spawn" lets it ask the manager for seats.
 	Capabilities []string
+
+	// HostedBy names the manager instance whose seat connector holds this
+	// identity's inbox and presence; empty for an identity outside a seat.
+	HostedBy string `json:",omitempty"`
 }
 
 // Capabilities an identity may be minted with.
@@ -132,6 +136,14 @@ func (id Identity) InboxPrefix() string { return "_INBOX_" + id.ConnID() }
 // Permissions builds the broker-enforced permissions of the identity. The
 // forge lock is here: every publish row that carries a sender pins it to the
 // identity's own owner and actor tokens.
+//
+// An agent or observer gets no $JS.API or $KV row at all: JetStream answers
+// on whatever reply subject a requester names, from inside the account and
+// past the requester's own publish rights, so any such right would let it
+// publish as anyone (DESIGN, Known pitfalls). What it reads from storage it
+// reads through the delivery endpoint's self-mode commands; its publishes
+// to chat, inst and svc subjects are stored by JetStream and acked on its
+// own inbox.
 func (id Identity) Permissions() jwt.Permissions {
 	var perm jwt.Permissions
 	if id.Profile == ProfileOperator {
@@ -144,79 +156,51 @@ func (id Identity) Permissions() jwt.Permissions {
 	pub := map[string]bool{}
 	sub := map[string]bool{id.InboxPrefix() + ".>": true}
 
-	// Presence, the channel registry and the identity records: world-readable through KV reads.
-	for _, bucket := range []string{wire.PresenceBucket(s), wire.ChannelsBucket(s), wire.RecordsBucket(s)} {
-		for _, row := range kvReadRows(bucket) {
-			pub[row] = true
-		}
-	}
-
 	switch id.Profile {
 	case ProfileObserver:
 		sub[root+".chat.>"] = true
-		for _, row := range streamReadRows(wire.ChatStream(s)) {
-			pub[row] = true
-		}
+		id.deliveryRows(pub, wire.ObserverDeliveryCommands)
 	case ProfileAgent:
 		for _, ch := range id.AllowPublish {
 			pub[root+".chat."+me.Owner+"."+me.Actor+"."+ch] = true
 		}
 		pub[root+".inst.*.*."+me.Owner+"."+me.Actor] = true
 		pub[root+".svc.*."+me.Owner+"."+me.Actor] = true
-		pub["$KV."+wire.PresenceBucket(s)+"."+me.Owner+"."+me.Actor] = true
-		// The delivery service: ask as yourself, hear answers under your own request.
-		pub[wire.DeliveryCtlSubject(s, me)] = true
-		sub[wire.DeliveryReplyPrefix(s, me)+">"] = true
 		for _, ch := range id.AllowSubscribe {
 			sub[wire.ChatFilter(s, ch)] = true
 		}
-		for _, row := range bindRows(wire.DMStream(s), wire.DMConsumer(me, id.UID)) {
-			pub[row] = true
-		}
-		for _, row := range bindRows(wire.DlvStream(s), wire.DlvConsumer(me, id.UID)) {
-			pub[row] = true
-		}
-		if id.Role != "" {
-			for _, row := range bindRows(wire.TaskStream(s), wire.SvcConsumer(id.Role)) {
-				pub[row] = true
-			}
-		}
+		id.deliveryRows(pub, wire.DeliveryCommands)
 		id.controlRows(pub, sub)
 	}
+	id.describeRows(pub, sub)
 	perm.Pub.Allow.Add(sorted(pub)...)
 	perm.Sub.Allow.Add(sorted(sub)...)
 	return perm
 }
 
-// bindRows are the three rows that let a client bind and drain one
-// pre-created durable without any right to create, delete or inspect
-// others (DESIGN: agents get no $JS.API.>).
-func bindRows(stream, durable string) []string {
-	return []string{
-		"$JS.API.CONSUMER.INFO." + stream + "." + durable,
-		"$JS.API.CONSUMER.MSG.NEXT." + stream + "." + durable,
-		"$JS.ACK." + stream + "." + durable + ".>",
+// caller is the identity's caller triple as the control-surface subjects
+// carry it.
+func (id Identity) caller() string {
+	return id.Principal.Owner + "." + id.Principal.Actor + "." + id.UID
+}
+
+// describeRows let the identity discover any endpoint and hear answers on
+// its own reply rail only.
+func (id Identity) describeRows(pub, sub map[string]bool) {
+	root := wire.Root(id.Space)
+	for _, rail := range []string{"one.*", "all.*", "inst.*.*"} {
+		pub[root+".ep."+rail+".describe."+id.caller()+".*"] = true
 	}
+	sub[root+".ep.reply.*.*.*."+id.caller()+".*"] = true
 }
 
-// kvReadRows let a client open a bucket, get keys and watch it.
-func kvReadRows(bucket string) []string {
-	return streamReadRows("KV_" + bucket)
-}
-
-// streamReadRows let a client read a stream through its own ordered
-// consumers: info, consumer create (both subject forms), direct get and
-// flow-control replies.
-func streamReadRows(stream string) []string {
-	return []string{
-		"$JS.API.STREAM.INFO." + stream,
-		"$JS.API.CONSUMER.CREATE." + stream,
-		"$JS.API.CONSUMER.CREATE." + stream + ".>",
-		"$JS.API.CONSUMER.DELETE." + stream + ".*",
-		"$JS.API.DIRECT.GET." + stream,
-		"$JS.API.DIRECT.GET." + stream + ".>",
-		"$JS.API.STREAM.MSG.GET." + stream,
-		"$JS.FC." + stream + ".>",
+// deliveryRows are one self-mode request row per delivery command, pinned
+// to the identity's own caller triple, on the one and inst rails.
+func (id Identity) deliveryRows(pub map[string]bool, commands []string) {
+	root := wire.Root(id.Space)
+	for _, cmd := range commands {
+		pub[root+".ep.one."+wire.DeliveryEndpoint+"."+cmd+".self."+id.caller()+".*"] = true
+		pub[root+".ep.inst."+wire.DeliveryEndpoint+".*."+cmd+".self."+id.caller()+".*"] = true
 	}
 }
 
@@ -229,17 +213,12 @@ func sorted(m map[string]bool) []string {
 	return out
 }
 
-// controlRows are an agent's control-surface grants, one request row per
-// command it may call, each pinned to its own caller triple: describe on
-// every endpoint and rail, the manager's self commands and goal results,
-// and spawn only with that capability. Replies come only on its own
-// reply rail.
+// controlRows are an agent's manager grants, one request row per command
+// it may call, each pinned to its own caller triple: the manager's self
+// commands and goal results, and spawn only with that capability.
 func (id Identity) controlRows(pub, sub map[string]bool) {
 	root := wire.Root(id.Space)
-	caller := id.Principal.Owner + "." + id.Principal.Actor + "." + id.UID
-	for _, rail := range []string{"one.*", "all.*", "inst.*.*"} {
-		pub[root+".ep."+rail+".describe."+caller+".*"] = true
-	}
+	caller := id.caller()
 	for _, cmd := range SelfCommands {
 		pub[root+".ep.one.manager."+cmd+".self."+caller+".*"] = true
 		pub[root+".ep.inst.manager.*."+cmd+".self."+caller+".*"] = true
@@ -252,8 +231,5 @@ func (id Identity) controlRows(pub, sub map[string]bool) {
 			pub[root+".ep.inst.manager.*.spawn."+caller+".*"] = true
 		}
 	}
-	// Contracts are read by sequence through the stream API, never listed.
-	pub["$JS.API.STREAM.MSG.GET."+wire.EPCStream(id.Space)] = true
-	sub[root+".ep.reply.*.*.*."+caller+".*"] = true
 	sub[root+".epe.manager.*.*.goal."+caller+".>"] = true
 }

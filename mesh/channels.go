@@ -92,6 +92,7 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 		switch {
 		case e.profile == "open":
 			res.Reason = "live only: an open mesh has no durable delivery"
+		case res.Reason != "":
 		case !durable:
 			res.Reason = "live channel: only those subscribed when a post is sent get it"
 		default:
@@ -149,7 +150,13 @@ func (e *Endpoint) effective(ctx context.Context, channel string, res *JoinResul
 			}
 		}
 	}
-	if err != nil {
+	switch {
+	case errors.Is(err, ErrNoDeliveryService):
+		// An agent reads the registry through the delivery service: with
+		// none, no durable hold is possible either.
+		eff = Effective{Replay: true, Class: ClassLive}
+		res.Reason = "live only: durable backstop unavailable (" + err.Error() + ")"
+	case err != nil:
 		eff = Effective{Replay: true, Class: ClassLive}
 		res.Reason = "registry unreadable, treated as live: " + err.Error()
 	}
@@ -162,8 +169,8 @@ func (e *Endpoint) effective(ctx context.Context, channel string, res *JoinResul
 func (e *Endpoint) durableJoin(ctx context.Context, j *joinedChannel) (bool, string) {
 	ctx, cancel := context.WithTimeout(ctx, durableJoinTimeout)
 	defer cancel()
-	rep, err := e.deliveryCall(ctx, DeliveryRequest{Op: OpDurableJoin, Channel: j.channel})
-	if err != nil {
+	var rep JoinReply
+	if err := e.call(ctx, CmdJoin, JoinArgs{Channel: j.channel}, &rep); err != nil {
 		return false, "live only: durable backstop unavailable (" + err.Error() + ")"
 	}
 	if !rep.Durable {
@@ -249,7 +256,7 @@ func (e *Endpoint) Leave(ctx context.Context, channel string) (bool, error) {
 		return false, nil
 	}
 	if j.generation > 0 {
-		if _, err := e.deliveryCall(ctx, DeliveryRequest{Op: OpDurableLeave, Channel: channel, Generation: j.generation}); err != nil {
+		if err := e.call(ctx, CmdLeave, LeaveArgs{Channel: channel, Generation: j.generation}, nil); err != nil {
 			return false, fmt.Errorf("cannot leave #%s: the durable hold could not be ended (%w); still joined", channel, err)
 		}
 	}

@@ -14,6 +14,26 @@ import (
 // and wait is positive, waits up to wait for the first arrival. Items come
 // back directed first, un-acked: the caller acks each once handed over.
 func (e *Endpoint) Collect(ctx context.Context, wait time.Duration) ([]*Item, error) {
+	return e.CollectN(ctx, MaxInbox, wait)
+}
+
+// CollectN is Collect handing over at most max items; the rest stay
+// queued, un-acked, for the next read.
+func (e *Endpoint) CollectN(ctx context.Context, max int, wait time.Duration) ([]*Item, error) {
+	if max <= 0 || max > MaxInbox {
+		max = MaxInbox
+	}
+	if e.mediated {
+		if err := e.takeRemote(ctx, max, 0); err != nil {
+			return nil, err
+		}
+		if e.inbox.size() == 0 && wait > 0 {
+			if err := e.takeRemote(ctx, max, wait); err != nil {
+				return nil, err
+			}
+		}
+		return e.inbox.take(max), nil
+	}
 	if err := e.fetchStored(ctx); err != nil {
 		return nil, err
 	}
@@ -40,7 +60,7 @@ func (e *Endpoint) Collect(ctx context.Context, wait time.Duration) ([]*Item, er
 			}
 		}
 	}
-	return e.inbox.take(MaxInbox), nil
+	return e.inbox.take(max), nil
 }
 
 // fetchStored pulls everything pending on the DM and role durables without
@@ -76,4 +96,28 @@ func (e *Endpoint) fetchStored(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// HandOut gives up to max stored items to another process that acks them
+// later (the delivery service's host of a mediated agent): waiting up to
+// wait for the first, from the running consumers or by fetching. A handed
+// out item is not yet handled, so a redelivered copy of it is surfaced
+// again rather than acked as a duplicate: nothing is lost if the taker
+// never settles it.
+func (e *Endpoint) HandOut(ctx context.Context, max int, wait time.Duration) ([]*Item, error) {
+	var items []*Item
+	if e.consuming() {
+		items = e.Await(ctx, max, wait)
+	} else {
+		var err error
+		if items, err = e.CollectN(ctx, max, wait); err != nil {
+			return nil, err
+		}
+	}
+	for _, it := range items {
+		if it.Msg.ID != "" {
+			e.inbox.forget(it.Msg.ID)
+		}
+	}
+	return items, nil
 }

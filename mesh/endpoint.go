@@ -3,6 +3,14 @@
 // its DMs, anycast tasks and channel posts, and sends as it. It never
 // imports seat/, tui/, app/ or broker/: the same code serves a CLI command,
 // a seat connector and the dashboard.
+//
+// An endpoint reaches storage in one of two ways. A trusted connection (the
+// operator's, an open mesh's, or an in-process one acting for a seat or an
+// agent through Options.Act) reads JetStream itself. An agent's or
+// observer's credential has no JetStream right at all, so such an endpoint
+// is mediated: it reads everything stored for it through the delivery
+// endpoint (agentsvc.go), and only publishes and live channel reads go
+// straight to the broker.
 package mesh
 
 import (
@@ -66,17 +74,37 @@ type Options struct {
 	// nothing until asked: see Collect.
 	OneShot bool
 
+	// Act names the identity a trusted connection (Conn) acts for: a
+	// seat's connector in the manager, an agent's host in the delivery
+	// service. The broker does not restrict such a connection, so the
+	// endpoint enforces Act's lists itself.
+	Act *Identity
+
 	// Logf receives warnings worth a person's attention; nil discards.
 	Logf func(format string, args ...any)
+}
+
+// Identity is who an endpoint acting on a trusted connection is: what a
+// credential would otherwise carry.
+type Identity struct {
+	Principal      wire.Principal
+	UID            string
+	Role           string
+	Profile        string   // agent (default), observer, operator, or open (an open mesh: no lists)
+	Subscribe      []string // joined at connect unless Options.Subscribe says otherwise
+	AllowSubscribe []string // read ACL; nil for an agent means none
+	AllowPublish   []string // post ACL; nil for an agent means none
 }
 
 // Endpoint is one connected identity. Its methods are safe for concurrent
 // use. Lock order: mu, then the inbox's mu.
 type Endpoint struct {
-	opts  Options
-	nc    *nats.Conn
-	ownNC bool
-	js    jetstream.JetStream
+	opts     Options
+	nc       *nats.Conn
+	ownNC    bool
+	js       jetstream.JetStream
+	mediated bool // reads storage through the delivery endpoint (agentsvc.go)
+	remote   remoteState
 
 	space   string
 	me      wire.Principal
@@ -134,7 +162,29 @@ func Connect(ctx context.Context, opts Options) (*Endpoint, error) {
 func (e *Endpoint) identify() error {
 	o := e.opts
 	e.role = strings.ToLower(o.Role)
-	if o.Creds != "" {
+	if o.Act != nil {
+		if o.Conn == nil {
+			return errors.New("acting for an identity needs a trusted connection (Options.Conn)")
+		}
+		a := o.Act
+		e.me, e.uid, e.profile, e.space = a.Principal, a.UID, a.Profile, o.Space
+		if e.profile == "" {
+			e.profile = "agent"
+		}
+		if a.Role != "" {
+			e.role = strings.ToLower(a.Role)
+		}
+		switch e.profile {
+		case "agent":
+			e.allowSubscribe, e.allowPublish = nonNilList(a.AllowSubscribe), nonNilList(a.AllowPublish)
+		case "open", "operator", "observer":
+		default:
+			return fmt.Errorf("unknown profile %q to act as", e.profile)
+		}
+		if e.opts.Subscribe == nil {
+			e.opts.Subscribe = a.Subscribe
+		}
+	} else if o.Creds != "" {
 		b, err := os.ReadFile(o.Creds)
 		if err != nil {
 			return fmt.Errorf("reading creds: %w", err)
@@ -169,6 +219,9 @@ func (e *Endpoint) identify() error {
 		if e.opts.Subscribe == nil {
 			e.opts.Subscribe = info.Subscribe
 		}
+		// An agent's or observer's credential reads nothing from storage:
+		// the delivery endpoint reads for it.
+		e.mediated = info.Profile == "agent" || info.Profile == "observer"
 	} else {
 		e.space, e.profile = o.Space, "open"
 		e.me = wire.Principal{Owner: "local", Actor: o.Name}
@@ -203,6 +256,13 @@ func (e *Endpoint) identify() error {
 		Role: e.role, Description: o.Description, Tags: o.Tags, ProtocolVersion: presence.ProtocolVersion,
 	}
 	return nil
+}
+
+func nonNilList(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
 
 // ConnID scopes the reply inbox: `_INBOX_<ConnID>.>` is the only inbox a
@@ -249,8 +309,12 @@ func (e *Endpoint) onAsyncError(_ *nats.Conn, _ *nats.Subscription, err error) {
 }
 
 // bind opens the presence bucket, binds the DM and role durables and joins
-// the boot channels, then starts presence.
+// the boot channels, then starts presence. A mediated endpoint asks the
+// delivery endpoint instead of opening anything.
 func (e *Endpoint) bind(ctx context.Context) error {
+	if e.mediated {
+		return e.bindRemote(ctx)
+	}
 	kv, err := e.js.KeyValue(ctx, wire.PresenceBucket(e.space))
 	if err != nil {
 		return fmt.Errorf("opening presence of space %s: %w (is the mesh for %s up?)", e.space, err, e.space)
@@ -274,13 +338,61 @@ func (e *Endpoint) bind(ctx context.Context) error {
 	if err := e.startConsuming(); err != nil {
 		return err
 	}
-	e.writer = presence.NewWriter(kv, e.card, e.uid, presence.OnStuck(func(err error) {
+	return e.GoOnline(ctx)
+}
+
+// GoOnline starts writing this endpoint's presence if it does not yet: an
+// endpoint opened OneShot that is now heard from (a mediated agent's host
+// in the delivery service). The first write must succeed.
+func (e *Endpoint) GoOnline(ctx context.Context) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.writer != nil || e.presenceKV == nil {
+		return nil
+	}
+	w := presence.NewWriter(e.presenceKV, e.card, e.uid, presence.OnStuck(func(err error) {
 		e.logf("presence-write-stuck: %v", err)
 	}))
-	if err := e.writer.Start(e.ctx); err != nil {
+	if err := w.Start(e.ctx); err != nil {
 		return err
 	}
+	e.writer = w
 	return nil
+}
+
+func (e *Endpoint) presenceWriter() *presence.Writer {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.writer
+}
+
+// GoOffline writes the final offline record and stops writing presence;
+// GoOnline may start it again.
+func (e *Endpoint) GoOffline(ctx context.Context) error {
+	e.mu.Lock()
+	w := e.writer
+	e.writer = nil
+	e.mu.Unlock()
+	if w == nil {
+		return nil
+	}
+	return w.Close(ctx)
+}
+
+// SetCard changes the descriptive fields of the presence card before the
+// endpoint goes online (kind agent or endpoint, description, tags).
+func (e *Endpoint) SetCard(kind, description string, tags []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if kind != "" {
+		e.card.Kind = kind
+	}
+	if description != "" {
+		e.card.Description = description
+	}
+	if tags != nil {
+		e.card.Tags = tags
+	}
 }
 
 // bindDurables binds the pre-created DM durable (auth) or creates it (open
@@ -334,10 +446,39 @@ func (e *Endpoint) createOpenDM(ctx context.Context, name string) (jetstream.Con
 	})
 }
 
+// Consume starts handing every stored item to the inbox as it arrives, for
+// an endpoint opened OneShot that is now in use for a while (a mediated
+// agent's host while the agent heartbeats). It is a no-op when consuming.
+func (e *Endpoint) Consume() error { return e.startConsuming() }
+
+// StopConsuming stops taking stored items and gives back what was queued
+// but not handed over, so another reader gets it at once.
+func (e *Endpoint) StopConsuming() {
+	e.mu.Lock()
+	consumes := e.consumes
+	e.consumes = nil
+	e.mu.Unlock()
+	for _, cc := range consumes {
+		cc.Stop()
+	}
+	for _, it := range e.inbox.drain() {
+		_ = it.Release()
+	}
+}
+
+func (e *Endpoint) consuming() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return len(e.consumes) > 0
+}
+
 // startConsuming hands every DM and task to the inbox as it arrives.
 func (e *Endpoint) startConsuming() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if len(e.consumes) > 0 {
+		return nil
+	}
 	for _, c := range []jetstream.Consumer{e.dm, e.svc, e.dlv} {
 		if c == nil {
 			continue
@@ -382,18 +523,26 @@ func (e *Endpoint) Conn() *nats.Conn { return e.nc }
 
 // SetStatus publishes a status and activity at once.
 func (e *Endpoint) SetStatus(status presence.Status, activity string) error {
-	if e.writer == nil {
+	if e.mediated {
+		return e.remotePresence(PresenceArgs{Status: string(status), Activity: &activity})
+	}
+	w := e.presenceWriter()
+	if w == nil {
 		return errors.New("this endpoint writes no presence")
 	}
-	return e.writer.Set(status, activity)
+	return w.Set(status, activity)
 }
 
 // SetAttention publishes an attention mode.
 func (e *Endpoint) SetAttention(a presence.Attention) error {
-	if e.writer == nil {
+	if e.mediated {
+		return e.remotePresence(PresenceArgs{Attention: string(a)})
+	}
+	w := e.presenceWriter()
+	if w == nil {
 		return errors.New("this endpoint writes no presence")
 	}
-	return e.writer.SetAttention(a)
+	return w.SetAttention(a)
 }
 
 // Close stops consuming, writes one final offline presence record and
@@ -419,10 +568,13 @@ func (e *Endpoint) Close() error {
 		}
 	}
 	var err error
-	if e.writer != nil {
+	if w := e.presenceWriter(); w != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		err = e.writer.Close(ctx)
+		err = w.Close(ctx)
 		cancel()
+	}
+	if e.mediated {
+		err = e.closeRemote()
 	}
 	if e.watcher != nil {
 		e.watcher.Close()
@@ -430,7 +582,13 @@ func (e *Endpoint) Close() error {
 	if e.cancel != nil {
 		e.cancel()
 	}
-	e.inbox.close()
+	// What was queued but never handed over goes back at once, rather
+	// than after the ack wait.
+	for _, it := range e.inbox.close() {
+		if it.msg != nil {
+			_ = it.msg.Nak()
+		}
+	}
 	if e.ownNC && e.nc != nil {
 		e.nc.Close()
 	}
@@ -445,8 +603,12 @@ func (e *Endpoint) logf(format string, args ...any) {
 
 // PresenceRecord is the record this endpoint last wrote, when it writes one.
 func (e *Endpoint) PresenceRecord() (presence.Record, bool) {
-	if e.writer == nil {
+	if e.mediated {
+		return e.remote.record()
+	}
+	w := e.presenceWriter()
+	if w == nil {
 		return presence.Record{}, false
 	}
-	return e.writer.Record(), true
+	return w.Record(), true
 }

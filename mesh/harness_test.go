@@ -40,6 +40,9 @@ func newHarnessTB(t testing.TB, open bool) *harness {
 	t.Helper()
 	b, op := testmesh.Start(t, space, open)
 	js, _ := jetstream.New(op)
+	if !open {
+		testmesh.StartDelivery(t, b, space)
+	}
 	return &harness{t: t, b: b, open: open, op: op, js: js}
 }
 

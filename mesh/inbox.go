@@ -22,24 +22,37 @@ type Item struct {
 	Seq        uint64    // stream sequence of a stored copy, 0 for a live one
 	Received   time.Time // when this endpoint got it
 
-	msg jetstream.Msg // nil for a live copy
+	msg    jetstream.Msg            // nil for a live copy
+	remote func(release bool) error // settles an item the delivery service handed over
+	box    *inbox                   // the inbox that surfaced it, forgets it on release
 }
 
 // Ack settles a stored copy once the item has been handed over (printed,
 // injected, returned to a tool). A live copy needs no ack.
 func (it *Item) Ack() error {
-	if it.msg == nil {
-		return nil
+	switch {
+	case it.remote != nil:
+		return it.remote(false)
+	case it.msg != nil:
+		return it.msg.DoubleAck(context.Background())
 	}
-	return it.msg.DoubleAck(context.Background())
+	return nil
 }
 
-// Release gives a stored copy back for immediate redelivery (a peek).
+// Release gives a stored copy back for immediate redelivery (a peek). The
+// inbox forgets its id, so the redelivered copy is surfaced again rather
+// than dropped as a duplicate of something never handed over.
 func (it *Item) Release() error {
-	if it.msg == nil {
-		return nil
+	if it.box != nil && it.Msg.ID != "" {
+		it.box.forget(it.Msg.ID)
 	}
-	return it.msg.Nak()
+	switch {
+	case it.remote != nil:
+		return it.remote(true)
+	case it.msg != nil:
+		return it.msg.Nak()
+	}
+	return nil
 }
 
 // Directed reports whether the item was addressed to this endpoint alone
@@ -98,6 +111,7 @@ func (b *inbox) add(it *Item) bool {
 	if it.Msg.ID != "" {
 		b.seen.add(it.Msg.ID)
 	}
+	it.box = b
 	select {
 	case b.notify <- struct{}{}:
 	default:
@@ -121,6 +135,13 @@ func (b *inbox) take(max int) []*Item {
 	return out
 }
 
+// forget drops an id from the surfaced set: its item was given back.
+func (b *inbox) forget(id string) {
+	b.mu.Lock()
+	b.seen.remove(id)
+	b.mu.Unlock()
+}
+
 func (b *inbox) size() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -133,10 +154,53 @@ func (b *inbox) reject(r wire.Reject) {
 	b.mu.Unlock()
 }
 
-func (b *inbox) close() {
+// drain removes and returns every queued durable item (live ones are
+// dropped: nothing can bring them back).
+func (b *inbox) drain() []*Item {
 	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*Item
+	for _, it := range append(b.directed, b.channel...) {
+		if it.Durable {
+			out = append(out, it)
+		}
+	}
+	b.directed, b.channel = nil, nil
+	return out
+}
+
+// close refuses further items and returns what was queued, untaken.
+func (b *inbox) close() []*Item {
+	b.mu.Lock()
+	defer b.mu.Unlock()
 	b.closed = true
-	b.mu.Unlock()
+	out := append(b.directed, b.channel...)
+	b.directed, b.channel = nil, nil
+	return out
+}
+
+// Await hands over up to max queued items, waiting up to wait for the
+// first; it never fetches (a consuming endpoint's queue fills itself).
+func (e *Endpoint) Await(ctx context.Context, max int, wait time.Duration) []*Item {
+	if items := e.inbox.take(max); len(items) > 0 || wait <= 0 {
+		return items
+	}
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	for {
+		select {
+		case <-e.inbox.notify:
+			if items := e.inbox.take(max); len(items) > 0 {
+				return items
+			}
+		case <-t.C:
+			return e.inbox.take(max)
+		case <-ctx.Done():
+			return nil
+		case <-e.ctx.Done():
+			return nil
+		}
+	}
 }
 
 // Next waits for the next item, directed ones first.
@@ -227,6 +291,11 @@ func (s *idSet) has(id string) bool {
 	}
 	_, ok := s.prev[id]
 	return ok
+}
+
+func (s *idSet) remove(id string) {
+	delete(s.cur, id)
+	delete(s.prev, id)
 }
 
 func (s *idSet) add(id string) {

@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -135,8 +137,11 @@ func Resolve(ch, defaults *ChannelConfig) Effective {
 // Registry reads and writes the space's channel registry. Reads are open
 // to every identity; writes need the operator's credential.
 type Registry struct {
-	kv     jetstream.KeyValue
+	kv     jetstream.KeyValue // nil when read through the delivery service
 	bucket string
+	// fetch reads the registry through the delivery service, for a
+	// credential with no right to read the bucket.
+	fetch func(ctx context.Context, channel string) (ChannelsReply, error)
 	// watch, when set, reports the broker refusing a publish, so a write
 	// without the right fails at once instead of waiting for its ack.
 	watch func(subject string) (<-chan error, func())
@@ -153,6 +158,13 @@ func OpenRegistry(ctx context.Context, js jetstream.JetStream, space string) (*R
 
 // Registry returns the endpoint's view of the space's channel registry.
 func (e *Endpoint) Registry(ctx context.Context) (*Registry, error) {
+	if e.mediated {
+		return &Registry{bucket: wire.ChannelsBucket(e.space), fetch: func(ctx context.Context, channel string) (ChannelsReply, error) {
+			var r ChannelsReply
+			err := e.call(ctx, CmdChannels, ChannelsArgs{Channel: channel}, &r)
+			return r, err
+		}}, nil
+	}
 	r, err := OpenRegistry(ctx, e.js, e.space)
 	if err != nil {
 		return nil, err
@@ -184,6 +196,23 @@ func (r *Registry) write(ctx context.Context, key string, fn func(context.Contex
 
 // get reads one entry; nil with no error when it does not exist.
 func (r *Registry) get(ctx context.Context, key string) (*ChannelConfig, uint64, error) {
+	if r.fetch != nil {
+		ch := key
+		if key == DefaultsKey {
+			ch = ""
+		}
+		rep, err := r.fetch(ctx, ch)
+		if err != nil {
+			return nil, 0, err
+		}
+		if key == DefaultsKey {
+			return rep.Defaults, 0, nil
+		}
+		if c, ok := rep.Channels[key]; ok {
+			return &c, 0, nil
+		}
+		return nil, 0, nil
+	}
 	ent, err := r.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
 		return nil, 0, nil
@@ -215,6 +244,20 @@ func (r *Registry) Defaults(ctx context.Context) (*ChannelConfig, error) {
 
 // Effective resolves a channel's behaviour, read fresh.
 func (r *Registry) Effective(ctx context.Context, channel string) (Effective, error) {
+	if r.fetch != nil {
+		if err := wire.ValidateConcreteChannel(channel); err != nil {
+			return Effective{}, err
+		}
+		rep, err := r.fetch(ctx, channel)
+		if err != nil {
+			return Effective{}, err
+		}
+		var ch *ChannelConfig
+		if c, ok := rep.Channels[channel]; ok {
+			ch = &c
+		}
+		return Resolve(ch, rep.Defaults), nil
+	}
 	ch, err := r.Get(ctx, channel)
 	if err != nil {
 		return Effective{}, err
@@ -238,6 +281,9 @@ func (r *Registry) Set(ctx context.Context, channel string, patch ChannelConfig)
 	}
 	if err := patch.Validate(); err != nil {
 		return ChannelConfig{}, err
+	}
+	if r.kv == nil {
+		return ChannelConfig{}, refuse(ErrNotAllowed, "not allowed to write the channel registry; it takes the operator's credential")
 	}
 	for range 5 {
 		cur, rev, err := r.get(ctx, key)
@@ -275,6 +321,14 @@ func (r *Registry) Set(ctx context.Context, channel string, patch ChannelConfig)
 // List returns every registered channel with its entry, sorted, without
 // the defaults.
 func (r *Registry) List(ctx context.Context) ([]string, map[string]ChannelConfig, error) {
+	if r.fetch != nil {
+		rep, err := r.fetch(ctx, "")
+		if err != nil {
+			return nil, nil, err
+		}
+		names := slices.Sorted(maps.Keys(rep.Channels))
+		return names, rep.Channels, nil
+	}
 	keys, err := r.kv.ListKeys(ctx)
 	if err != nil {
 		return nil, nil, err

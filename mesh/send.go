@@ -228,9 +228,21 @@ type Target struct {
 	Known  bool   // found in the space's identity records rather than the roster
 }
 
+// RosterView is a live picture of the space's presence: the bucket's
+// watcher for an identity that may watch it, the delivery service's
+// roster for one that may not.
+type RosterView interface {
+	Roster() []presence.Peer
+	View() presence.View
+	Changes() <-chan struct{}
+}
+
 // roster starts the presence watcher on first use and waits briefly for
 // its initial snapshot.
-func (e *Endpoint) roster(ctx context.Context) (*presence.Watcher, error) {
+func (e *Endpoint) roster(ctx context.Context) (RosterView, error) {
+	if e.mediated {
+		return e.rosterRemote(ctx)
+	}
 	e.watchOnce.Do(func() {
 		w := presence.NewWatcher(e.presenceKV, presence.OnWarning(func(s string) { e.logf("presence: %s", s) }))
 		if err := w.Start(e.ctx); err != nil {
@@ -252,7 +264,10 @@ func (e *Endpoint) roster(ctx context.Context) (*presence.Watcher, error) {
 			}
 		}
 	})
-	return e.watcher, e.watchErr
+	if e.watchErr != nil {
+		return nil, e.watchErr
+	}
+	return e.watcher, nil
 }
 
 // Roster returns the peers of the space as this endpoint sees them, and
@@ -265,8 +280,8 @@ func (e *Endpoint) Roster(ctx context.Context) ([]presence.Peer, presence.View, 
 	return w.Roster(), w.View(), nil
 }
 
-// Watcher is the endpoint's presence watcher, started on first use.
-func (e *Endpoint) Watcher(ctx context.Context) (*presence.Watcher, error) { return e.roster(ctx) }
+// Watcher is the endpoint's live roster, started on first use.
+func (e *Endpoint) Watcher(ctx context.Context) (RosterView, error) { return e.roster(ctx) }
 
 // ResolvePeer finds a DM target by id or by case-insensitive name: on the
 // roster first, then among the identities the space has minted. Several
@@ -364,6 +379,13 @@ type identityRecord struct {
 // lookupIdentity reads a principal's registry row: its name when the space
 // minted it and has not retired it.
 func (e *Endpoint) lookupIdentity(ctx context.Context, p wire.Principal) (string, bool) {
+	if e.mediated {
+		ids, err := e.lookupRemote(ctx, p.ID())
+		if err != nil || len(ids) != 1 || !ids[0].Found || ids[0].ID != p.ID() {
+			return "", false
+		}
+		return ids[0].Name, true
+	}
 	kv, err := e.js.KeyValue(ctx, wire.RecordsBucket(e.space))
 	if err != nil {
 		return "", false

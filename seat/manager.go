@@ -32,6 +32,7 @@ type MintRequest struct {
 	AllowSubscribe []string // nil: same as Subscribe
 	AllowPublish   []string
 	Capabilities   []string
+	HostedBy       string // the manager instance whose connector holds the seat's inbox
 }
 
 // Minted is a seat identity: its principal, lifecycle uid and a 0600 creds

@@ -145,7 +145,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	minted, err := m.opts.Minter.MintSeat(ctx, MintRequest{
 		Name: name, Role: role, Subscribe: p.Subscribe, AllowSubscribe: p.AllowSubscribe,
-		AllowPublish: p.AllowPublish, Capabilities: p.Capabilities,
+		AllowPublish: p.AllowPublish, Capabilities: p.Capabilities, HostedBy: m.iid,
 	})
 	if err != nil {
 		m.unreserve(name)
@@ -286,19 +286,28 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	}
 }
 
-// connect puts a ready seat on the mesh: the connector holds the seat's
-// identity, writes its presence and binds its DM, role and backstop
-// durables. A connector that cannot connect leaves the seat running and
-// says why.
+// connect puts a ready seat on the mesh: the connector acts for the seat
+// on the manager's own trusted connection (the seat's credential has no
+// JetStream right, so the seat process reads nothing from storage itself):
+// it writes the seat's presence, binds its DM, role and backstop durables
+// and holds its channels, enforcing the seat's read and post lists. A
+// connector that cannot connect leaves the seat running and says why.
 func (m *Manager) connect(s *Seat, p *Persona) {
 	ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 	defer cancel()
-	o := mesh.Options{
-		URL: m.opts.URL, Creds: s.creds, Role: s.role, Description: p.Description, Tags: p.Tags,
-		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
+	act := &mesh.Identity{
+		Principal: s.id, UID: s.uid, Role: s.role, Subscribe: p.Subscribe,
+		AllowSubscribe: p.AllowSubscribe, AllowPublish: p.AllowPublish,
 	}
-	if s.creds == "" { // an open mesh: no credentials, the identity is named
-		o.Space, o.Name, o.LifecycleUID, o.Subscribe = m.opts.Space, s.id.Actor, s.uid, p.Subscribe
+	if act.AllowSubscribe == nil {
+		act.AllowSubscribe = p.Subscribe
+	}
+	if s.creds == "" { // an open mesh: no ACLs, live only
+		act.Profile = "open"
+	}
+	o := mesh.Options{
+		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags,
+		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)
 	s.mu.Lock()

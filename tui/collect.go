@@ -29,7 +29,7 @@ const (
 // calls send.
 type collector struct {
 	items func(context.Context) (*mesh.Item, error) // the endpoint's Next
-	w     *presence.Watcher
+	w     mesh.RosterView
 	seats SeatSource
 	focus *seatFocus // the seat whose screen to fetch; nil: none
 	log   *LogSink

@@ -93,7 +93,7 @@ func (m *realMesh) writers(tb testing.TB, ctx context.Context, n int) []*presenc
 
 // dashboard is the operator side: the endpoint joined to every channel
 // and its watcher, as Run prepares them.
-func dashboard(tb testing.TB, m *realMesh) (*mesh.Endpoint, *presence.Watcher) {
+func dashboard(tb testing.TB, m *realMesh) (*mesh.Endpoint, mesh.RosterView) {
 	tb.Helper()
 	e := m.endpoint(tb, "operator")
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -7,8 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -16,59 +14,6 @@ import (
 // maxHistoryBytes keeps a history answer under 90% of the 1 MiB payload
 // limit.
 const maxHistoryBytes = 900 << 10
-
-// onControl answers a member's request. The subject names the caller
-// (the broker pins it); the answer goes only under the request's own
-// subject, never to a subject the caller chose elsewhere.
-func (s *Service) onControl(msg *nats.Msg) {
-	rest, ok := strings.CutPrefix(msg.Subject, wire.Root(s.space)+".ctl.delivery.")
-	if !ok {
-		return
-	}
-	owner, actor, ok := strings.Cut(rest, ".")
-	p := wire.Principal{Owner: owner, Actor: actor}
-	if !ok || p.Valid() != nil || !strings.HasPrefix(msg.Reply, wire.DeliveryReplyPrefix(s.space, p)) {
-		return
-	}
-	var req mesh.DeliveryRequest
-	var rep mesh.DeliveryReply
-	if err := json.Unmarshal(msg.Data, &req); err != nil {
-		rep.Error = "request is not valid JSON"
-	} else if req.From.ID != p.ID() {
-		rep.Error = fmt.Sprintf("sender-mismatch: from.id %q is not the subject's sender %q", req.From.ID, p.ID())
-	} else if !wire.ValidLifecycleUID(req.LifecycleUID) {
-		rep.Error = fmt.Sprintf("lifecycle uid %q is not valid", req.LifecycleUID)
-	} else {
-		ctx, cancel := context.WithTimeout(s.ctx, 25*time.Second)
-		s.ctlMu.Lock()
-		rep = s.handle(ctx, p, req)
-		s.ctlMu.Unlock()
-		cancel()
-	}
-	rep.OK = rep.Error == ""
-	b, _ := json.Marshal(rep)
-	_ = msg.Respond(b)
-}
-
-func (s *Service) handle(ctx context.Context, p wire.Principal, req mesh.DeliveryRequest) mesh.DeliveryReply {
-	switch req.Op {
-	case mesh.OpDurableJoin:
-		return s.durableJoin(ctx, p, req.LifecycleUID, req.Channel)
-	case mesh.OpDurableLeave:
-		return s.durableLeave(ctx, p, req.LifecycleUID, req.Channel, req.Generation)
-	case mesh.OpListMemberships:
-		var rep mesh.DeliveryReply
-		for _, m := range s.store.of(p, req.LifecycleUID) {
-			if !m.Left() {
-				rep.Memberships = append(rep.Memberships, mesh.MembershipInfo{Channel: m.Channel, Generation: m.Generation, Activated: m.Activated, JoinCursor: m.JoinCursor})
-			}
-		}
-		return rep
-	case mesh.OpReadHistory:
-		return s.readHistory(ctx, p, req)
-	}
-	return mesh.DeliveryReply{Error: fmt.Sprintf("unknown operation %q", req.Op)}
-}
 
 // checkRead resolves the caller's ACL row and checks the channel against it.
 func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel string) string {
@@ -199,12 +144,10 @@ func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, chann
 
 // readHistory returns the newest retained posts of a channel within the
 // caller's read ACL, oldest first, bounded by count, time and size.
-func (s *Service) readHistory(ctx context.Context, p wire.Principal, req mesh.DeliveryRequest) mesh.DeliveryReply {
+// The caller's read ACL is checked by the endpoint before this runs.
+func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) mesh.DeliveryReply {
 	if err := wire.ValidateConcreteChannel(req.Channel); err != nil {
 		return mesh.DeliveryReply{Error: err.Error()}
-	}
-	if e := s.checkRead(ctx, p, req.LifecycleUID, req.Channel); e != "" {
-		return mesh.DeliveryReply{Error: e}
 	}
 	limit := req.Limit
 	if limit <= 0 {

@@ -3,7 +3,6 @@ package delivery_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -62,22 +61,7 @@ func newHarnessTB(t testing.TB, noService bool) *harness {
 
 func (h *harness) startService() {
 	h.t.Helper()
-	nc, err := h.b.Connect("delivery")
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	svc, err := delivery.Start(ctxT(h.t), nc, delivery.Options{Space: space, Logf: func(f string, a ...any) { h.t.Logf("delivery: "+f, a...) }})
-	if err != nil {
-		h.t.Fatal(err)
-	}
-	h.svc = svc
-	h.t.Cleanup(func() { svc.Close(); nc.Close() })
-	testutil.WaitFor(h.t, 10*time.Second, func() error {
-		if !svc.Ready() {
-			return errors.New("delivery service not serving yet")
-		}
-		return nil
-	})
+	h.svc = testmesh.StartDelivery(h.t, h.b, space)
 }
 
 type agent struct {

@@ -22,6 +22,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -39,9 +40,10 @@ const (
 
 // Options configure the service.
 type Options struct {
-	Space    string
-	Instance string // names this incarnation in the lease; default host/pid
-	Logf     func(format string, args ...any)
+	Space      string
+	Instance   string // names this incarnation in the lease; default host/pid
+	InstanceID string // the delivery endpoint's persisted instance id; default a fresh one
+	Logf       func(format string, args ...any)
 }
 
 // lease is the record under LeaseKey.
@@ -56,19 +58,20 @@ type lease struct {
 // service serves once it holds the lease (a crashed predecessor's lease
 // lapses within its 30 s TTL).
 type Service struct {
-	opts     Options
-	nc       *nats.Conn
-	js       jetstream.JetStream
-	space    string
-	reg      *mesh.Registry
-	store    *store
-	aclKV    jetstream.KeyValue
-	leaseKV  jetstream.KeyValue
-	roster   *presence.Watcher
-	ctlMu    sync.Mutex // serializes control operations
-	chat     jetstream.Stream
-	incarn   string
-	leaseRev uint64
+	opts      Options
+	nc        *nats.Conn
+	js        jetstream.JetStream
+	space     string
+	reg       *mesh.Registry
+	store     *store
+	aclKV     jetstream.KeyValue
+	leaseKV   jetstream.KeyValue
+	recordsKV jetstream.KeyValue
+	roster    *presence.Watcher
+	ctlMu     sync.Mutex // serializes control operations
+	chat      jetstream.Stream
+	incarn    string
+	leaseRev  uint64
 
 	inflight sync.WaitGroup // reader transfers waiting for their acks
 
@@ -76,7 +79,10 @@ type Service struct {
 	serving  bool
 	stored   map[string]*backlog // member principal.uid -> backstop estimate
 	consumes []jetstream.ConsumeContext
-	ctlSub   *nats.Subscription
+	endpoint *ep.Server // the delivery endpoint, served while the lease is held
+
+	hostsMu sync.Mutex
+	hosts   map[string]*agentHost // mediated lifecycles by principal.uid
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -93,7 +99,7 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{})}
+	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), hosts: map[string]*agentHost{}}
 	if s.reg, err = mesh.OpenRegistry(ctx, js, s.space); err != nil {
 		return nil, err
 	}
@@ -115,6 +121,9 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if s.leaseKV, err = kv(wire.DeliveryBucket(s.space)); err != nil {
 		return nil, err
 	}
+	if s.recordsKV, err = kv(wire.RecordsBucket(s.space)); err != nil {
+		return nil, err
+	}
 	pres, err := kv(wire.PresenceBucket(s.space))
 	if err != nil {
 		return nil, err
@@ -129,6 +138,7 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 		return nil, err
 	}
 	go s.run()
+	go s.sweepHosts()
 	return s, nil
 }
 
@@ -213,7 +223,6 @@ func (s *Service) serve() error {
 		return err
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.serving = true
 	for _, c := range []struct {
 		cons jetstream.Consumer
@@ -225,11 +234,16 @@ func (s *Service) serve() error {
 			}
 		}))
 		if err != nil {
+			s.mu.Unlock()
 			return err
 		}
 		s.consumes = append(s.consumes, cc)
 	}
-	if s.ctlSub, err = s.nc.QueueSubscribe(wire.DeliveryCtlFilter(s.space), "delivery", s.onControl); err != nil {
+	s.mu.Unlock()
+	ectx, cancel := context.WithTimeout(s.ctx, 15*time.Second)
+	err = s.startEndpoint(ectx)
+	cancel()
+	if err != nil {
 		return err
 	}
 	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
@@ -247,17 +261,23 @@ func (s *Service) isServing() bool {
 	return s.serving
 }
 
-// Ready reports whether the service holds the lease and serves.
-func (s *Service) Ready() bool { return s.isServing() }
+// Ready reports whether the service holds the lease and serves, its
+// endpoint included.
+func (s *Service) Ready() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.serving && s.endpoint != nil
+}
 
 func (s *Service) stopServing() {
 	s.mu.Lock()
-	consumes, sub := s.consumes, s.ctlSub
-	s.consumes, s.ctlSub, s.serving = nil, nil, false
+	consumes, srv := s.consumes, s.endpoint
+	s.consumes, s.endpoint, s.serving = nil, nil, false
 	s.mu.Unlock()
-	if sub != nil {
-		_ = sub.Unsubscribe()
+	if srv != nil {
+		_ = srv.Close()
 	}
+	s.closeHosts()
 	for _, cc := range consumes {
 		cc.Drain()
 		<-cc.Closed()

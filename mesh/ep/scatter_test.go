@@ -117,10 +117,12 @@ func TestScatterDeregisteredKeepsReply(t *testing.T) {
 func TestRefusedProbeIsPermissionDenied(t *testing.T) {
 	h := newHarness(t)
 	h.start("inst-a")
-	// An observer has no control-surface rows at all (an agent may
-	// describe, so its probes are allowed).
+	// Every identity may describe as itself; a probe naming another
+	// caller is a publish the broker refuses.
 	ag := h.agent("prober", broker.ProfileObserver)
-	c, err := ep.NewClient(ag.nc, ep.ClientOptions{Space: space, Caller: ag.caller()})
+	forged := ag.caller()
+	forged.Actor = "someone_else"
+	c, err := ep.NewClient(ag.nc, ep.ClientOptions{Space: space, Caller: forged})
 	if err != nil {
 		t.Fatal(err)
 	}

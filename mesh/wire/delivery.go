@@ -2,22 +2,32 @@ package wire
 
 import "time"
 
-// DeliveryCtlSubject is where a principal asks the space's delivery service
-// for durable joins, leaves and history. The sender tokens pin it to the
-// caller, as on every other rail.
-func DeliveryCtlSubject(space string, p Principal) string {
-	return Root(space) + ".ctl.delivery." + p.Owner + "." + p.Actor
-}
+// DeliveryEndpoint is the control-surface endpoint of the space's delivery
+// service, through which an agent reads everything stored for it.
+const DeliveryEndpoint = "delivery"
 
-// DeliveryCtlFilter is what the delivery service listens on.
-func DeliveryCtlFilter(space string) string { return Root(space) + ".ctl.delivery.*.*" }
+// The delivery endpoint's commands, each served in self mode only.
+const (
+	DeliveryJoin        = "join"        // a durable hold on a channel
+	DeliveryLeave       = "leave"       // end a durable hold
+	DeliveryMemberships = "memberships" // the caller's holds
+	DeliveryHistory     = "history"     // retained posts within the read ACL
+	DeliveryRoster      = "roster"      // the presence roster and its view
+	DeliveryChannels    = "channels"    // the channel registry
+	DeliveryLookup      = "lookup"      // identities of the space by name or id
+	DeliveryTake        = "take"        // stored DMs, tasks and channel copies
+	DeliverySettle      = "settle"      // ack or release what take handed out
+	DeliveryPresence    = "presence"    // write the caller's presence (and heartbeat)
+)
 
-// DeliveryReplyPrefix is the only place a delivery answer may go: under the
-// request's own subject, so the service never reflects an answer onto a
-// subject the caller chose.
-func DeliveryReplyPrefix(space string, p Principal) string {
-	return DeliveryCtlSubject(space, p) + ".reply."
-}
+// DeliveryCommands is every command of the delivery endpoint: an agent is
+// granted one self-mode request row for each.
+var DeliveryCommands = []string{DeliveryJoin, DeliveryLeave, DeliveryMemberships, DeliveryHistory, DeliveryRoster,
+	DeliveryChannels, DeliveryLookup, DeliveryTake, DeliverySettle, DeliveryPresence}
+
+// ObserverDeliveryCommands are the reads an observer may make: the roster,
+// the registry, identities and history, never an inbox or a presence.
+var ObserverDeliveryCommands = []string{DeliveryRoster, DeliveryChannels, DeliveryLookup, DeliveryHistory}
 
 // ACLRow is a lifecycle's read ACL as the space issued it, kept in the ACL
 // bucket under ACLKey. The delivery service re-reads it for every stored

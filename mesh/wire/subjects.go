@@ -125,3 +125,16 @@ func (s Subject) Surfaceable() error {
 	}
 	return nil
 }
+
+// String is the delivering subject the parts were parsed from.
+func (s Subject) String() string {
+	switch s.Kind {
+	case KindChannel:
+		return Root(s.Space) + ".chat." + s.Sender.Owner + "." + s.Sender.Actor + "." + s.Channel
+	case KindDM:
+		return DMSubject(s.Space, s.Recipient, s.Sender)
+	case KindAnycast:
+		return Root(s.Space) + ".svc." + s.Role + "." + s.Sender.Owner + "." + s.Sender.Actor
+	}
+	return ""
+}

@@ -1,0 +1,322 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// ServiceActor is the actor of the service's own identity on the control surface.
+const ServiceActor = "cotal_delivery"
+
+// callerInfo is a caller as the space's records know it.
+type callerInfo struct {
+	p       wire.Principal
+	uid     string
+	profile string
+	role    string
+	hosted  string   // the manager instance whose seat connector holds it, "" for none
+	read    []string // read ACL
+}
+
+// identityRecord is the part of a records-bucket identity row the service
+// needs (broker.IdentityRecord writes it; the service never imports broker).
+type identityRecord struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Role         string `json:"role"`
+	Profile      string `json:"profile"`
+	LifecycleUID string `json:"lifecycleUid"`
+	HostedBy     string `json:"hostedBy"`
+	Retired      bool   `json:"retired"`
+}
+
+// commands are the endpoint's commands, each served in self mode only.
+func (s *Service) commands() []ep.Command {
+	self := []ep.Mode{ep.ModeSelf}
+	cmd := func(name string, in, out any, h func(context.Context, *ep.Call, callerInfo) (any, *ep.Error)) ep.Command {
+		return ep.Command{Name: name, Modes: self, Capability: "self", Input: ep.SchemaFor(in), Output: ep.SchemaFor(out),
+			Handler: func(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+				ci, e := s.caller(ctx, c.Caller())
+				if e != nil {
+					return nil, e
+				}
+				return h(ctx, c, ci)
+			}}
+	}
+	return []ep.Command{
+		cmd(mesh.CmdJoin, mesh.JoinArgs{}, mesh.JoinReply{}, s.epJoin),
+		cmd(mesh.CmdLeave, mesh.LeaveArgs{}, mesh.LeaveReply{}, s.epLeave),
+		cmd(mesh.CmdMemberships, struct{}{}, mesh.MembershipsReply{}, s.epMemberships),
+		cmd(mesh.CmdHistory, mesh.HistoryArgs{}, mesh.HistoryReply{}, s.epHistory),
+		cmd(mesh.CmdRoster, struct{}{}, mesh.RosterReply{}, s.epRoster),
+		cmd(mesh.CmdChannels, mesh.ChannelsArgs{}, mesh.ChannelsReply{}, s.epChannels),
+		cmd(mesh.CmdLookup, mesh.LookupArgs{}, mesh.LookupReply{}, s.epLookup),
+		cmd(mesh.CmdTake, mesh.TakeArgs{}, mesh.TakeReply{}, s.epTake),
+		cmd(mesh.CmdSettle, mesh.SettleArgs{}, mesh.SettleReply{}, s.epSettle),
+		cmd(mesh.CmdPresence, mesh.PresenceArgs{}, mesh.PresenceReply{}, s.epPresence),
+	}
+}
+
+// startEndpoint serves the delivery endpoint; it runs while the lease is held.
+func (s *Service) startEndpoint(ctx context.Context) error {
+	iid := s.opts.InstanceID
+	if iid == "" {
+		iid = ep.NewInstanceID()
+	}
+	srv, err := ep.NewServer(s.nc, ep.ServerOptions{
+		Space: s.space, Endpoint: mesh.DeliveryEndpoint, InstanceID: iid,
+		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: ServiceActor}, UID: s.incarn},
+		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, Logf: s.opts.Logf,
+	})
+	if err != nil {
+		return err
+	}
+	for _, c := range s.commands() {
+		if err := srv.Register(c); err != nil {
+			return err
+		}
+	}
+	if err := srv.Start(ctx); err != nil {
+		return fmt.Errorf("serving the delivery endpoint: %w", err)
+	}
+	s.mu.Lock()
+	s.endpoint = srv
+	s.mu.Unlock()
+	return nil
+}
+
+// caller admits only a lifecycle the space knows and has not ended: the
+// records' identity row names this very lifecycle uid. The broker vouches
+// for the triple through the subject; this check refuses a triple that no
+// credential was ever minted for, or one that was replaced or retired.
+func (s *Service) caller(ctx context.Context, c ep.Caller) (callerInfo, *ep.Error) {
+	p := c.Principal()
+	rec, err := s.identity(ctx, p)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "%s is not an identity of space %s", p, s.space)
+	}
+	if err != nil {
+		return callerInfo{}, ep.Refuse(ep.CodeUnavailable, "reading the identity of %s: %v", p, err)
+	}
+	if rec.Retired || rec.LifecycleUID != c.UID {
+		return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "lifecycle %s of %s has ended or was never minted", c.UID, p)
+	}
+	ci := callerInfo{p: p, uid: c.UID, profile: rec.Profile, role: rec.Role, hosted: rec.HostedBy}
+	switch ci.profile {
+	case "observer", "operator":
+		ci.read = []string{">"}
+	default:
+		row, found, err := s.aclRow(ctx, p, c.UID)
+		if err != nil {
+			return callerInfo{}, ep.Refuse(ep.CodeUnavailable, "reading the read ACL of %s: %v", p, err)
+		}
+		if !found {
+			return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "no read ACL on record for lifecycle %s of %s", c.UID, p)
+		}
+		ci.read = row.AllowSubscribe
+	}
+	return ci, nil
+}
+
+// identity reads a principal's identity record.
+func (s *Service) identity(ctx context.Context, p wire.Principal) (identityRecord, error) {
+	var rec identityRecord
+	ent, err := s.recordsKV.Get(ctx, wire.IdentityKey(p))
+	if err != nil {
+		return rec, err
+	}
+	if err := json.Unmarshal(ent.Value(), &rec); err != nil || rec.ID != p.ID() {
+		return rec, fmt.Errorf("identity record of %s is not valid", p)
+	}
+	return rec, nil
+}
+
+// failed turns an operation's error text into a refusal that ran.
+func failed(code, msg string) *ep.Error {
+	return ep.Failed(code, "%s", msg)
+}
+
+func (s *Service) epJoin(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.JoinArgs
+	_ = c.Decode(&a)
+	if ci.profile == "observer" {
+		return mesh.JoinReply{Reason: "an observer follows channels live only"}, nil
+	}
+	s.ctlMu.Lock()
+	rep := s.durableJoin(ctx, ci.p, ci.uid, a.Channel)
+	s.ctlMu.Unlock()
+	if rep.Error != "" {
+		return nil, failed(ep.CodePermissionDenied, rep.Error)
+	}
+	return mesh.JoinReply{Durable: rep.Durable, Generation: rep.Generation, Frontier: rep.Frontier, Existing: rep.Existing, Reason: rep.Reason}, nil
+}
+
+func (s *Service) epLeave(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.LeaveArgs
+	_ = c.Decode(&a)
+	s.ctlMu.Lock()
+	rep := s.durableLeave(ctx, ci.p, ci.uid, a.Channel, a.Generation)
+	s.ctlMu.Unlock()
+	if rep.Error != "" {
+		return nil, failed(ep.CodeFailedPrecondition, rep.Error)
+	}
+	return mesh.LeaveReply{AlreadyLeft: rep.AlreadyLeft, Generation: rep.Generation}, nil
+}
+
+func (s *Service) epMemberships(_ context.Context, _ *ep.Call, ci callerInfo) (any, *ep.Error) {
+	out := mesh.MembershipsReply{Memberships: []mesh.MembershipInfo{}}
+	for _, m := range s.store.of(ci.p, ci.uid) {
+		if !m.Left() {
+			out.Memberships = append(out.Memberships, mesh.MembershipInfo{Channel: m.Channel, Generation: m.Generation, Activated: m.Activated, JoinCursor: m.JoinCursor})
+		}
+	}
+	return out, nil
+}
+
+func (s *Service) epHistory(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.HistoryArgs
+	_ = c.Decode(&a)
+	if err := wire.ValidateConcreteChannel(a.Channel); err != nil {
+		return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)
+	}
+	if !wire.Covered(ci.read, a.Channel) {
+		return nil, ep.Refuse(ep.CodePermissionDenied, "channel %q is not within your read ACL [%s]", a.Channel, strings.Join(ci.read, ", "))
+	}
+	rep := s.readHistory(ctx, a)
+	if rep.Error != "" {
+		return nil, failed(ep.CodeUnavailable, rep.Error)
+	}
+	items := rep.Items
+	if items == nil {
+		items = []mesh.HistoryItem{}
+	}
+	return mesh.HistoryReply{Items: items, Complete: rep.Complete, Frontier: rep.Frontier}, nil
+}
+
+func (s *Service) epRoster(context.Context, *ep.Call, callerInfo) (any, *ep.Error) {
+	v := s.roster.View()
+	out := mesh.RosterReply{Peers: []mesh.RosterPeer{}, View: string(v.State), StaleSinceMs: msOf(v.StaleSince), LastDeliveryMs: msOf(v.LastDelivery), NowMs: time.Now().UnixMilli()}
+	for _, p := range s.roster.Roster() {
+		rec, _ := json.Marshal(p.Record)
+		out.Peers = append(out.Peers, mesh.RosterPeer{
+			ID: p.ID, Name: p.Name, Role: p.Role, Record: rec, Status: string(p.Status), Offline: p.Offline,
+			OfflineReason: p.OfflineReason, LastHeardMs: msOf(p.LastHeard), HeartbeatMs: msOf(p.HeartbeatAt),
+			StatusSinceMs: msOf(p.StatusSince), Known: p.Known,
+		})
+	}
+	return out, nil
+}
+
+func msOf(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+func (s *Service) epChannels(ctx context.Context, c *ep.Call, _ callerInfo) (any, *ep.Error) {
+	var a mesh.ChannelsArgs
+	_ = c.Decode(&a)
+	def, err := s.reg.Defaults(ctx)
+	if err != nil {
+		return nil, ep.Failed(ep.CodeUnavailable, "reading the channel registry: %v", err)
+	}
+	out := mesh.ChannelsReply{Defaults: def, Channels: map[string]mesh.ChannelConfig{}}
+	if a.Channel != "" {
+		ch, err := s.reg.Get(ctx, a.Channel)
+		if err != nil {
+			return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)
+		}
+		if ch != nil {
+			out.Channels[a.Channel] = *ch
+		}
+		return out, nil
+	}
+	_, all, err := s.reg.List(ctx)
+	if err != nil {
+		return nil, ep.Failed(ep.CodeUnavailable, "listing the channel registry: %v", err)
+	}
+	out.Channels = all
+	return out, nil
+}
+
+// epLookup answers names from the identity records: an id (owner.actor),
+// or a name, which on a workstation is the actor of owner local.
+func (s *Service) epLookup(ctx context.Context, c *ep.Call, _ callerInfo) (any, *ep.Error) {
+	var a mesh.LookupArgs
+	_ = c.Decode(&a)
+	out := mesh.LookupReply{Identities: []mesh.IdentityInfo{}}
+	for _, q := range a.Names {
+		info := mesh.IdentityInfo{Query: q}
+		var cands []wire.Principal
+		if p, err := wire.ParsePrincipal(q); err == nil {
+			cands = append(cands, p)
+		} else if wire.ValidToken(q) {
+			cands = append(cands, wire.Principal{Owner: "local", Actor: q}, wire.Principal{Owner: "local", Actor: strings.ToLower(q)})
+		}
+		for _, p := range cands {
+			rec, err := s.identity(ctx, p)
+			if err != nil || rec.Retired {
+				continue
+			}
+			info.Found, info.ID, info.Name, info.Role, info.Profile = true, rec.ID, rec.Name, rec.Role, rec.Profile
+			if info.Name == "" {
+				info.Name = p.Actor
+			}
+			break
+		}
+		out.Identities = append(out.Identities, info)
+	}
+	return out, nil
+}
+
+func (s *Service) epTake(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.TakeArgs
+	_ = c.Decode(&a)
+	h, e := s.host(ctx, ci)
+	if e != nil {
+		return nil, e
+	}
+	items, rejected, err := h.take(ctx, a.Max, time.Duration(a.WaitMs)*time.Millisecond, a.Session)
+	if err != nil {
+		return nil, ep.Failed(ep.CodeUnavailable, "reading stored messages of %s: %v", ci.p, err)
+	}
+	return mesh.TakeReply{Items: items, Rejected: rejected}, nil
+}
+
+func (s *Service) epSettle(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.SettleArgs
+	_ = c.Decode(&a)
+	h, e := s.host(ctx, ci)
+	if e != nil {
+		return nil, e
+	}
+	return mesh.SettleReply{Settled: h.settle(a.Keys, a.Release)}, nil
+}
+
+func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.PresenceArgs
+	_ = c.Decode(&a)
+	if ci.profile == "observer" {
+		return nil, ep.Refuse(ep.CodePermissionDenied, "an observer is not on the roster")
+	}
+	h, e := s.host(ctx, ci)
+	if e != nil {
+		return nil, e
+	}
+	rec, err := h.presence(ctx, a)
+	if err != nil {
+		return nil, ep.Failed(ep.CodeUnavailable, "writing the presence of %s: %v", ci.p, err)
+	}
+	return mesh.PresenceReply{Status: string(rec.Status), Activity: rec.Activity, Attention: string(rec.Attention)}, nil
+}
