@@ -16,25 +16,31 @@ import (
 )
 
 // connectIfRunning connects to the space's running mesh as the local
-// operator, or returns nil when it is not running.
-func connectIfRunning(g *globals) *nats.Conn {
+// operator, or returns nil when it is not running. A mesh that runs (it
+// holds the store lock) but cannot be reached is an error: what needs the
+// mesh now must not be put off to its next start.
+func connectIfRunning(g *globals) (*nats.Conn, error) {
 	_, p, _, err := g.paths()
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	rec, err := config.ReadBrokerRecord(p)
 	if err != nil || !rec.Stopped.IsZero() || !broker.PIDAlive(rec.PID) {
-		return nil
+		return nil, nil
 	}
 	t := target{paths: p, record: rec, url: rec.URL}
 	if rec.Mode != config.ModeOpen {
 		t.creds = p.OperatorCreds()
 	}
 	nc, err := t.connect("cotal mint")
-	if err != nil {
-		return nil
+	if err == nil {
+		return nc, nil
 	}
-	return nc
+	if l, lerr := broker.AcquireLock(p.LockFile()); lerr == nil {
+		l.Release() // nothing serves the space: broker.json is stale
+		return nil, nil
+	}
+	return nil, fmt.Errorf("mesh %s runs (pid %d) but did not answer: %w", p.Space, rec.PID, err)
 }
 
 // meshRow is one line of `cotal meshes`.

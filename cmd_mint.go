@@ -34,6 +34,11 @@ reads it needs no other flag. On a running mesh the identity's DM inbox and
 role queue are created at once, so messages sent before it first connects wait
 for it; otherwise they are created by the next "cotal up".
 
+Minting a name again revokes its earlier credentials: on a running mesh their
+connections are closed before mint returns, otherwise the next "cotal up"
+refuses them. Minting needs the space's signing key, so it runs as the local
+user, never with --creds.
+
 ACL entries are channel names or patterns (team.backend, team.*, team.>).
 
 With none of --role, --subscribe, --allow-subscribe or --allow-publish, an
@@ -42,6 +47,9 @@ agent's role and channel lists come from the project's agent file
 and the file is ignored.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if g.creds != "" {
+				return usagef("minting needs the space's signing key, not a credential: run `cotal mint` as the local user, without --creds (or COTAL_CREDS)")
+			}
 			name := args[0]
 			if !wire.ValidToken(name) {
 				return usagef("name %q must be one token of A-Z a-z 0-9 _ (at most 64; no . * > - or spaces)", name)
@@ -77,12 +85,19 @@ and the file is ignored.`,
 				}
 				return usageError{err}
 			}
-			var nc = connectIfRunning(g)
+			nc, err := connectIfRunning(g)
+			if err != nil {
+				return fmt.Errorf("%w (minting revokes the earlier credentials of %s on it)", err, name)
+			}
 			if nc != nil {
 				defer nc.Close()
 			}
 			ctx, cancel := ctxTimeout()
 			defer cancel()
+			earlier, err := app.Lifecycles(p, id.Principal)
+			if err != nil {
+				return err
+			}
 			c, provisioned, err := app.Mint(ctx, p, id, nc)
 			if err != nil {
 				return err
@@ -103,6 +118,7 @@ and the file is ignored.`,
 					"role": c.Identity.Role, "creds": abs, "space": p.Space, "provisioned": provisioned,
 					"subscribe": nonNilList(c.Identity.Subscribe), "allowSubscribe": nonNilList(c.Identity.AllowSubscribe),
 					"allowPublish": nonNilList(c.Identity.AllowPublish), "capabilities": nonNilList(c.Identity.Capabilities),
+					"revoked": nonNilList(earlier),
 				}
 				if agentFile != "" {
 					res["agentFile"] = agentFile
@@ -128,6 +144,13 @@ and the file is ignored.`,
 				}
 			}
 			fmt.Fprintf(g.stdout, "creds         %s (0600)\n", abs)
+			if len(earlier) > 0 {
+				where := "on the running mesh"
+				if nc == nil {
+					where = "from the next `cotal up`"
+				}
+				fmt.Fprintf(g.stdout, "revoked       %s (earlier credentials of %s, refused %s)\n", strings.Join(earlier, ", "), name, where)
+			}
 			if provisioned {
 				fmt.Fprintln(g.stdout, "inbox         ready on the running mesh")
 			} else {

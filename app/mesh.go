@@ -35,6 +35,10 @@ type Config struct {
 	ProjectDir string        // where personas (.cotal/agents) are read; default the working dir
 	Readiness  time.Duration // seat spawn readiness bound; default 30 s
 	NoManager  bool          // serve no manager (tests, a mesh other processes supervise)
+
+	// OnLifecycleEnded, when set, is told of each lifecycle the mesh ended
+	// (see Mesh.lifecycleEnded), after the mesh's own part is done.
+	OnLifecycleEnded func(p wire.Principal, uid string)
 }
 
 // AlreadyRunningError is returned by Start when a live process serves the
@@ -60,6 +64,7 @@ type Mesh struct {
 	dnc      *nats.Conn        // the delivery service's own connection
 	manager  *seat.Manager     // nil with NoManager
 	mnc      *nats.Conn        // the manager's own connection
+	unwatch  func()            // stops following revocations; nil in open mode
 	started  time.Time
 
 	closeOnce sync.Once
@@ -115,6 +120,9 @@ func (m *Mesh) start(ctx context.Context) error {
 	}
 	if !cfg.Open {
 		if err := m.mintOperator(ctx, nc); err != nil {
+			return err
+		}
+		if err := m.followRevocations(ctx, nc); err != nil {
 			return err
 		}
 		if err := ProvisionMinted(ctx, nc, cfg.Paths); err != nil {
@@ -228,6 +236,9 @@ func (m *Mesh) Close() error {
 		if m.delivery != nil {
 			m.delivery.Close()
 			m.dnc.Close()
+		}
+		if m.unwatch != nil {
+			m.unwatch()
 		}
 		m.broker.Shutdown()
 		m.lock.Release()

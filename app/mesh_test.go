@@ -26,6 +26,9 @@ import (
 const envHoldLock = "COTAL_TEST_HOLD_LOCK"
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv(envMintSeat); dir != "" {
+		os.Exit(mintSeatAndExit(dir))
+	}
 	if path := os.Getenv(envHoldLock); path != "" {
 		if _, err := broker.AcquireLock(path); err != nil {
 			os.Exit(3)

@@ -3,7 +3,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -14,8 +17,9 @@ import (
 )
 
 // seatMinter mints seat identities with the space's authority and keeps
-// each creds file 0600 under the store's auth dir; in open mode a seat
-// needs no credential and gets a named identity.
+// each creds file 0600 under the store's auth dir, revoking the credential
+// and removing the file when the seat stops; in open mode a seat needs no
+// credential and gets a named identity.
 type seatMinter struct {
 	paths config.Paths
 	nc    *nats.Conn
@@ -40,7 +44,8 @@ func (m *seatMinter) MintSeat(ctx context.Context, r seat.MintRequest) (seat.Min
 	if id.AllowPublish == nil {
 		id.AllowPublish = []string{}
 	}
-	c, _, err := Mint(ctx, m.paths, id, m.nc)
+	pid := os.Getpid()
+	c, _, err := mint(ctx, m.paths, id, m.nc, &seatHost{PID: pid, Start: processStart(pid)})
 	if err != nil {
 		return seat.Minted{}, err
 	}
@@ -48,11 +53,82 @@ func (m *seatMinter) MintSeat(ctx context.Context, r seat.MintRequest) (seat.Min
 	if err := config.EnsureDir(dir, 0o700); err != nil {
 		return seat.Minted{}, err
 	}
-	path := filepath.Join(dir, fmt.Sprintf("%s-%s.creds", r.Name, c.Identity.UID))
+	path := seatCreds(m.paths, p, c.Identity.UID)
 	if err := broker.WriteCreds(path, c); err != nil {
 		return seat.Minted{}, err
 	}
 	return seat.Minted{Principal: p, UID: c.Identity.UID, Creds: path}, nil
+}
+
+// Retire revokes a stopped seat's credential, closing any connection still
+// holding it, and removes its creds file.
+func (m *seatMinter) Retire(ctx context.Context, p wire.Principal, uid string) error {
+	if m.open {
+		return nil
+	}
+	err := Retire(ctx, m.paths, p, uid, m.nc)
+	if rmErr := os.Remove(seatCreds(m.paths, p, uid)); rmErr != nil && !os.IsNotExist(rmErr) && err == nil {
+		err = rmErr
+	}
+	return err
+}
+
+// Taken reports whether an unrevoked credential of name exists, minted by
+// `cotal mint` or held by a live seat of any manager.
+func (m *seatMinter) Taken(name string) bool {
+	return !m.open && Held(m.paths, wire.Principal{Owner: "local", Actor: name})
+}
+
+func seatCreds(p config.Paths, principal wire.Principal, uid string) string {
+	return filepath.Join(p.AuthDir(), "seats", fmt.Sprintf("%s-%s.creds", principal.Actor, uid))
+}
+
+// processStart is a process's start time as the OS records it ("" where
+// it does not say): with the pid it names one process, not a reused pid.
+func processStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return ""
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return ""
+	}
+	// Fields after the command name start at the state, field 3; the
+	// start time is field 22.
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return ""
+	}
+	return f[19]
+}
+
+// alive reports whether the seat's hosting process still runs.
+func (h *seatHost) alive() bool {
+	return broker.PIDAlive(h.PID) && (h.Start == "" || processStart(h.PID) == h.Start)
+}
+
+// retireOrphanSeats revokes the credentials of seats whose hosting process
+// is gone (a crash, a kill): no seat holds them any more, only whoever
+// copied one. Without this, the names of a crashed mesh's seats would stay
+// taken.
+func retireOrphanSeats(ctx context.Context, p config.Paths, nc *nats.Conn) error {
+	recs, err := liveMinted(p, func(r mintedRecord) bool { return r.Seat != nil && !r.Seat.alive() })
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	auth, err := broker.LoadAuthority(p)
+	if err != nil {
+		return err
+	}
+	if err := end(ctx, p, auth, recs, nc); err != nil {
+		return err
+	}
+	for _, f := range recs {
+		_ = os.Remove(seatCreds(p, f.rec.Principal, f.rec.UID))
+	}
+	return nil
 }
 
 // ManagerFile is where the mesh-hosted manager keeps its instance id.

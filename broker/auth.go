@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 
 	"github.com/nats-io/jwt/v2"
 	"github.com/nats-io/nats-server/v2/server"
@@ -28,9 +29,12 @@ type keyFile struct {
 // the account signing key that user credentials are minted with. Only the
 // mesh process and `cotal mint` load it; a seat never sees it.
 type Authority struct {
-	space                       string
+	paths                       config.Paths
 	operator, sys, acct, signer nkeys.KeyPair
 
+	// mu guards what issue writes: Revoke re-issues while others read.
+	mu                           sync.Mutex
+	revocations                  []Revocation
 	operatorJWT, sysJWT, acctJWT string
 	operatorClaims               *jwt.OperatorClaims
 }
@@ -39,7 +43,8 @@ type Authority struct {
 func KeysFile(p config.Paths) string { return filepath.Join(p.AuthDir(), "keys.json") }
 
 // LoadAuthority reads the space's keys, creating them on first use, and
-// issues fresh operator and account JWTs from them.
+// issues fresh operator and account JWTs from them, the account JWT
+// carrying every revocation recorded in RevocationsFile.
 func LoadAuthority(p config.Paths) (*Authority, error) {
 	if err := config.EnsureDir(p.AuthDir(), 0o700); err != nil {
 		return nil, err
@@ -55,7 +60,7 @@ func LoadAuthority(p config.Paths) (*Authority, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &Authority{space: p.Space}
+	a := &Authority{paths: p}
 	for _, k := range []struct {
 		seed string
 		dst  *nkeys.KeyPair
@@ -65,6 +70,9 @@ func LoadAuthority(p config.Paths) (*Authority, error) {
 			return nil, fmt.Errorf("%s holds a bad key: %w", KeysFile(p), err)
 		}
 		*k.dst = kp
+	}
+	if a.revocations, err = ReadRevocations(p); err != nil {
+		return nil, err
 	}
 	if err := a.issue(); err != nil {
 		return nil, fmt.Errorf("issuing account JWTs: %w", err)
@@ -109,6 +117,7 @@ func pub(kp nkeys.KeyPair) string {
 }
 
 // issue signs the operator, system account and space account claims.
+// The caller holds mu (or owns a not yet shared Authority).
 func (a *Authority) issue() error {
 	oc := jwt.NewOperatorClaims(pub(a.operator))
 	oc.Name = "cotal"
@@ -124,8 +133,11 @@ func (a *Authority) issue() error {
 		return err
 	}
 	ac := jwt.NewAccountClaims(pub(a.acct))
-	ac.Name = a.space
+	ac.Name = a.paths.Space
 	ac.SigningKeys.Add(pub(a.signer))
+	for _, r := range a.revocations {
+		ac.RevokeAt(r.UserKey, r.At)
+	}
 	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{
 		MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
 		Streams: jwt.NoLimit, Consumer: jwt.NoLimit, MaxAckPending: jwt.NoLimit,
@@ -148,6 +160,8 @@ func (a *Authority) SystemKey() string { return pub(a.sys) }
 // operator claims, a memory resolver preloaded with the system and space
 // accounts, and the system account key.
 func (a *Authority) Trust() ([]*jwt.OperatorClaims, *server.MemAccResolver, string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
 	res := &server.MemAccResolver{}
 	_ = res.Store(a.SystemKey(), a.sysJWT)
 	_ = res.Store(a.AccountKey(), a.acctJWT)

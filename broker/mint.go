@@ -14,6 +14,7 @@ import (
 // Creds is one minted user credential.
 type Creds struct {
 	Identity Identity
+	UserKey  string // the JWT's subject: what a revocation names
 	JWT      string
 	Seed     []byte
 	File     []byte // the decorated .creds file contents
@@ -25,10 +26,10 @@ type Creds struct {
 // the creds file alone.
 func (a *Authority) Mint(id Identity) (Creds, error) {
 	if id.Space == "" {
-		id.Space = a.space
+		id.Space = a.paths.Space
 	}
-	if id.Space != a.space {
-		return Creds{}, fmt.Errorf("identity is for space %q, this authority signs for %q", id.Space, a.space)
+	if id.Space != a.paths.Space {
+		return Creds{}, fmt.Errorf("identity is for space %q, this authority signs for %q", id.Space, a.paths.Space)
 	}
 	if err := id.Normalize(); err != nil {
 		return Creds{}, err
@@ -63,7 +64,7 @@ func (a *Authority) Mint(id Identity) (Creds, error) {
 	if err != nil {
 		return Creds{}, err
 	}
-	return Creds{Identity: id, JWT: ujwt, Seed: seed, File: file}, nil
+	return Creds{Identity: id, UserKey: pub(ukp), JWT: ujwt, Seed: seed, File: file}, nil
 }
 
 // WriteCreds writes a creds file 0600, refusing to follow a symlink into

@@ -43,6 +43,7 @@ type Broker struct {
 	opts     Options
 	srv      *server.Server
 	auth     *Authority // nil in open mode
+	resolver *server.MemAccResolver
 	url      string
 	maxStore int64
 
@@ -97,7 +98,8 @@ func Start(o Options) (*Broker, error) {
 			return nil, err
 		}
 		b.auth = auth
-		sopts.TrustedOperators, sopts.AccountResolver, sopts.SystemAccount = auth.Trust()
+		sopts.TrustedOperators, b.resolver, sopts.SystemAccount = auth.Trust()
+		sopts.AccountResolver = b.resolver
 	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {

@@ -47,6 +47,12 @@ type Minted struct {
 // space's signing authority; the manager never holds a signing key.
 type Minter interface {
 	MintSeat(ctx context.Context, req MintRequest) (Minted, error)
+	// Retire revokes an exited seat's credential: its creds file can no
+	// longer connect, and connections still holding it are closed.
+	Retire(ctx context.Context, p wire.Principal, uid string) error
+	// Taken reports whether an unrevoked credential of name exists, so the
+	// name must not be handed out again.
+	Taken(name string) bool
 }
 
 // Options configure a manager instance.
@@ -212,6 +218,16 @@ func (m *Manager) seatOf(c ep.Caller) (*Seat, *ep.Error) {
 		}
 	}
 	return nil, ep.Refuse(ep.CodeNotFound, "%s is not a seat of manager %s", c.ID(), m.iid)
+}
+
+// retire revokes an exited seat's credential; a failure is logged, and the
+// seat's name stays taken until the credential is revoked.
+func (m *Manager) retire(s *Seat) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
+	defer cancel()
+	if err := m.opts.Minter.Retire(ctx, s.id, s.uid); err != nil {
+		m.logf("seat %s: revoking its credential: %v", s.name, err)
+	}
 }
 
 var errCapacity = errors.New("capacity")

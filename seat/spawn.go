@@ -78,7 +78,7 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 	}
 	if pinned {
 		if taken(base) {
-			return "", ep.Refuse(ep.CodeAlreadyExists, "a seat named %q is live on manager %s; stop it or pick another name", base, m.iid)
+			return "", ep.Refuse(ep.CodeAlreadyExists, "the name %q is taken (a live seat or an unrevoked credential holds it); stop it or pick another name", base)
 		}
 		m.reserved[base] = true
 		return base, nil
@@ -212,6 +212,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	}
 	proc, err := pty.Start(ctx, pty.Config{Path: p.Path, Args: args, Dir: cwd, Env: m.seatEnv(s, p)})
 	if err != nil {
+		m.retire(s)
 		s.mu.Lock()
 		s.state, s.exitAt = StateExited, time.Now()
 		s.mu.Unlock()
@@ -270,6 +271,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		// exited, which is what a stop waits for.
 		_ = conn.Close()
 	}
+	m.retire(s) // its creds file must not outlive it; before exited, which a stop waits for
 	s.mu.Lock()
 	s.conn = nil
 	s.state, s.exitAt = StateExited, exitAt
@@ -324,19 +326,22 @@ func (m *Manager) connect(s *Seat, p *Persona) {
 	s.conn, s.state, s.readyAt = conn, StateReady, time.Now()
 }
 
-// onMesh reports whether a name is live on the mesh right now: its
-// presence key holds a record that is not offline (the bucket's TTL drops
-// silent ones).
+// onMesh reports whether a name is taken on the mesh right now: an
+// unrevoked credential of it exists, or its presence key holds a record
+// that is not offline (the bucket's TTL drops silent ones).
 func (m *Manager) onMesh(ctx context.Context) func(string) bool {
 	js, err := jetstream.New(m.opts.Conn)
 	if err != nil {
-		return func(string) bool { return false }
+		return m.opts.Minter.Taken
 	}
 	kv, err := js.KeyValue(ctx, wire.PresenceBucket(m.opts.Space))
 	if err != nil {
-		return func(string) bool { return false }
+		return m.opts.Minter.Taken
 	}
 	return func(name string) bool {
+		if m.opts.Minter.Taken(name) {
+			return true
+		}
 		e, err := kv.Get(ctx, wire.Principal{Owner: "local", Actor: name}.ID())
 		if err != nil {
 			return false

@@ -1,0 +1,99 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// followRevocations makes this process end every lifecycle whose
+// credential is revoked, whoever revokes it (`cotal mint` in another
+// process, a seat's stop under any manager), and catches up with what
+// ended while no mesh ran: seats a crashed process left, revocations
+// recorded while the mesh was down.
+func (m *Mesh) followRevocations(ctx context.Context, nc *nats.Conn) error {
+	stop, err := m.broker.OnRevoked(func(r broker.Revocation) {
+		p, err := wire.ParsePrincipal(r.Principal)
+		if err != nil {
+			m.logf("revocation of %q names no principal: %v", r.Principal, err)
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		m.lifecycleEnded(ctx, p, r.UID)
+	})
+	if err != nil {
+		return fmt.Errorf("following revocations: %w", err)
+	}
+	m.unwatch = stop
+	if err := retireOrphanSeats(ctx, m.cfg.Paths, nc); err != nil {
+		return fmt.Errorf("revoking the credentials of seats a stopped process left: %w", err)
+	}
+	return m.endRevokedWhileDown(ctx, nc)
+}
+
+// endRevokedWhileDown ends the lifecycles revoked while no mesh ran: the
+// revoked ones whose ACL row is still there.
+func (m *Mesh) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
+	revs := m.broker.Authority().Revocations()
+	if len(revs) == 0 {
+		return nil
+	}
+	type ended struct {
+		p   wire.Principal
+		uid string
+	}
+	byRow := make(map[string]ended, len(revs))
+	for _, r := range revs {
+		if p, err := wire.ParsePrincipal(r.Principal); err == nil {
+			byRow[wire.ACLKey(p, r.UID)] = ended{p, r.UID}
+		}
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	kv, err := js.KeyValue(ctx, wire.ACLBucket(m.cfg.Paths.Space))
+	if err != nil {
+		return fmt.Errorf("ACL bucket of %s: %w", m.cfg.Paths.Space, err)
+	}
+	keys, err := kv.ListKeys(ctx)
+	if err != nil {
+		return fmt.Errorf("listing the ACL rows of %s: %w", m.cfg.Paths.Space, err)
+	}
+	var todo []ended
+	for k := range keys.Keys() {
+		if e, ok := byRow[k]; ok {
+			todo = append(todo, e)
+		}
+	}
+	for _, e := range todo {
+		m.lifecycleEnded(ctx, e.p, e.uid)
+	}
+	return nil
+}
+
+// lifecycleEnded is the mesh process's hook for a lifecycle whose
+// credential was revoked (its name re-minted, its seat stopped, its seat
+// orphaned by a crash), whichever process revoked it; it may run more than
+// once for one lifecycle. The broker already refuses the credential. Here
+// the lifecycle's read ACL row goes; its durable memberships and stored
+// copies are to end here too, which is not built yet.
+func (m *Mesh) lifecycleEnded(ctx context.Context, p wire.Principal, uid string) {
+	nc, err := m.broker.Internal()
+	if err == nil {
+		err = deleteACLRow(ctx, nc, m.cfg.Paths.Space, p, uid)
+	}
+	if err != nil {
+		m.logf("ending lifecycle %s %s: %v", p, uid, err)
+	}
+	if m.cfg.OnLifecycleEnded != nil {
+		m.cfg.OnLifecycleEnded(p, uid)
+	}
+}
