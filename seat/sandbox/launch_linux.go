@@ -70,6 +70,9 @@ func confine(note string) Report {
 		}
 	}
 	if entered {
+		// The namespace start raised CAP_SYS_ADMIN (in a user namespace)
+		// for the mounts; whatever happens next, the agent never gets it.
+		defer func() { _ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) }()
 		if err := hide(c); err != nil {
 			why = "no mount namespace: " + err.Error()
 		} else {
@@ -83,12 +86,6 @@ func confine(note string) Report {
 			return Report{Mode: Namespace}
 		}
 	}
-	defer func() {
-		if entered {
-			// The namespace attempt raised CAP_SYS_ADMIN; never pass it on.
-			_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
-		}
-	}()
 	if m.skips(Landlock) {
 		return unsandboxed("%s; Landlock path rules skipped by the manager's options", why)
 	}

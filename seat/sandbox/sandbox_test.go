@@ -124,6 +124,7 @@ func probeScript(s *store, other int) string {
 		fmt.Fprintf(&b, "try %s %s\n", name, path)
 	}
 	fmt.Fprintf(&b, "if [ \"$(cat %s)\" = OWN-CREDS ]; then echo OWN ok; else echo OWN missing; fi\n", filepath.Join(s.own, "seat.creds"))
+	b.WriteString("if [ -e /proc/self/fd/3 ]; then echo 'LEAK report-pipe'; else echo 'DENY report-pipe'; fi\n")
 	b.WriteString("echo $$ > scratch && [ \"$(cat scratch)\" = $$ ] && echo WRITE ok\n")
 	fmt.Fprintf(&b, "echo LIST-AUTH $(ls -A %s 2>&1 | tr '\\n' ' ')\n", s.auth)
 	b.WriteString("echo END\n")

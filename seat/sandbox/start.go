@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 )
@@ -89,12 +90,21 @@ func readReport(r *os.File, timeout time.Duration) Report {
 // Probe says how a seat started from here would be sandboxed, protecting
 // protect: it runs launcher (the cotal binary) as a seat's launcher would
 // run, over a scratch launch directory, with a program that exits at once.
+// Where none of protect exists yet (a space never started), it protects a
+// scratch directory instead.
 func Probe(launcher string, protect []string) Report {
 	dir, err := os.MkdirTemp("", "cotal-probe-")
 	if err != nil {
 		return unsandboxed("probe: %v", err)
 	}
 	defer os.RemoveAll(dir)
+	if !slices.ContainsFunc(protect, exists) {
+		scratch := filepath.Join(dir, "protected")
+		if err := os.Mkdir(scratch, 0o700); err != nil {
+			return unsandboxed("probe: %v", err)
+		}
+		protect = []string{scratch}
+	}
 	material := filepath.Join(dir, "launch.json")
 	if err := WriteMaterial(material, Material{Dir: dir, Protect: protect}); err != nil {
 		return unsandboxed("probe: %v", err)
@@ -113,4 +123,9 @@ func Probe(launcher string, protect []string) Report {
 	}
 	_ = cmd.Wait()
 	return rep
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
