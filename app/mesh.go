@@ -35,6 +35,9 @@ type Config struct {
 	ProjectDir string        // where personas (.cotal/agents) are read; default the working dir
 	Readiness  time.Duration // seat spawn readiness bound; default 30 s
 	NoManager  bool          // serve no manager (tests, a mesh other processes supervise)
+	// SandboxSkip names seat sandbox modes not to use (seat/sandbox's
+	// Namespace, Landlock), to force a fallback.
+	SandboxSkip []string
 }
 
 // AlreadyRunningError is returned by Start when a live process serves the
@@ -249,6 +252,7 @@ func (m *Mesh) startManager(ctx context.Context) error {
 		InstanceFile: ManagerFile(m.cfg.Paths), ProjectDir: proj,
 		Minter:    NewSeatMinter(m.cfg.Paths, nc, m.cfg.Open),
 		Readiness: m.cfg.Readiness, Logf: m.logf,
+		Launcher: launcher(), RunDir: RunDir(m.cfg.Paths), Protect: SeatProtect(m.cfg.Paths), SandboxSkip: m.cfg.SandboxSkip,
 	})
 	if err != nil {
 		nc.Close()
@@ -262,6 +266,17 @@ func (m *Mesh) startManager(ctx context.Context) error {
 	}
 	m.manager, m.mnc = mgr, nc
 	return nil
+}
+
+// launcher is this executable, which is also the seat launcher (main and
+// every test binary that spawns seats call sandbox.Main first); "" when it
+// cannot be found, and seats then start unsandboxed, saying so.
+func launcher() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }
 
 // Manager is the manager this process serves, nil with NoManager.
