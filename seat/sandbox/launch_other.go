@@ -25,3 +25,6 @@ func launch(args []string) int {
 	fmt.Fprintf(os.Stderr, "cotal: starting %s: %v\n", args[1], err)
 	return 127
 }
+
+// ABI is the kernel's Landlock ABI version: none off Linux.
+func ABI() int { return 0 }
