@@ -39,14 +39,12 @@ func Start(p Plan, timeout time.Duration, start Starter) (Report, error) {
 	if !p.NoNamespace {
 		attr, host, err := namespaceAttr()
 		if err == nil {
-			rep, err := startOnce(p, "ns:"+host, attr, timeout, start)
-			if err == nil {
+			var rep Report
+			if rep, err = startOnce(p, "ns:"+host, attr, timeout, start); err == nil {
 				return rep, nil
 			}
-			why = "no mount namespace: " + err.Error()
-		} else {
-			why = "no mount namespace: " + err.Error()
 		}
+		why = "no mount namespace: " + err.Error()
 	}
 	return startOnce(p, "plain:"+why, nil, timeout, start)
 }
