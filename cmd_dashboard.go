@@ -258,6 +258,7 @@ func seatOfRow(r censusRow, skew int64) tui.Seat {
 		Name: r.Name, PeerID: r.ID, Manager: r.Manager, Persona: r.Persona, Harness: r.Harness,
 		State: r.State, Process: r.Process, PID: r.PID, Started: at(r.StartedMs), Exited: at(r.ExitedMs),
 		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
+		Sandbox: r.Sandbox,
 	}
 }
 

@@ -157,7 +157,7 @@ func printCensus(g *globals, cs *census, wide bool) {
 		fmt.Fprintf(g.stdout, "no seats (%d manager(s) answered)\n", len(cs.Managers))
 	} else {
 		tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tOUTPUT\tMANAGER"
+		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tOUTPUT\tSANDBOX\tMANAGER"
 		if wide {
 			head += "\tID\tUID\tGOAL"
 		}
@@ -171,18 +171,31 @@ func printCensus(g *globals, cs *census, wide bool) {
 			if r.Process == "running" && r.Mesh == "offline" {
 				mesh += " (" + r.State + ")"
 			}
-			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s", r.Name, r.Process, ageMs(r.ManagerNowMs, since),
-				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, ageMs(r.ManagerNowMs, r.LastOutputMs), r.Manager)
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s", r.Name, r.Process, ageMs(r.ManagerNowMs, since),
+				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, ageMs(r.ManagerNowMs, r.LastOutputMs),
+				sandboxColumn(r.Sandbox), r.Manager)
 			if wide {
 				line += fmt.Sprintf("\t%s\t%s\t%s", r.ID, r.LifecycleUID, r.GoalID)
 			}
 			fmt.Fprintln(tw, line)
 		}
 		tw.Flush()
+		for _, r := range cs.Rows {
+			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Process == "running" {
+				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
+			}
+		}
 	}
 	for _, m := range cs.Missing {
 		fmt.Fprintf(g.stderr, "manager %s did not answer (%s): census incomplete\n", m.InstanceID, dashS(string(m.Liveness)))
 	}
+}
+
+// sandboxColumn is a seat's sandbox in one word; the reason of an
+// unsandboxed seat is printed under the table.
+func sandboxColumn(s string) string {
+	word, _, _ := strings.Cut(s, ":")
+	return dash(word)
 }
 
 func dashS(s string) string {
@@ -480,6 +493,10 @@ seats asks for a second Ctrl-C before stopping them.`,
 					project = cwd
 				}
 			}
+			exe, err := os.Executable()
+			if err != nil {
+				exe = "" // seats start unsandboxed, and ps says so
+			}
 			nc, err := t.connect("cotal supervise")
 			if err != nil {
 				return err
@@ -489,8 +506,9 @@ seats asks for a second Ctrl-C before stopping them.`,
 				Space: t.paths.Space, URL: t.url, Conn: nc,
 				Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
 				InstanceFile: idFile, ProjectDir: project, Readiness: readiness,
-				Minter: app.NewSeatMinter(t.paths, nc, t.record.Mode == config.ModeOpen),
-				Logf:   func(f string, a ...any) { fmt.Fprintf(g.stderr, "manager: "+f+"\n", a...) },
+				Minter:   app.NewSeatMinter(t.paths, nc, t.record.Mode == config.ModeOpen),
+				Logf:     func(f string, a ...any) { fmt.Fprintf(g.stderr, "manager: "+f+"\n", a...) },
+				Launcher: exe, RunDir: app.RunDir(t.paths), Protect: app.SeatProtect(t.paths),
 			})
 			if err != nil {
 				return err

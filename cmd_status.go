@@ -4,17 +4,21 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 // statusReport is `cotal status --json`.
@@ -39,7 +43,10 @@ type statusReport struct {
 	// manager instances.
 	Delivery string `json:"delivery,omitempty"`
 	Managers int    `json:"managers"`
-	Error    string `json:"error,omitempty"`
+	// SeatSandbox is how a seat started on this machine would be kept
+	// from the store's keys and creds, found by launching a probe.
+	SeatSandbox sandbox.Report `json:"seatSandbox"`
+	Error       string         `json:"error,omitempty"`
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -78,7 +85,7 @@ func gatherStatus(g *globals) statusReport {
 	if err != nil {
 		return statusReport{Error: err.Error()}
 	}
-	r := statusReport{Space: p.Space, StoreDir: p.StoreDir}
+	r := statusReport{Space: p.Space, StoreDir: p.StoreDir, SeatSandbox: probeSandbox(p)}
 	r.StoreBytes, _ = broker.DirSize(p.JetStreamDir())
 	rec, rerr := config.ReadBrokerRecord(p)
 	if rerr == nil {
@@ -152,6 +159,26 @@ func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode stri
 	return "serving (" + l.Holder + ")"
 }
 
+// probeSandbox launches a probe as a seat of this space would be launched.
+func probeSandbox(p config.Paths) sandbox.Report {
+	exe, err := os.Executable()
+	if err != nil {
+		return sandbox.Report{Mode: sandbox.None, Reason: "cannot find the cotal executable, the seat launcher: " + err.Error()}
+	}
+	return sandbox.Probe(exe, append(app.SeatProtect(p), filepath.Dir(seat.LaunchDir(app.RunDir(p), "x", "x"))))
+}
+
+// describeSandbox says in a line how seats here are sandboxed.
+func describeSandbox(r sandbox.Report) string {
+	switch r.Mode {
+	case sandbox.Namespace:
+		return fmt.Sprintf("sandboxed (mount namespace + Landlock ABI %d)", sandbox.ABI())
+	case sandbox.Landlock:
+		return fmt.Sprintf("sandboxed (Landlock ABI %d path rules; %s)", sandbox.ABI(), r.Reason)
+	}
+	return "UNSANDBOXED: " + r.Reason
+}
+
 func printStatus(g *globals, r statusReport) {
 	w := g.stdout
 	switch {
@@ -193,6 +220,7 @@ func printStatus(g *globals, r statusReport) {
 		fmt.Fprintf(w, "  delivery   %s\n", r.Delivery)
 		fmt.Fprintf(w, "  managers   %d registered\n", r.Managers)
 	}
+	fmt.Fprintf(w, "  seats      %s\n", describeSandbox(r.SeatSandbox))
 	limit := ""
 	if r.StoreLimit > 0 {
 		limit = fmt.Sprintf(" of %s limit", humanBytes(r.StoreLimit))

@@ -5,8 +5,13 @@ package main
 
 import (
 	"os"
+
+	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 func main() {
+	// Started as a seat's launcher, this process confines itself and
+	// becomes the seat's agent; nothing below runs.
+	sandbox.Main()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }

@@ -39,6 +39,9 @@ type Config struct {
 	// OnLifecycleEnded, when set, is told of each lifecycle the mesh ended
 	// (see Mesh.lifecycleEnded), after the mesh's own part is done.
 	OnLifecycleEnded func(p wire.Principal, uid string)
+	// SandboxSkip names seat sandbox modes not to use (seat/sandbox's
+	// Namespace, Landlock), to force a fallback.
+	SandboxSkip []string
 }
 
 // AlreadyRunningError is returned by Start when a live process serves the
@@ -265,6 +268,7 @@ func (m *Mesh) startManager(ctx context.Context) error {
 		InstanceFile: ManagerFile(m.cfg.Paths), ProjectDir: proj,
 		Minter:    NewSeatMinter(m.cfg.Paths, nc, m.cfg.Open),
 		Readiness: m.cfg.Readiness, Logf: m.logf,
+		Launcher: launcher(), RunDir: RunDir(m.cfg.Paths), Protect: SeatProtect(m.cfg.Paths), SandboxSkip: m.cfg.SandboxSkip,
 	})
 	if err != nil {
 		nc.Close()
@@ -278,6 +282,17 @@ func (m *Mesh) startManager(ctx context.Context) error {
 	}
 	m.manager, m.mnc = mgr, nc
 	return nil
+}
+
+// launcher is this executable, which is also the seat launcher (main and
+// every test binary that spawns seats call sandbox.Main first); "" when it
+// cannot be found, and seats then start unsandboxed, saying so.
+func launcher() string {
+	exe, err := os.Executable()
+	if err != nil {
+		return ""
+	}
+	return exe
 }
 
 // Manager is the manager this process serves, nil with NoManager.

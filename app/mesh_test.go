@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 // envHoldLock makes the test binary a process that takes a space's lock
@@ -26,6 +27,7 @@ import (
 const envHoldLock = "COTAL_TEST_HOLD_LOCK"
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // seats start through this binary: it is the manager's launcher
 	if dir := os.Getenv(envMintSeat); dir != "" {
 		os.Exit(mintSeatAndExit(dir))
 	}

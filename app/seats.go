@@ -2,7 +2,8 @@ package app
 
 import (
 	"context"
-	"fmt"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -16,9 +17,10 @@ import (
 	"github.com/cotal-go/cotal/seat"
 )
 
-// seatMinter mints seat identities with the space's authority and keeps
-// each creds file 0600 under the store's auth dir, revoking the credential
-// and removing the file when the seat stops; in open mode a seat needs no
+// seatMinter mints seat identities with the space's authority and writes
+// each creds file 0600 into the seat's own launch directory (0700), the
+// one part of the store the seat can see, revoking the credential and
+// removing the file when the seat stops; in open mode a seat needs no
 // credential and gets a named identity.
 type seatMinter struct {
 	paths config.Paths
@@ -49,12 +51,15 @@ func (m *seatMinter) MintSeat(ctx context.Context, r seat.MintRequest) (seat.Min
 	if err != nil {
 		return seat.Minted{}, err
 	}
-	dir := filepath.Join(m.paths.AuthDir(), "seats")
-	if err := config.EnsureDir(dir, 0o700); err != nil {
-		return seat.Minted{}, err
+	dir := seat.LaunchDir(RunDir(m.paths), r.Name, c.Identity.UID)
+	for _, d := range []string{RunDir(m.paths), filepath.Dir(dir), dir} {
+		if err := os.Mkdir(d, 0o700); err != nil && !errors.Is(err, fs.ErrExist) {
+			return seat.Minted{}, err
+		}
 	}
 	path := seatCreds(m.paths, p, c.Identity.UID)
 	if err := broker.WriteCreds(path, c); err != nil {
+		_ = os.RemoveAll(dir)
 		return seat.Minted{}, err
 	}
 	return seat.Minted{Principal: p, UID: c.Identity.UID, Creds: path}, nil
@@ -79,8 +84,9 @@ func (m *seatMinter) Taken(name string) bool {
 	return !m.open && Held(m.paths, wire.Principal{Owner: "local", Actor: name})
 }
 
+// seatCreds is where a seat's creds file lives: in its launch directory.
 func seatCreds(p config.Paths, principal wire.Principal, uid string) string {
-	return filepath.Join(p.AuthDir(), "seats", fmt.Sprintf("%s-%s.creds", principal.Actor, uid))
+	return filepath.Join(seat.LaunchDir(RunDir(p), principal.Actor, uid), "seat.creds")
 }
 
 // processStart is a process's start time as the OS records it ("" where
@@ -130,6 +136,16 @@ func retireOrphanSeats(ctx context.Context, p config.Paths, nc *nats.Conn) error
 	}
 	return nil
 }
+
+// RunDir holds what lives only while its process does: the seats' launch
+// directories.
+func RunDir(p config.Paths) string { return filepath.Join(p.StoreDir, "run") }
+
+// SeatProtect are the store's directories no seat may see into: the keys,
+// the operator's and minted creds and identity records (auth), and the
+// stored messages of everyone (JetStream). The manager adds the seats'
+// launch directories.
+func SeatProtect(p config.Paths) []string { return []string{p.AuthDir(), p.JetStreamDir()} }
 
 // ManagerFile is where the mesh-hosted manager keeps its instance id.
 func ManagerFile(p config.Paths) string { return filepath.Join(p.StoreDir, "manager.id") }

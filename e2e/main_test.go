@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/internal/testutil"
+	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 // cotalBin is the binary TestMain builds; fakeHome is the HOME every run of
@@ -35,6 +36,7 @@ var cotalBin, fakeHome string
 const commandTimeout = 90 * time.Second
 
 func TestMain(m *testing.M) {
+	sandbox.Main() // an in-process mesh (the startup benchmark) launches seats through this binary
 	os.Exit(runMain(m))
 }
 

@@ -248,3 +248,31 @@ func TestStatusShowsDeliveryAndManagers(t *testing.T) {
 		return nil
 	})
 }
+
+// status says whether seats here can be sandboxed, from a real probe: the
+// namespace on this kernel, or unsandboxed with the reason.
+func TestStatusSaysWhetherSeatsAreSandboxed(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	out, _, _ := runCotal(t, home, "status", "--json")
+	var st struct {
+		SeatSandbox struct{ Mode, Reason string } `json:"seatSandbox"`
+	}
+	if err := json.Unmarshal([]byte(out), &st); err != nil {
+		t.Fatalf("status --json: %v\n%s", err, out)
+	}
+	text, _, _ := runCotal(t, home, "status")
+	switch st.SeatSandbox.Mode {
+	case "namespace", "landlock":
+		if !strings.Contains(text, "  seats      sandboxed (") {
+			t.Errorf("status text does not say seats are sandboxed:\n%s", text)
+		}
+	case "none":
+		t.Logf("seats here are unsandboxed: %s", st.SeatSandbox.Reason)
+		if st.SeatSandbox.Reason == "" || !strings.Contains(text, "  seats      UNSANDBOXED: "+st.SeatSandbox.Reason) {
+			t.Errorf("status does not give the reason:\n%s", text)
+		}
+	default:
+		t.Errorf("status --json: seatSandbox %+v\n%s", st.SeatSandbox, out)
+	}
+}

@@ -21,12 +21,16 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 // cotalBin is the cotal binary TestMain builds, for seats that run it.
 var cotalBin string
 
-func TestMain(m *testing.M) { os.Exit(runMain(m)) }
+func TestMain(m *testing.M) {
+	sandbox.Main() // seats start through this binary: it is the manager's launcher
+	os.Exit(runMain(m))
+}
 
 func runMain(m *testing.M) int {
 	tmp, err := os.MkdirTemp("", "cotal-seat-test-")
@@ -169,8 +173,15 @@ const space = "seats"
 // startMesh starts a mesh whose manager gives up on readiness after readiness.
 func startMesh(t testing.TB, readiness time.Duration) *harness {
 	t.Helper()
-	h := &harness{t: t, paths: config.Paths{Space: space, StoreDir: t.TempDir()}, project: t.TempDir()}
-	m, err := app.Start(ctxT(t), app.Config{Paths: h.paths, ProjectDir: h.project, Readiness: readiness})
+	return startMeshWith(t, app.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: readiness})
+}
+
+// startMeshWith starts a mesh as cfg says, with personas in a temp project.
+func startMeshWith(t testing.TB, cfg app.Config) *harness {
+	t.Helper()
+	h := &harness{t: t, paths: cfg.Paths, project: t.TempDir()}
+	cfg.ProjectDir = h.project
+	m, err := app.Start(ctxT(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

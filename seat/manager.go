@@ -68,6 +68,19 @@ type Options struct {
 	Settle       time.Duration
 	MaxSeats     int
 	Logf         func(format string, args ...any)
+
+	// Launcher is the seat launcher (the cotal binary; see seat/sandbox).
+	// Empty starts seats directly, unsandboxed.
+	Launcher string
+	// RunDir holds the seats' launch directories (LaunchDir); empty puts
+	// each in a temp directory.
+	RunDir string
+	// Protect are directories no seat may see into (the store's keys,
+	// creds and messages); the seats' launch directories are added.
+	Protect []string
+	// SandboxSkip names launcher modes not to use (sandbox.Namespace,
+	// sandbox.Landlock), to force a fallback.
+	SandboxSkip []string
 }
 
 // Manager runs seats and serves the manager endpoint. mu guards seats and

@@ -2,8 +2,8 @@
 // become launches, spawns are goals with a real outcome, each seat's mesh
 // identity is held by a connector, and ps, screen, input and despawn are
 // ordinary control-surface commands any client can discover. It imports
-// mesh, mesh/ep, config and seat/pty; never tui, broker or app (credentials
-// are minted through the Minter the process hands it).
+// mesh, mesh/ep, config, seat/pty and seat/sandbox; never tui, broker or app
+// (credentials are minted through the Minter the process hands it).
 package seat
 
 import (

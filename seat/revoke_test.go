@@ -29,7 +29,7 @@ func TestStoppedSeatsCredentialIsRevoked(t *testing.T) {
 	url := h.m.Broker().URL()
 
 	// What a seat could have copied out of its creds file while it ran.
-	file := filepath.Join(h.paths.AuthDir(), "seats", "shell-"+acc.UID+".creds")
+	file := filepath.Join(seat.LaunchDir(app.RunDir(h.paths), "shell", acc.UID), "seat.creds")
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)

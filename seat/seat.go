@@ -33,8 +33,12 @@ type Seat struct {
 	creds   string
 	goalID  string
 	created time.Time
+	// launchDir holds the seat's creds and launch material; set before
+	// its process starts, fixed after.
+	launchDir string
 
 	mu      sync.Mutex
+	sandbox string // what the launcher achieved, as ps shows it
 	pty     *pty.Seat
 	conn    *mesh.Endpoint // nil until ready, nil again after exit
 	state   string
@@ -61,6 +65,10 @@ type Row struct {
 	MeshSinceMs  int64  `json:"meshSinceMs,omitempty"`
 	Activity     string `json:"activity,omitempty"`
 	GoalID       string `json:"goalId,omitempty"`
+	// Sandbox is how the seat is kept from the space's keys and others'
+	// creds: "namespace", "landlock" or "unsandboxed: <reason>"; "" until
+	// its process has started.
+	Sandbox string `json:"sandbox,omitempty"`
 }
 
 func ms(t time.Time) int64 {
@@ -77,6 +85,7 @@ func (s *Seat) row() Row {
 	r := Row{
 		Name: s.name, ID: s.id.ID(), LifecycleUID: s.uid, Role: s.role, Persona: s.persona, Harness: s.harness,
 		State: s.state, StartedMs: ms(s.created), GoalID: s.goalID, Mesh: string(presence.Offline),
+		Sandbox: s.sandbox,
 	}
 	if s.pty != nil {
 		r.PID, r.LastOutputMs = s.pty.PID(), ms(s.pty.LastOutput())

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -14,7 +15,6 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat/pty"
 )
 
 // SpawnArgs are the spawn command's arguments.
@@ -177,20 +177,22 @@ func (m *Manager) accepted(s *Seat, g *ep.Goal) SpawnAccepted {
 	}
 }
 
-// seatEnv is the seat's environment: the caller's, the persona's, and the
-// seat identity (its creds file, never a signing key).
+// seatEnv is the seat's environment (spec control.md §10): the allow-list
+// of the manager's own, its harness's connector inputs, the persona's env,
+// and the seat's knobs: its identity, its creds file and launch material
+// (never a signing key). Nothing else of the manager's environment passes.
 func (m *Manager) seatEnv(s *Seat, p *Persona) []string {
-	env := append(os.Environ(), p.Env...)
-	return append(env,
-		"COTAL_SPACE="+m.opts.Space,
-		"COTAL_NAME="+s.name,
-		"COTAL_ROLE="+s.role,
-		"COTAL_ID="+s.id.ID(),
-		"COTAL_LIFECYCLE_UID="+s.uid,
-		"COTAL_URL="+m.opts.URL,
-		"COTAL_CREDS="+s.creds,
-		"COTAL_MANAGER_INSTANCE="+m.iid,
-	)
+	return seatEnvironment(p.Harness, os.Environ(), p.Env, []string{
+		"COTAL_SPACE=" + m.opts.Space,
+		"COTAL_NAME=" + s.name,
+		"COTAL_ROLE=" + s.role,
+		"COTAL_ID=" + s.id.ID(),
+		"COTAL_LIFECYCLE_UID=" + s.uid,
+		"COTAL_URL=" + m.opts.URL,
+		"COTAL_CREDS=" + s.creds,
+		"COTAL_MANAGER_INSTANCE=" + m.iid,
+		"COTAL_LAUNCH_MATERIAL=" + filepath.Join(s.launchDir, materialFile),
+	})
 }
 
 // launch starts the seat's process and follows it to its goal's outcome:
@@ -210,7 +212,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	if a.Cwd != "" {
 		cwd = a.Cwd
 	}
-	proc, err := pty.Start(ctx, pty.Config{Path: p.Path, Args: args, Dir: cwd, Env: m.seatEnv(s, p)})
+	proc, err := m.startSeat(ctx, s, p, args, cwd)
 	if err != nil {
 		m.retire(s)
 		s.mu.Lock()

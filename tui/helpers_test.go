@@ -18,11 +18,14 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden screens in testdata/")
 
 func TestMain(m *testing.M) {
+	// A test that hosts a manager spawns seats through this binary.
+	sandbox.Main()
 	time.Local = time.UTC // feed timestamps print in local time
 	os.Exit(m.Run())
 }

@@ -225,6 +225,9 @@ func (s *seatsView) row(seat *Seat, selected bool) string {
 	if note != "" {
 		b.WriteString(" " + st.Stalled.Render(note))
 	}
+	if _, ok := seat.unsandboxed(); ok {
+		b.WriteString(" " + st.Waiting.Render("unsandboxed"))
+	}
 	return b.String()
 }
 
@@ -236,20 +239,24 @@ func (s *seatsView) preview(w int) string {
 		return block([]string{st.Dim.Render("SCREEN"), st.Dim.Render("select a seat to see its screen")}, w, s.h)
 	}
 	name := wire.CleanLabel(sel.Name)
+	var warn []string // the detail line of a seat that could read the space's keys
+	if why, ok := sel.unsandboxed(); ok {
+		warn = []string{st.Waiting.Render(oneLine("unsandboxed: " + why))}
+	}
 	shot := s.shot
 	if shot == nil || shot.Name != sel.Name || shot.Manager != sel.Manager {
-		return block([]string{st.Title.Render("SCREEN · " + name), st.Dim.Render("fetching the screen…")}, w, s.h)
+		return block(append([]string{st.Title.Render("SCREEN · " + name)}, append(warn, st.Dim.Render("fetching the screen…"))...), w, s.h)
 	}
 	head := "SCREEN · " + name
 	if !shot.Screen.Running && shot.Err == "" {
 		head += " · exited, last screen"
 	}
-	lines := []string{st.Title.Render(head)}
+	lines := append([]string{st.Title.Render(head)}, warn...)
 	if shot.Err != "" {
 		return block(append(lines, st.Error.Render(oneLine(shot.Err))), w, s.h)
 	}
 	body := screenLines(shot.Screen.Text)
-	if room := s.h - 1; len(body) > room {
+	if room := s.h - len(lines); len(body) > room {
 		body = body[len(body)-room:]
 	}
 	return block(append(lines, body...), w, s.h)

@@ -369,3 +369,27 @@ func TestGoldenSeats(t *testing.T) {
 	h.keys("i", "echo hi")
 	golden(t, "seats", h.screen())
 }
+
+// A seat that could read the space's keys says so: a marker on its row,
+// the reason on the detail line above its screen; a sandboxed one says
+// nothing.
+func TestUnsandboxedSeatIsMarked(t *testing.T) {
+	h, _ := seatHarness(t, Config{})
+	bare := running("bare", "idle", time.Minute)
+	bare.Sandbox = "unsandboxed: no user namespaces here"
+	safe := running("safe", "idle", time.Minute)
+	safe.Sandbox = "namespace"
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{bare, safe}}})
+	h.batch(time.Second, batchMsg{Shot: &screenShot{Name: "bare", Manager: "m1", Screen: Screen{Text: "$ ", Running: true}}})
+	s := h.screen()
+	if !strings.Contains(seatRow(s, "bare"), "unsandboxed") || strings.Contains(seatRow(s, "safe"), "sandbox") {
+		t.Errorf("rows:\n%s\n%s", seatRow(s, "bare"), seatRow(s, "safe"))
+	}
+	if !strings.Contains(s, "│unsandboxed: no user namespaces here") {
+		t.Errorf("no reason above the selected seat's screen:\n%s", s)
+	}
+	h.keys("<tab>", "j")
+	if strings.Contains(h.screen(), "│unsandboxed:") {
+		t.Errorf("the reason stays for a sandboxed seat:\n%s", h.screen())
+	}
+}

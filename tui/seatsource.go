@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 )
@@ -57,10 +58,21 @@ type Seat struct {
 	Mesh       string // the connector's presence status, or offline
 	MeshSince  time.Time
 	Activity   string
+	Sandbox    string // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
 }
 
 // Running reports whether the seat's process runs.
 func (s *Seat) Running() bool { return s.Process == "running" }
+
+// unsandboxed is why a running seat could read the space's keys and creds,
+// if it could.
+func (s *Seat) unsandboxed() (string, bool) {
+	why, ok := strings.CutPrefix(s.Sandbox, "unsandboxed")
+	if !ok || !s.Running() {
+		return "", false
+	}
+	return strings.TrimPrefix(why, ": "), true
+}
 
 // disagreement says, in a few words, how process and mesh disagree ("" when
 // they do not): a running process off the mesh once it should be on, or a

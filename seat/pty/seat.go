@@ -51,6 +51,11 @@ type Config struct {
 	Env  []string
 	Cols int // default 120
 	Rows int // default 32
+	// SysProcAttr adds process attributes (namespaces, id mappings,
+	// ambient capabilities); Setsid and Setctty are always set, on a copy.
+	SysProcAttr *syscall.SysProcAttr
+	// ExtraFiles are handed to the process as fds 3, 4, ...
+	ExtraFiles []*os.File
 }
 
 // Seat is one process running in its own pty, session and process group.
@@ -122,6 +127,11 @@ func Start(ctx context.Context, cfg Config) (*Seat, error) {
 	cmd.Args[0] = cfg.Path
 	cmd.Dir = cfg.Dir
 	cmd.Env = withTerm(cfg.Env)
+	cmd.ExtraFiles = cfg.ExtraFiles
+	if cfg.SysProcAttr != nil {
+		attr := *cfg.SysProcAttr
+		cmd.SysProcAttr = &attr
+	}
 	// StartWithSize sets Setsid and Setctty.
 	ptmx, err := cpty.StartWithSize(cmd, &cpty.Winsize{Cols: uint16(cols), Rows: uint16(rows)})
 	if err != nil {
