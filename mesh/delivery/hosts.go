@@ -34,7 +34,7 @@ type agentHost struct {
 	out      map[string]handed
 	rejected map[string]int // counts already reported
 	online   bool
-	quit     chan struct{} // closed when the caller goes offline: its waiting takes end
+	quit     chan struct{}   // closed when the caller goes offline: its waiting takes end
 	ended    map[string]bool // reader sessions that said offline: their late takes are refused
 	lastBeat time.Time
 	lastUse  time.Time
