@@ -506,7 +506,7 @@ seats asks for a second Ctrl-C before stopping them.`,
 				Space: t.paths.Space, URL: t.url, Conn: nc,
 				Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
 				InstanceFile: idFile, ProjectDir: project, Readiness: readiness,
-				Minter:   app.NewSeatMinter(t.paths, nc, t.record.Mode == config.ModeOpen),
+				Minter: app.NewSeatMinter(t.paths, nc, t.record.Mode == config.ModeOpen), Open: t.record.Mode == config.ModeOpen,
 				Logf:     func(f string, a ...any) { fmt.Fprintf(g.stderr, "manager: "+f+"\n", a...) },
 				Launcher: exe, RunDir: app.RunDir(t.paths), Protect: app.SeatProtect(t.paths),
 			})

@@ -266,7 +266,7 @@ func (m *Mesh) startManager(ctx context.Context) error {
 		Space: m.cfg.Paths.Space, URL: m.broker.URL(), Conn: nc,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
 		InstanceFile: ManagerFile(m.cfg.Paths), ProjectDir: proj,
-		Minter:    NewSeatMinter(m.cfg.Paths, nc, m.cfg.Open),
+		Minter: NewSeatMinter(m.cfg.Paths, nc, m.cfg.Open), Open: m.cfg.Open,
 		Readiness: m.cfg.Readiness, Logf: m.logf,
 		Launcher: launcher(), RunDir: RunDir(m.cfg.Paths), Protect: SeatProtect(m.cfg.Paths), SandboxSkip: m.cfg.SandboxSkip,
 	})

@@ -16,22 +16,10 @@ import (
 // AckWait is the redelivery timeout of every durable the space pre-creates.
 const AckWait = 60 * time.Second
 
-// IdentityRecord is the space's registry row of a minted identity, kept in
-// the records bucket under wire.IdentityKey. It lets a sender reach an identity
-// that has never connected: its DM durable exists from the moment of mint.
-type IdentityRecord struct {
-	ID             string    `json:"id"` // principal dot-form
-	Name           string    `json:"name"`
-	Role           string    `json:"role,omitempty"`
-	Profile        Profile   `json:"profile"`
-	LifecycleUID   string    `json:"lifecycleUid"`
-	Subscribe      []string  `json:"subscribe"`
-	AllowSubscribe []string  `json:"allowSubscribe"`
-	AllowPublish   []string  `json:"allowPublish"`
-	MintedAt       time.Time `json:"mintedAt"`
-	Retired        bool      `json:"retired,omitempty"`
-	HostedBy       string    `json:"hostedBy,omitempty"` // the manager whose seat connector holds it
-}
+// IdentityRecord is the space's registry row of a minted identity; it lets a
+// sender reach an identity that has never connected (its DM durable exists
+// from the moment of mint) and the trusted services tell a live lifecycle.
+type IdentityRecord = wire.IdentityRecord
 
 // ProvisionIdentity pre-creates what an identity binds (its DM and
 // backstop durables, its role's shared queue) and records it in the
@@ -99,7 +87,8 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		return fmt.Errorf("records bucket of %s: %w", s, err)
 	}
 	rec := IdentityRecord{
-		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: id.Profile, LifecycleUID: id.UID,
+		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: string(id.Profile), LifecycleUID: id.UID,
+		Capabilities: id.Capabilities,
 		Subscribe: nonNil(id.Subscribe), AllowSubscribe: nonNil(id.AllowSubscribe), AllowPublish: nonNil(id.AllowPublish),
 		MintedAt: time.Now().UTC(), HostedBy: id.HostedBy,
 	}

@@ -67,6 +67,10 @@ const (
 // through the subject.
 var SelfCommands = []string{"inbox", "set-status", "join", "leave"}
 
+// OwnerCommands are the manager commands a spawn-capable agent may call in
+// owner mode, on the seats it spawned (the manager refuses any other).
+var OwnerCommands = []string{"inspect", "screen", "despawn"}
+
 // Normalize fills defaults and checks every field, refusing (never
 // rewriting) anything invalid: an ACL entry that is not a valid channel
 // pattern, a subscribe entry outside the read ACL, a bad principal.
@@ -226,9 +230,16 @@ func (id Identity) controlRows(pub, sub map[string]bool) {
 	pub[root+".ep.one.manager.goal-result."+caller+".*"] = true
 	pub[root+".ep.inst.manager.*.goal-result."+caller+".*"] = true
 	for _, c := range id.Capabilities {
-		if c == CapSpawn {
-			pub[root+".ep.one.manager.spawn."+caller+".*"] = true
-			pub[root+".ep.inst.manager.*.spawn."+caller+".*"] = true
+		if c != CapSpawn {
+			continue
+		}
+		pub[root+".ep.one.manager.spawn."+caller+".*"] = true
+		pub[root+".ep.inst.manager.*.spawn."+caller+".*"] = true
+		// Owner mode on the seats it spawned (the manager checks which):
+		// the target owner is its own owner, never another's.
+		for _, cmd := range OwnerCommands {
+			pub[root+".ep.one.manager."+cmd+".owner."+id.Principal.Owner+"."+caller+".*"] = true
+			pub[root+".ep.inst.manager.*."+cmd+".owner."+id.Principal.Owner+"."+caller+".*"] = true
 		}
 	}
 	sub[root+".epe.manager.*.*.goal."+caller+".>"] = true

@@ -36,16 +36,21 @@ var (
 	schemaChannel = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["channel"],"properties":{"channel":{"type":"string","minLength":1}}}`)
 )
 
+// commands are the manager's commands. Each handler checks its caller
+// against the identity records (authority.go) as well as the broker's
+// grants: the operator for the census and typing, spawn-capable agents for
+// spawn and, in owner mode, for the seats they spawned.
 func (m *Manager) commands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
+	owned := []ep.Mode{ep.ModeNone, ep.ModeOwner}
 	return []ep.Command{
-		{Name: "spawn", Input: schemaSpawnIn, Output: schemaSpawnOut, Capability: "spawn", Handler: m.spawn},
-		{Name: "status", Output: schemaAny, Capability: "read", Handler: m.status},
-		{Name: "ps", Output: schemaAny, Capability: "read", Handler: m.ps},
-		{Name: "inspect", Input: schemaName, Output: schemaAny, Capability: "read", Handler: m.inspect},
-		{Name: "screen", Input: schemaName, Output: schemaAny, Capability: "read", Handler: m.screenCmd},
-		{Name: "despawn", Input: schemaDespawnIn, Output: schemaAny, Capability: "write", Handler: m.despawn},
-		{Name: "input", Input: schemaInputIn, Output: schemaAny, Capability: "operator", Handler: m.input},
+		{Name: "spawn", Input: schemaSpawnIn, Output: schemaSpawnOut, Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
+		{Name: "status", Output: schemaAny, Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
+		{Name: "ps", Output: schemaAny, Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
+		{Name: "inspect", Modes: owned, Input: schemaName, Output: schemaAny, Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
+		{Name: "screen", Modes: owned, Input: schemaName, Output: schemaAny, Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
+		{Name: "despawn", Modes: owned, Input: schemaDespawnIn, Output: schemaAny, Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
+		{Name: "input", Input: schemaInputIn, Output: schemaAny, Capability: "operator", Authorize: m.operatorOnly, Handler: m.input},
 		{Name: "inbox", Modes: self, Input: schemaInboxIn, Output: schemaAny, Capability: "self", Handler: m.selfInbox},
 		{Name: "set-status", Modes: self, Input: schemaStatus, Output: schemaAny, Capability: "self", Handler: m.selfStatus},
 		{Name: "join", Modes: self, Input: schemaChannel, Output: schemaAny, Capability: "self", Handler: m.selfJoin},
@@ -99,7 +104,7 @@ type nameArgs struct {
 func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a nameArgs
 	_ = c.Decode(&a)
-	s, e := m.seat(a.Name)
+	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
 	}
@@ -117,7 +122,7 @@ type ScreenReply struct {
 func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a nameArgs
 	_ = c.Decode(&a)
-	s, e := m.seat(a.Name)
+	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
 	}
@@ -134,7 +139,7 @@ func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		Graceful *bool  `json:"graceful"`
 	}
 	_ = c.Decode(&a)
-	s, e := m.seat(a.Name)
+	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
@@ -188,7 +189,12 @@ func startMeshWith(t testing.TB, cfg app.Config) *harness {
 	h.m = m
 	t.Cleanup(func() { _ = m.Close() })
 	h.op = h.conn("operator")
+	// The manager admits only callers the space minted: act as the mesh's
+	// own operator (an open mesh has none and checks nobody).
 	h.caller = ep.Caller{Owner: "local", Actor: "tester", UID: wire.NewLifecycleUID()}
+	if op, err := broker.ReadCredsIdentity(cfg.Paths.OperatorCreds()); err == nil {
+		h.caller = ep.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}
+	}
 	h.c = h.client(h.op, h.caller)
 	h.iid = m.Manager().InstanceID()
 	// Registered after the mesh's Close, so it runs first: an interactive sh

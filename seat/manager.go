@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -64,6 +65,7 @@ type Options struct {
 	InstanceFile string // the persisted instance id
 	ProjectDir   string // where .cotal/agents/ personas live
 	Minter       Minter
+	Open         bool // an open mesh: no identity records, no security claims
 	Readiness    time.Duration
 	Settle       time.Duration
 	MaxSeats     int
@@ -91,8 +93,9 @@ type Manager struct {
 	iid    string
 
 	mu       sync.Mutex
-	seats    map[string]*Seat // by name, live and exited
-	reserved map[string]bool  // names being spawned
+	seats    map[string]*Seat   // by name, live and exited
+	reserved map[string]bool    // names being spawned
+	records  jetstream.KeyValue // the identity records, opened on first use
 
 	ctx    context.Context
 	cancel context.CancelFunc

@@ -154,7 +154,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
-		creds: minted.Creds, goalID: g.ID(), created: time.Now(), state: StateStarting,
+		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting,
 	}
 	m.mu.Lock()
 	m.seats[name] = s

@@ -28,18 +28,6 @@ type callerInfo struct {
 	read    []string // read ACL
 }
 
-// identityRecord is the part of a records-bucket identity row the service
-// needs (broker.IdentityRecord writes it; the service never imports broker).
-type identityRecord struct {
-	ID           string `json:"id"`
-	Name         string `json:"name"`
-	Role         string `json:"role"`
-	Profile      string `json:"profile"`
-	LifecycleUID string `json:"lifecycleUid"`
-	HostedBy     string `json:"hostedBy"`
-	Retired      bool   `json:"retired"`
-}
-
 // commands are the endpoint's commands, each served in self mode only.
 func (s *Service) commands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
@@ -108,7 +96,7 @@ func (s *Service) caller(ctx context.Context, c ep.Caller) (callerInfo, *ep.Erro
 	if err != nil {
 		return callerInfo{}, ep.Refuse(ep.CodeUnavailable, "reading the identity of %s: %v", p, err)
 	}
-	if rec.Retired || rec.LifecycleUID != c.UID {
+	if !rec.Current(c.UID) {
 		return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "lifecycle %s of %s has ended or was never minted", c.UID, p)
 	}
 	ci := callerInfo{p: p, uid: c.UID, profile: rec.Profile, role: rec.Role, hosted: rec.HostedBy}
@@ -129,8 +117,8 @@ func (s *Service) caller(ctx context.Context, c ep.Caller) (callerInfo, *ep.Erro
 }
 
 // identity reads a principal's identity record.
-func (s *Service) identity(ctx context.Context, p wire.Principal) (identityRecord, error) {
-	var rec identityRecord
+func (s *Service) identity(ctx context.Context, p wire.Principal) (wire.IdentityRecord, error) {
+	var rec wire.IdentityRecord
 	ent, err := s.recordsKV.Get(ctx, wire.IdentityKey(p))
 	if err != nil {
 		return rec, err

@@ -1,5 +1,7 @@
 package wire
 
+import "time"
+
 // streamName and bucketName pass the space through SanitizeToken because JetStream names allow no dots or spaces.
 func streamName(prefix, space string) string { return prefix + "_" + SanitizeToken(space) }
 func bucketName(what, space string) string   { return "cotal_" + what + "_" + SanitizeToken(space) }
@@ -92,3 +94,35 @@ func EPCSubjects(space string) string { return subjectsUnder(space, "epc") }
 // the space's registry of minted identities, which lets a sender reach one
 // that has never connected.
 func IdentityKey(p Principal) string { return "identity." + p.Owner + "." + p.Actor + ".spec" }
+
+// IdentityRecord is the space's registry row of a minted identity, kept in
+// the records bucket under IdentityKey. Its LifecycleUID is the one current
+// lifecycle of the principal: a caller naming another uid is not live.
+type IdentityRecord struct {
+	ID             string    `json:"id"` // principal dot-form
+	Name           string    `json:"name"`
+	Role           string    `json:"role,omitempty"`
+	Profile        string    `json:"profile"` // agent, observer or operator
+	LifecycleUID   string    `json:"lifecycleUid"`
+	Subscribe      []string  `json:"subscribe"`
+	AllowSubscribe []string  `json:"allowSubscribe"`
+	AllowPublish   []string  `json:"allowPublish"`
+	Capabilities   []string  `json:"capabilities,omitempty"`
+	MintedAt       time.Time `json:"mintedAt"`
+	Retired        bool      `json:"retired,omitempty"`
+	HostedBy       string    `json:"hostedBy,omitempty"` // the manager whose seat connector holds it
+}
+
+// Current reports whether the record names uid as the principal's live
+// lifecycle.
+func (r IdentityRecord) Current(uid string) bool { return !r.Retired && r.LifecycleUID == uid }
+
+// Can reports whether the identity was minted with a capability.
+func (r IdentityRecord) Can(capability string) bool {
+	for _, c := range r.Capabilities {
+		if c == capability {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,101 @@
+package seat_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat"
+)
+
+// owned addresses a seat in owner mode, as a spawn-capable agent must.
+func owned(acc seat.SpawnAccepted) ep.CallOption {
+	return ep.WithTarget(ep.ModeOwner, ep.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
+}
+
+// TestOwnerModeReachesOnlyOwnSeats: a spawn-capable agent may inspect, read
+// and stop the seats it spawned, and no other seat, even one another agent
+// of the same owner spawned.
+func TestOwnerModeReachesOnlyOwnSeats(t *testing.T) {
+	h := startMesh(t, 5*time.Second)
+	h.persona("shell", "sh", nil, nil)
+	alice := h.agentClient("alice", broker.CapSpawn)
+	bob := h.agentClient("bob", broker.CapSpawn)
+	mine := mustSpawn(t, alice, h.iid, seat.SpawnArgs{Persona: "shell", Name: "mine"})
+	theirs := mustSpawn(t, bob, h.iid, seat.SpawnArgs{Persona: "shell", Name: "theirs"})
+	for _, acc := range []seat.SpawnAccepted{mine, theirs} {
+		c := alice
+		if acc.Name == "theirs" {
+			c = bob
+		}
+		if res := goal(t, c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
+			t.Fatalf("spawn of %s: %s %+v", acc.Name, res.State, res.Error)
+		}
+	}
+
+	var r seat.Row
+	if _, err := alice.Call(ctxT(t), seat.Endpoint, "inspect", map[string]any{"name": "mine"}, ep.On(h.iid), owned(mine)); err != nil {
+		t.Fatalf("the spawner inspecting its own seat: %v", err)
+	}
+	for _, cmd := range []string{"inspect", "screen", "despawn"} {
+		_, err := alice.Call(ctxT(t), seat.Endpoint, cmd, map[string]any{"name": "theirs"}, ep.On(h.iid), owned(theirs))
+		e := errCode(t, err)
+		if e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "did not spawn") {
+			t.Fatalf("%s of another agent's seat: %v", cmd, e)
+		}
+	}
+	if r, _ = row(ps(t, h.c, h.iid), "theirs"); r.Process != "running" {
+		t.Fatalf("the other agent's seat after the refusals: %+v", r)
+	}
+	// A stale lifecycle in the target is expired, never acted on.
+	stale := mine
+	stale.UID = wire.NewLifecycleUID()
+	_, err := alice.Call(ctxT(t), seat.Endpoint, "despawn", map[string]any{"name": "mine"}, ep.On(h.iid), owned(stale))
+	if e := errCode(t, err); e.Code != ep.CodeExpired {
+		t.Fatalf("despawn naming a stale lifecycle: %v", e)
+	}
+	if _, err := alice.Call(ctxT(t), seat.Endpoint, "despawn", map[string]any{"name": "mine", "graceful": false}, ep.On(h.iid), owned(mine)); err != nil {
+		t.Fatalf("the spawner stopping its own seat: %v", err)
+	}
+	if r, _ = row(ps(t, h.c, h.iid), "mine"); r.Process == "running" {
+		t.Fatalf("the spawner's stop left its seat running: %+v", r)
+	}
+}
+
+// TestCallerMustBeALiveMintedLifecycle: a request whose subject names a
+// caller the space never minted (what a replayed or deputized publish
+// would carry), or a lifecycle other than the current one, is refused
+// before it runs, even on a connection the broker lets publish anything.
+func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
+	h := startMesh(t, 5*time.Second)
+	h.persona("shell", "sh", nil, nil)
+	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
+		t.Fatalf("spawn: %s %+v", res.State, res.Error)
+	}
+	ghost := h.client(h.op, ep.Caller{Owner: "local", Actor: "ghost", UID: wire.NewLifecycleUID()})
+	oldOperator := h.client(h.op, ep.Caller{Owner: h.caller.Owner, Actor: h.caller.Actor, UID: wire.NewLifecycleUID()})
+	for name, c := range map[string]*ep.Client{"never minted": ghost, "not the current lifecycle": oldOperator} {
+		for _, cmd := range []string{"input", "ps", "despawn"} {
+			args := map[string]any{"name": acc.Name}
+			if cmd == "input" {
+				args["text"] = "echo PWNED"
+			}
+			if cmd == "ps" {
+				args = nil
+			}
+			_, err := c.Call(ctxT(t), seat.Endpoint, cmd, args, ep.On(h.iid))
+			e := errCode(t, err)
+			if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
+				t.Fatalf("%s caller, %s: %v (%s), want permission-denied not-executed", name, cmd, e, e.EffectiveOutcome())
+			}
+		}
+	}
+	input(t, h.c, h.iid, acc.Name, "echo operator-mark''er")
+	if text := waitScreen(t, h.c, h.iid, acc.Name, "operator-marker", 5*time.Second); strings.Contains(text, "PWNED") {
+		t.Fatalf("a refused input reached the seat:\n%s", text)
+	}
+}
