@@ -89,7 +89,7 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 	rec := IdentityRecord{
 		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: string(id.Profile), LifecycleUID: id.UID,
 		Capabilities: id.Capabilities,
-		Subscribe: nonNil(id.Subscribe), AllowSubscribe: nonNil(id.AllowSubscribe), AllowPublish: nonNil(id.AllowPublish),
+		Subscribe:    nonNil(id.Subscribe), AllowSubscribe: nonNil(id.AllowSubscribe), AllowPublish: nonNil(id.AllowPublish),
 		MintedAt: time.Now().UTC(), HostedBy: id.HostedBy,
 	}
 	b, _ := json.Marshal(rec)
