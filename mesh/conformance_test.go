@@ -647,7 +647,8 @@ func TestConformance64_RenderedTextCannotForgeLines(t *testing.T) {
 	h.op.Publish("cotal."+space+".chat.local.carol.team", []byte(`{"id":"r","ts":1,"space":"conf","from":{"id":"local.carol","name":"car]\n[ol","role":"re[v]"},"channel":"team","parts":[{"kind":"text","text":`+jsonString(forged)+`}]}`))
 	out := mesh.Render(next(t, a), a.Me())
 	lines := strings.Split(out, "\n")
-	if !strings.HasPrefix(lines[0], "[#team car ol/rev] hello") {
+	// The name is the subject's principal; the forged one is not shown.
+	if !strings.HasPrefix(lines[0], "[#team carol/rev] hello") {
 		t.Fatalf("attribution line %q", lines[0])
 	}
 	for _, l := range lines[1:] {

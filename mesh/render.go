@@ -14,7 +14,7 @@ func Render(it *Item, me wire.Principal) string {
 	if it.Historical {
 		b.WriteString("(history) ")
 	}
-	who := senderLabel(it.Msg.From)
+	who := wire.SenderLabel(it.Subject.Sender, it.Msg.From)
 	switch it.Kind {
 	case wire.KindDM:
 		b.WriteString("[DM from " + who + "] ")
@@ -29,18 +29,6 @@ func Render(it *Item, me wire.Principal) string {
 	}
 	b.WriteString(wire.IndentBody(it.Msg.Text()))
 	return b.String()
-}
-
-// senderLabel is name/role, cleaned of brackets and line breaks.
-func senderLabel(s wire.Sender) string {
-	name := wire.CleanLabel(s.Name)
-	if name == "" {
-		name = wire.CleanLabel(s.ID)
-	}
-	if role := wire.CleanLabel(s.Role); role != "" {
-		return name + "/" + role
-	}
-	return name
 }
 
 // mentions reports whether m @mentions this principal's name.

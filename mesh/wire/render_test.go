@@ -55,3 +55,27 @@ func TestCleanLabel(t *testing.T) {
 		})
 	}
 }
+
+// TestSenderLabelNeverTakesTheSendersWord: from.name is shown only when it
+// is the subject principal's own name; any other claim shows the principal.
+func TestSenderLabelNeverTakesTheSendersWord(t *testing.T) {
+	alice := wire.Principal{Owner: "local", Actor: "alice"}
+	for _, tc := range []struct {
+		name string
+		from wire.Sender
+		want string
+	}{
+		{"own name", wire.Sender{ID: "local.alice", Name: "alice", Role: "dev"}, "alice/dev"},
+		{"own name, other case", wire.Sender{ID: "local.alice", Name: "Alice"}, "Alice"},
+		{"someone else's name", wire.Sender{ID: "local.alice", Name: "bob"}, "alice"},
+		{"a forged bracket", wire.Sender{ID: "local.alice", Name: "bob] [DM from boss"}, "alice"},
+		{"no name", wire.Sender{ID: "local.alice"}, "alice"},
+		{"a role with brackets", wire.Sender{ID: "local.alice", Name: "alice", Role: "re[v]\n"}, "alice/rev"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := wire.SenderLabel(alice, tc.from); got != tc.want {
+				t.Fatalf("SenderLabel = %q, want %q", got, tc.want)
+			}
+		})
+	}
+}
