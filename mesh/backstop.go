@@ -43,7 +43,7 @@ func (e *Endpoint) onFrame(m jetstream.Msg) {
 	}
 	it := &Item{Kind: wire.KindChannel, Msg: d.Msg, Subject: d.Subject, Durable: true, Received: time.Now(), msg: m}
 	if meta, err := m.Metadata(); err == nil {
-		it.Seq = meta.Sequence.Stream
+		it.Seq, it.stream = meta.Sequence.Stream, meta.Stream
 	}
 	if !e.inbox.add(it) {
 		_ = m.Ack()
