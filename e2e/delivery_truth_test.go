@@ -96,3 +96,30 @@ func TestEmptyIDAndBarePostsReachAnOfflineDurableMember(t *testing.T) {
 		t.Fatalf("offline member got %q (stderr %q); want all four posts, in order, none dropped", got, stderr)
 	}
 }
+
+func TestMentionOfAKnownOfflineIdentityIsStored(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	upDetached(t, home)
+	mustCotal(t, home, "channels", "set", "team.live", "--class", "live", "--replay", "off")
+	carol := mint(t, home, "carol", "--allow-subscribe", "team.live")
+	mustCotal(t, home, "--creds", carol.Creds, "inbox")
+	// A restarted mesh has forgotten every presence it saw: only the
+	// identity records still know carol.
+	mustCotal(t, home, "down")
+	upDetached(t, home)
+	mustCotal(t, home, "send", "msg", "team.live", "for you", "--mention", "carol")
+	var got []string
+	waitFor(t, 10*time.Second, func() error {
+		for _, it := range parseInbox(t, mustCotal(t, home, "--creds", carol.Creds, "inbox", "--json")) {
+			got = append(got, it.text())
+		}
+		if len(got) == 0 {
+			return fmt.Errorf("nothing for carol yet")
+		}
+		return nil
+	})
+	if strings.Join(got, "|") != "for you" {
+		t.Fatalf("carol got %q; want the post that mentioned her, once", got)
+	}
+}

@@ -79,6 +79,9 @@ func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel 
 	if !found {
 		return fmt.Sprintf("no read ACL on record for %s (lifecycle %s is not provisioned for durable delivery)", p, uid)
 	}
+	if row.Ended() || s.life.isEnded(p, uid) {
+		return fmt.Sprintf("lifecycle %s of %s has ended: it holds no channels any more", uid, p)
+	}
 	if !wire.Covered(row.AllowSubscribe, channel) {
 		return fmt.Sprintf("channel %q is not within your read ACL [%s]", channel, strings.Join(row.AllowSubscribe, ", "))
 	}

@@ -64,6 +64,7 @@ type Service struct {
 	store    *store
 	aclKV    jetstream.KeyValue
 	leaseKV  jetstream.KeyValue
+	life     *lifecycles
 	roster   *presence.Watcher
 	ctlMu    sync.Mutex // serializes control operations
 	chat     jetstream.Stream
@@ -71,6 +72,12 @@ type Service struct {
 	leaseRev uint64
 
 	inflight sync.WaitGroup // reader transfers waiting for their acks
+
+	// endMu: every fan-out write and reader transfer holds it shared from
+	// its lifecycle check until its copy is stored; EndLifecycle holds it
+	// alone while it marks a lifecycle ended, so no copy for an ended
+	// lifecycle lands after the mark.
+	endMu sync.RWMutex
 
 	mu       sync.Mutex
 	serving  bool
@@ -119,6 +126,10 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
+	records, err := kv(wire.RecordsBucket(s.space))
+	if err != nil {
+		return nil, err
+	}
 	if s.chat, err = js.Stream(ctx, wire.ChatStream(s.space)); err != nil {
 		return nil, fmt.Errorf("delivery service: %w", err)
 	}
@@ -126,6 +137,12 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	s.roster = presence.NewWatcher(pres)
 	if err := s.roster.Start(s.ctx); err != nil {
 		s.cancel()
+		return nil, err
+	}
+	s.life = newLifecycles(s.aclKV, records)
+	if err := s.life.start(s.ctx, ctx); err != nil {
+		s.cancel()
+		s.roster.Close()
 		return nil, err
 	}
 	go s.run()
