@@ -60,13 +60,17 @@ func newHarnessTB(t testing.TB, noService bool) *harness {
 	return h
 }
 
-func (h *harness) startService() {
+func (h *harness) startService() { h.startServiceWith(delivery.Options{}) }
+
+// startServiceWith starts the service with opts, its space and log set.
+func (h *harness) startServiceWith(opts delivery.Options) {
 	h.t.Helper()
 	nc, err := h.b.Connect("delivery")
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	svc, err := delivery.Start(ctxT(h.t), nc, delivery.Options{Space: space, Logf: func(f string, a ...any) { h.t.Logf("delivery: "+f, a...) }})
+	opts.Space, opts.Logf = space, func(f string, a ...any) { h.t.Logf("delivery: "+f, a...) }
+	svc, err := delivery.Start(ctxT(h.t), nc, opts)
 	if err != nil {
 		h.t.Fatal(err)
 	}

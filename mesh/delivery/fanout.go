@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -30,10 +31,13 @@ type Entry struct {
 
 // copyID is the dedup id of a member's copy: one per message and member
 // lifecycle, so a member holding a family and a channel under it by name
-// still gets each post once within the 2 h window.
-func copyID(msgID string, p wire.Principal, uid string) string {
+// still gets each post once within the 2 h window, and a copy redone
+// after a crash is stored once. A post with an empty id is named by its
+// CHAT sequence instead: two such posts are never coalesced, and each is
+// still stored once per member.
+func copyID(msgID string, seq uint64, p wire.Principal, uid string) string {
 	if msgID == "" {
-		return ""
+		msgID = "seq-" + strconv.FormatUint(seq, 10)
 	}
 	return msgID + ":" + p.ID() + ":" + uid
 }
@@ -106,11 +110,7 @@ func (s *Service) writeEntryAsync(t target, e Entry) (jetstream.PubAckFuture, er
 	}
 	msg := nats.NewMsg(wire.InboxSubject(s.space, t.p, t.uid))
 	msg.Data = body
-	var opts []jetstream.PublishOpt
-	if id := copyID(e.Msg.ID, t.p, t.uid); id != "" {
-		opts = append(opts, jetstream.WithMsgID(id))
-	}
-	return s.js.PublishMsgAsync(msg, opts...)
+	return s.js.PublishMsgAsync(msg, jetstream.WithMsgID(copyID(e.Msg.ID, e.Seq, t.p, t.uid)))
 }
 
 // targets decides who is owed a copy of the post at seq, reading the
@@ -166,10 +166,6 @@ func (s *Service) writeEntry(ctx context.Context, t target, e Entry) error {
 	}
 	msg := nats.NewMsg(wire.InboxSubject(s.space, t.p, t.uid))
 	msg.Data = body
-	var opts []jetstream.PublishOpt
-	if id := copyID(e.Msg.ID, t.p, t.uid); id != "" {
-		opts = append(opts, jetstream.WithMsgID(id))
-	}
-	_, err = s.js.PublishMsg(ctx, msg, opts...)
+	_, err = s.js.PublishMsg(ctx, msg, jetstream.WithMsgID(copyID(e.Msg.ID, e.Seq, t.p, t.uid)))
 	return err
 }

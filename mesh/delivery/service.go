@@ -42,6 +42,12 @@ type Options struct {
 	Space    string
 	Instance string // names this incarnation in the lease; default host/pid
 	Logf     func(format string, args ...any)
+
+	// TakeOver says the caller holds the space's store lock, so any lease
+	// it finds at start belongs to a predecessor that is dead: the service
+	// takes it at once instead of waiting out its TTL, and redelivers what
+	// the predecessor had in flight.
+	TakeOver bool
 }
 
 // lease is the record under LeaseKey.
@@ -79,6 +85,9 @@ type Service struct {
 	// lifecycle lands after the mark.
 	endMu sync.RWMutex
 
+	takeOver bool // the first acquire may overwrite a dead predecessor's lease
+	tookOver bool // it did: serve redelivers the predecessor's in-flight work
+
 	mu       sync.Mutex
 	serving  bool
 	stored   map[string]*backlog // member principal.uid -> backstop estimate
@@ -100,7 +109,7 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{})}
+	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), takeOver: opts.TakeOver}
 	if s.reg, err = mesh.OpenRegistry(ctx, js, s.space); err != nil {
 		return nil, err
 	}
@@ -179,11 +188,34 @@ func (s *Service) run() {
 func (s *Service) acquire() error {
 	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC()})
 	rev, err := s.leaseKV.Create(s.ctx, LeaseKey, b)
+	takeOver := s.takeOver
+	s.takeOver = false
+	if err != nil && takeOver && errors.Is(err, jetstream.ErrKeyExists) {
+		rev, err = s.takeLease(b)
+	}
 	if err != nil {
 		return err
 	}
 	s.leaseRev = rev
 	return nil
+}
+
+// takeLease overwrites a dead predecessor's lease, compare-and-set on the
+// revision read, so a live contender that wrote in between still wins.
+func (s *Service) takeLease(b []byte) (uint64, error) {
+	ent, err := s.leaseKV.Get(s.ctx, LeaseKey)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, ent.Revision())
+	if err != nil {
+		return 0, err
+	}
+	var old lease
+	_ = json.Unmarshal(ent.Value(), &old)
+	s.logf("delivery service took over the lease of %s, whose process is gone", old.Holder)
+	s.tookOver = true
+	return rev, nil
 }
 
 // renew rewrites the lease every LeaseRenew; a lost compare-and-set
@@ -228,6 +260,17 @@ func (s *Service) serve() error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.tookOver {
+		// What the dead predecessor had been handed and not acked would
+		// wait out its ack wait: hand it out again now. Redone copies
+		// are idempotent by their ids.
+		for _, c := range []struct{ stream, name string }{{wire.ChatStream(s.space), FanoutConsumer}, {wire.InboxStream(s.space), ReaderConsumer}} {
+			if _, err := s.js.ResetConsumer(s.ctx, c.stream, c.name); err != nil {
+				return fmt.Errorf("redelivering what %s had in flight: %w", c.name, err)
+			}
+		}
+		s.tookOver = false
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
