@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -145,6 +148,8 @@ use --wait to listen for a while.`,
 			if wait > 2*time.Second && !asJSON {
 				fmt.Fprintf(g.stderr, "waiting up to %s for messages...\n", wait)
 			}
+			handled := handledFile(g, e)
+			e.AssumeHandled(readHandled(handled))
 			items, err := e.Collect(ctx, wait)
 			if err != nil {
 				return err
@@ -170,6 +175,9 @@ use --wait to listen for a while.`,
 				} else if err := it.Ack(); err != nil && ackErr == nil {
 					ackErr = fmt.Errorf("printed, but the ack failed, so it will come again: %w", err)
 				}
+			}
+			if !peek && len(items) > 0 {
+				writeHandled(g, handled, e.Handled())
 			}
 			if n := e.Rejected(); len(n) > 0 {
 				fmt.Fprintf(g.stderr, "dropped %s\n", describeRejected(n))
@@ -261,4 +269,48 @@ func describeRejected(n map[wire.Reject]int) string {
 		noun = "delivery"
 	}
 	return fmt.Sprintf("%d %s as forged or malformed (%s)", total, noun, strings.Join(reasons, ", "))
+}
+
+// handledFile is where one-shot inbox reads of an identity lifecycle keep
+// what they handed over ("" when the space has no store here). The broker
+// confirms an ack before its disk has it, so after a crash of the mesh it
+// may hand a read copy out again; the next read acks it silently instead.
+func handledFile(g *globals, e *mesh.Endpoint) string {
+	_, p, _, err := g.paths()
+	if err != nil || p.Space != e.Space() || p.StoreDir == "" {
+		return ""
+	}
+	if _, err := os.Stat(p.StoreDir); err != nil {
+		return ""
+	}
+	return filepath.Join(p.StoreDir, "handled", e.Me().ID()+"."+e.LifecycleUID()+".json")
+}
+
+func readHandled(path string) []string {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	_ = json.Unmarshal(b, &keys)
+	return keys
+}
+
+// writeHandled keeps the hand-overs for the next read; failing to is only
+// worth a warning: the worst case is a repeat after a crash.
+func writeHandled(g *globals, path string, keys []string) {
+	if path == "" {
+		return
+	}
+	b, _ := json.Marshal(keys)
+	err := config.EnsureDir(filepath.Dir(path), 0o700)
+	if err == nil {
+		err = config.WriteFileAtomic(path, b, 0o600)
+	}
+	if err != nil {
+		fmt.Fprintf(g.stderr, "cotal: could not note what was read (%v); after a mesh crash some of it may come again\n", err)
+	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -92,6 +94,10 @@ func gatherStatus(g *globals) statusReport {
 		r.URL, r.PID, r.Mode, r.Sync, r.Started, r.Stopped, r.StoreLimit = rec.URL, rec.PID, rec.Mode, rec.Sync, rec.Started, rec.Stopped, rec.MaxStore
 		r.Up = rec.Stopped.IsZero() && broker.PIDAlive(rec.PID)
 	}
+	meshPID := 0 // the live process holding this store, when there is one
+	if r.Up {
+		meshPID = r.PID
+	}
 	if !r.Up && g.server == "" {
 		return r
 	}
@@ -122,7 +128,7 @@ func gatherStatus(g *globals) statusReport {
 	r.JetStream = true
 	r.DataBytes = int64(info.Store)
 	r.Streams = info.Streams
-	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode)
+	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode, meshPID)
 	if kv, err := js.KeyValue(ctx, wire.RecordsBucket(r.Space)); err == nil {
 		if regs, err := ep.ListRegistrations(ctx, kv, seat.Endpoint); err == nil {
 			for _, reg := range regs {
@@ -136,8 +142,10 @@ func gatherStatus(g *globals) statusReport {
 }
 
 // deliveryState reads the delivery service's lease: serving, starting, or
-// absent (none in open mode).
-func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode string) string {
+// absent (none in open mode). A lease whose holder is a process of this
+// machine that is gone, or that is not the mesh holding the store
+// (meshPID, 0 when unknown), is a dead holder's: never reported as serving.
+func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode string, meshPID int) string {
 	if mode == config.ModeOpen {
 		return "none (open mode: live only)"
 	}
@@ -153,7 +161,13 @@ func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode stri
 		Holder string `json:"holder"`
 		Ready  bool   `json:"ready"`
 	}
-	if json.Unmarshal(e.Value(), &l) != nil || !l.Ready {
+	if json.Unmarshal(e.Value(), &l) != nil {
+		return "starting"
+	}
+	if !leaseHolderAlive(l.Holder, meshPID) {
+		return "NOT SERVING (the lease is held by " + l.Holder + ", a process that is gone; durable channels wait until a mesh takes it over)"
+	}
+	if !l.Ready {
 		return "starting"
 	}
 	return "serving (" + l.Holder + ")"
@@ -177,6 +191,24 @@ func describeSandbox(r sandbox.Report) string {
 		return fmt.Sprintf("sandboxed (Landlock ABI %d path rules; %s)", sandbox.ABI(), r.Reason)
 	}
 	return "UNSANDBOXED: " + r.Reason
+}
+
+// leaseHolderAlive judges a lease holder named host/pid: on another host
+// it cannot be checked and counts as alive; on this one its process must
+// run and, when the store's mesh is known, be that mesh.
+func leaseHolderAlive(holder string, meshPID int) bool {
+	host, pidText, ok := strings.Cut(holder, "/")
+	pid, err := strconv.Atoi(pidText)
+	if !ok || err != nil {
+		return true
+	}
+	if me, _ := os.Hostname(); host != me {
+		return true
+	}
+	if meshPID > 0 && pid != meshPID {
+		return false
+	}
+	return broker.PIDAlive(pid)
 }
 
 func printStatus(g *globals, r statusReport) {

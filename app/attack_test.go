@@ -255,11 +255,16 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		a.publish(t, root+".chat.local.alice.team.backend", reply, forgedPost)
 	}
 
-	// Then the effects: none.
-	after := snapshot()
-	if after.dm != before.dm+1 { // the PubAck aimed at carol's DM subject, malformed
-		t.Errorf("DM stream went from %d to %d messages", before.dm, after.dm)
-	}
+	// Then the effects: none. The one PubAck aimed at carol's DM subject
+	// is stored there (malformed); wait for it so nothing is still in flight.
+	var after world
+	testutil.WaitFor(t, 5*time.Second, func() error {
+		after = snapshot()
+		if after.dm != before.dm+1 {
+			return fmt.Errorf("DM stream went from %d to %d messages", before.dm, after.dm)
+		}
+		return nil
+	})
 	if after.chat > before.chat+6 || after.chat < before.chat {
 		t.Errorf("CHAT stream went from %d to %d messages (alice's own posts and aimed PubAcks only)", before.chat, after.chat)
 	}

@@ -140,7 +140,9 @@ func (m *Mesh) start(ctx context.Context) error {
 			dnc.Close()
 			return fmt.Errorf("delivery endpoint instance id: %w", err)
 		}
-		d, err := delivery.Start(ctx, dnc, delivery.Options{Space: cfg.Paths.Space, InstanceID: diid, Logf: m.logf})
+		// This process holds the store lock, so whoever held the delivery
+		// lease of this store before is dead: take it at once.
+		d, err := delivery.Start(ctx, dnc, delivery.Options{Space: cfg.Paths.Space, InstanceID: diid, Logf: m.logf, TakeOver: true})
 		if err != nil {
 			dnc.Close()
 			return fmt.Errorf("starting durable delivery: %w", err)

@@ -34,6 +34,17 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		return err
 	}
 	s, p := id.Space, id.Principal
+	acl, err := js.KeyValue(ctx, wire.ACLBucket(s))
+	if err != nil {
+		return fmt.Errorf("ACL bucket of %s: %w", s, err)
+	}
+	// A lifecycle that has ended stays ended: `up` provisions every
+	// identity ever minted, and must not bring an ended one's backstop or
+	// read ACL back.
+	ended, err := lifecycleEnded(ctx, acl, wire.ACLKey(p, id.UID))
+	if err != nil {
+		return fmt.Errorf("reading the read ACL of %s: %w", p, err)
+	}
 	if id.Profile != ProfileObserver { // an observer has no DMs
 		dm, err := js.Stream(ctx, wire.DMStream(s))
 		if err != nil {
@@ -50,11 +61,13 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		}); err != nil {
 			return err
 		}
-		if err := ensureConsumer(ctx, js, wire.DlvStream(s), jetstream.ConsumerConfig{
-			Durable: wire.DlvConsumer(p, id.UID), FilterSubject: wire.DlvSubject(s, p, id.UID),
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
-		}); err != nil {
-			return err
+		if !ended {
+			if err := ensureConsumer(ctx, js, wire.DlvStream(s), jetstream.ConsumerConfig{
+				Durable: wire.DlvConsumer(p, id.UID), FilterSubject: wire.DlvSubject(s, p, id.UID),
+				AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
+			}); err != nil {
+				return err
+			}
 		}
 		if id.Role != "" {
 			if err := ensureConsumer(ctx, js, wire.TaskStream(s), jetstream.ConsumerConfig{
@@ -65,11 +78,7 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 			}
 		}
 	}
-	if id.Profile != ProfileObserver {
-		acl, err := js.KeyValue(ctx, wire.ACLBucket(s))
-		if err != nil {
-			return fmt.Errorf("ACL bucket of %s: %w", s, err)
-		}
+	if id.Profile != ProfileObserver && !ended {
 		row := wire.ACLRow{
 			Principal: p.ID(), LifecycleUID: id.UID, Revision: 1, UpdatedAt: time.Now().UTC(),
 			AllowSubscribe: nonNil(id.AllowSubscribe), IssuedAllowSubscribe: nonNil(id.AllowSubscribe),
@@ -81,6 +90,9 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		if _, err := acl.Put(ctx, wire.ACLKey(p, id.UID), b); err != nil {
 			return fmt.Errorf("recording the read ACL of %s: %w", p, err)
 		}
+	}
+	if ended {
+		return nil // the principal's record names a lifecycle that lives, or a later one
 	}
 	kv, err := js.KeyValue(ctx, wire.RecordsBucket(s))
 	if err != nil {
@@ -97,6 +109,19 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		return fmt.Errorf("recording identity %s: %w", p, err)
 	}
 	return nil
+}
+
+// lifecycleEnded reports whether a lifecycle's ACL row says it ended.
+func lifecycleEnded(ctx context.Context, acl jetstream.KeyValue, key string) (bool, error) {
+	e, err := acl.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	var row wire.ACLRow
+	return json.Unmarshal(e.Value(), &row) == nil && row.Ended(), nil
 }
 
 // LookupIdentity reads a principal's registry row; found is false when the

@@ -151,6 +151,7 @@ type TakenItem struct {
 	Subject    string       `json:"subject"` // the subject it was published on
 	Msg        wire.Message `json:"msg"`
 	Historical bool         `json:"historical,omitempty"`
+	Stream     string       `json:"stream,omitempty"` // with Seq, the stored message it came from
 	Seq        uint64       `json:"seq,omitempty"`
 }
 

@@ -23,7 +23,7 @@ type Frame struct {
 
 // onFrame is the member side of the durable backstop: anything but a
 // well-formed frame is terminated; an own echo is acked; a copy of an id
-// already surfaced live is acked silently; the rest is surfaced as a
+// already handed over is acked silently; the rest is surfaced as a
 // channel post that owns its ack.
 func (e *Endpoint) onFrame(m jetstream.Msg) {
 	if m.Headers().Get(FrameHeader) != "1" {
@@ -31,47 +31,45 @@ func (e *Endpoint) onFrame(m jetstream.Msg) {
 		_ = m.Term()
 		return
 	}
-	f, ok := decodeFrame(m.Data())
-	if !ok {
-		e.inbox.reject(wire.RejectMalformedJSON)
+	d, reject := decodeFrame(e.space, m.Data())
+	if reject != "" {
+		e.inbox.reject(reject)
 		_ = m.Term()
 		return
 	}
-	if f.Msg.From.ID == e.me.ID() {
+	if d.Msg.From.ID == e.me.ID() {
 		_ = m.Ack()
 		return
 	}
-	sender, err := wire.ParsePrincipal(f.Msg.From.ID)
-	if err != nil {
-		e.inbox.reject(wire.RejectSenderMismatch)
-		_ = m.Term()
-		return
-	}
-	it := &Item{
-		Kind: wire.KindChannel, Msg: f.Msg, Durable: true, Received: time.Now(), msg: m,
-		Subject: wire.Subject{Space: e.space, Kind: wire.KindChannel, Sender: sender, Channel: f.Channel},
-	}
+	it := &Item{Kind: wire.KindChannel, Msg: d.Msg, Subject: d.Subject, Durable: true, Received: time.Now(), msg: m}
 	if meta, err := m.Metadata(); err == nil {
-		it.Seq = meta.Sequence.Stream
+		it.Seq, it.stream = meta.Sequence.Stream, meta.Stream
 	}
 	if !e.inbox.add(it) {
 		_ = m.Ack()
 	}
 }
 
-// decodeFrame checks the strict frame shape: three keys, version 1, a
-// concrete channel, and a full message routed to that channel.
-func decodeFrame(b []byte) (Frame, bool) {
+// decodeFrame checks the strict frame shape (three keys, version 1, a
+// concrete channel) and runs the receive rules of spec §4.1 on the
+// message inside, never the publisher's: a post with an empty id, no
+// parts or no ts is a post its members are owed.
+func decodeFrame(space string, b []byte) (wire.Delivery, wire.Reject) {
 	var keys map[string]json.RawMessage
 	if t := bytes.TrimSpace(b); len(t) == 0 || t[0] != '{' || json.Unmarshal(t, &keys) != nil || len(keys) != 3 {
-		return Frame{}, false
+		return wire.Delivery{}, wire.RejectMalformedJSON
 	}
-	var f Frame
-	if json.Unmarshal(b, &f) != nil || f.Version != 1 || wire.ValidateConcreteChannel(f.Channel) != nil {
-		return Frame{}, false
+	var f struct {
+		Version int             `json:"version"`
+		Channel string          `json:"channel"`
+		Msg     json.RawMessage `json:"msg"`
 	}
-	if f.Msg.Channel != f.Channel || f.Msg.Validate() != nil {
-		return Frame{}, false
+	if json.Unmarshal(b, &f) != nil || f.Version != 1 || len(f.Msg) == 0 {
+		return wire.Delivery{}, wire.RejectMalformedJSON
 	}
-	return f, true
+	if wire.ValidateConcreteChannel(f.Channel) != nil {
+		return wire.Delivery{}, wire.RejectMalformedSubject
+	}
+	d, reject, _ := wire.DecodeCopy(space, f.Channel, f.Msg)
+	return d, reject
 }

@@ -16,9 +16,10 @@ import (
 // credential's allowSubscribe list.
 var ErrNotInReadACL = errors.New("not within this agent's read ACL (allowSubscribe)")
 
-// durableJoinTimeout bounds the wait for the delivery service: past it
-// the join stands live only, and says so.
-const durableJoinTimeout = 5 * time.Second
+// durableJoinTimeout bounds the wait for the delivery service (spec §8:
+// 30 s, room for a catch-up of a long window): past it the join stands
+// live only, and says so.
+const durableJoinTimeout = 30 * time.Second
 
 // joinConfirmWait is how long Join waits after a flush for the broker to
 // refuse the subscription. The refusal is sent before the flush's PONG,

@@ -115,9 +115,7 @@ func (e *Endpoint) HandOut(ctx context.Context, max int, wait time.Duration) ([]
 		}
 	}
 	for _, it := range items {
-		if it.Msg.ID != "" {
-			e.inbox.forget(it.Msg.ID)
-		}
+		e.inbox.forget(it)
 	}
 	return items, nil
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/testdelivery"
 	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -41,7 +42,7 @@ func newHarnessTB(t testing.TB, open bool) *harness {
 	b, op := testmesh.Start(t, space, open)
 	js, _ := jetstream.New(op)
 	if !open {
-		testmesh.StartDelivery(t, b, space)
+		testdelivery.Start(t, b, space)
 	}
 	return &harness{t: t, b: b, open: open, op: op, js: js}
 }

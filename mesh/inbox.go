@@ -2,6 +2,9 @@ package mesh
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -23,9 +26,14 @@ type Item struct {
 	Received   time.Time // when this endpoint got it
 
 	msg    jetstream.Msg            // nil for a live copy
-	remote func(release bool) error // settles an item the delivery service handed over
-	box    *inbox                   // the inbox that surfaced it, forgets it on release
+	remote func(release bool) error // settles a stored copy the delivery service handed over
+	stream string                   // the stream of a stored copy: with Seq it names the stored message
+	order  uint64                   // arrival order in the inbox
+	box    *inbox                   // the inbox that handed it over
 }
+
+// stored reports whether the item is a stored copy with a handle to settle.
+func (it *Item) stored() bool { return it.msg != nil || it.remote != nil }
 
 // Ack settles a stored copy once the item has been handed over (printed,
 // injected, returned to a tool). A live copy needs no ack.
@@ -39,12 +47,11 @@ func (it *Item) Ack() error {
 	return nil
 }
 
-// Release gives a stored copy back for immediate redelivery (a peek). The
-// inbox forgets its id, so the redelivered copy is surfaced again rather
-// than dropped as a duplicate of something never handed over.
+// Release gives a stored copy back for immediate redelivery (a peek): the
+// inbox forgets it was handed over, so the copy is surfaced again.
 func (it *Item) Release() error {
-	if it.box != nil && it.Msg.ID != "" {
-		it.box.forget(it.Msg.ID)
+	if it.box != nil {
+		it.box.forget(it)
 	}
 	switch {
 	case it.remote != nil:
@@ -55,75 +62,240 @@ func (it *Item) Release() error {
 	return nil
 }
 
+// StoredAt names the stored message a copy came from: its stream and
+// sequence ("" and 0 for a live copy).
+func (it *Item) StoredAt() (string, uint64) { return it.stream, it.Seq }
+
 // Directed reports whether the item was addressed to this endpoint alone
 // (a DM) or to its role (a task).
 func (it *Item) Directed() bool { return it.Kind == wire.KindDM || it.Kind == wire.KindAnycast }
 
-// MaxInbox bounds the items waiting to be handed over. Beyond it the
-// oldest channel post is dropped; directed items stay un-acked and come
-// back from the broker, so nothing directed is lost.
+// storedKey names the stored message a copy was handed out from, the
+// same on every redelivery; "" for a live copy. It cannot collide with a
+// message id, which never starts with a NUL.
+func (it *Item) storedKey() string {
+	if !it.stored() || it.stream == "" {
+		return ""
+	}
+	return "\x00" + it.stream + ":" + strconv.FormatUint(it.Seq, 10)
+}
+
+// evictionKey names what a redelivery brings back: the stored message.
+func (it *Item) evictionKey() string {
+	if k := it.storedKey(); k != "" {
+		return k
+	}
+	return it.Msg.ID
+}
+
+// handedOver are the keys that mark an item as handed over: its id, and
+// the stored message it came from (which also covers an empty id).
+func (it *Item) handedOver() []string {
+	var keys []string
+	if it.Msg.ID != "" {
+		keys = append(keys, it.Msg.ID)
+	}
+	if k := it.storedKey(); k != "" {
+		keys = append(keys, k)
+	}
+	return keys
+}
+
+// MaxInbox bounds the items waiting to be handed over (spec §12). Beyond
+// it, pull-only items (history) go first, else the oldest; an evicted
+// stored copy stays un-acked and comes back from the broker after its
+// ack wait, so nothing stored is lost by an overflow.
 const MaxInbox = 200
 
-// inbox holds items until the application takes them, directed ones first.
+// MaxEvictions is how often one stored copy may be evicted before it is
+// acked and reported in a notice instead of coming back forever.
+const MaxEvictions = 5
+
+// NoticeSender is the principal the space's own notices come from.
+var NoticeSender = wire.Principal{Owner: "local", Actor: "cotal_delivery"}
+
+// inbox holds items until the application takes them, directed ones
+// first. Each non-empty id has at most one pending item (pending), and
+// ids already handed over are remembered (seen): a later stored copy of
+// one is acked silently. Lock: mu is a leaf.
 type inbox struct {
-	mu       sync.Mutex
-	directed []*Item
-	channel  []*Item
-	notify   chan struct{} // buffered 1: something arrived
-	seen     *idSet
-	dropped  int
-	rejected map[wire.Reject]int
-	closed   bool
+	mu        sync.Mutex
+	directed  []*Item // in arrival order
+	channel   []*Item // in arrival order
+	pending   map[string]*Item
+	evictions map[string]int // evictionKey -> times evicted
+	notice    *Item          // what overflow discarded, waiting to be read
+	discards  []string       // described in the notice
+	notify    chan struct{}  // buffered 1: something arrived
+	seen      *idSet         // keys of items handed over
+	recent    []string       // the newest of them, oldest first, at most maxRecent
+	order     uint64
+	evicted   int // items pushed out by an overflow
+	discarded int // stored copies acked after MaxEvictions
+	rejected  map[wire.Reject]int
+	closed    bool
 }
 
 func newInbox() *inbox {
-	return &inbox{notify: make(chan struct{}, 1), seen: newIDSet(4096), rejected: map[wire.Reject]int{}}
+	return &inbox{
+		notify: make(chan struct{}, 1), seen: newIDSet(4096), rejected: map[wire.Reject]int{},
+		pending: map[string]*Item{}, evictions: map[string]int{},
+	}
 }
 
-// add queues an item; it reports false when the item was a duplicate of a
-// surfaced id (the caller acks a duplicate stored copy silently).
+// add queues an item. It reports false when the item duplicates one
+// already handed over or pending (the caller acks a duplicate stored
+// copy silently); true when the inbox owns it, queued or left un-acked
+// for the broker to redeliver.
 func (b *inbox) add(it *Item) bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return false
+		return true // un-acked: the next connection gets it
 	}
-	if it.Msg.ID != "" && b.seen.has(it.Msg.ID) {
-		return false
+	for _, k := range it.handedOver() {
+		if b.seen.has(k) {
+			return false
+		}
+	}
+	if id := it.Msg.ID; id != "" {
+		if cur := b.pending[id]; cur != nil {
+			return b.merge(cur, it)
+		}
+	}
+	b.order++
+	it.order = b.order
+	if len(b.directed)+len(b.channel) >= MaxInbox && !b.makeRoom(it) {
+		return true
 	}
 	if it.Directed() {
-		if len(b.directed) >= MaxInbox {
-			// Leave it un-acked and unseen: the broker redelivers it
-			// after AckWait.
-			b.dropped++
-			return true
-		}
 		b.directed = append(b.directed, it)
 	} else {
-		if len(b.channel) >= MaxInbox {
-			old := b.channel[0]
-			b.channel = b.channel[1:]
-			_ = old.Ack()
-			b.dropped++
-		}
 		b.channel = append(b.channel, it)
 	}
 	if it.Msg.ID != "" {
-		b.seen.add(it.Msg.ID)
+		b.pending[it.Msg.ID] = it
 	}
-	it.box = b
+	b.signal()
+	return true
+}
+
+// merge keeps one pending item per id. Only a stored copy's handle may
+// replace what is pending (the item keeps its place and is acked when
+// taken); anything else is a duplicate.
+func (b *inbox) merge(cur, it *Item) bool {
+	switch {
+	case !it.stored():
+		return false
+	case !cur.stored(), cur.stream == it.stream && cur.Seq == it.Seq:
+		// A live copy gains its stored handle, or a redelivery of the
+		// pending stored message brings a fresh one.
+		cur.msg, cur.remote, cur.Durable, cur.Seq, cur.stream = it.msg, it.remote, true, it.Seq, it.stream
+		return true
+	default:
+		return false // another stored copy: the pending one still holds its own
+	}
+}
+
+// makeRoom evicts one item for the incoming one: the oldest pull-only
+// item, else the oldest. It reports false when the incoming item itself
+// is the one to go.
+func (b *inbox) makeRoom(in *Item) bool {
+	for i, it := range b.channel {
+		if it.Historical {
+			b.channel = append(b.channel[:i], b.channel[i+1:]...)
+			b.evict(it)
+			return true
+		}
+	}
+	if in.Historical {
+		b.evict(in)
+		return false
+	}
+	var old *Item
+	if len(b.directed) > 0 && (len(b.channel) == 0 || b.directed[0].order < b.channel[0].order) {
+		old, b.directed = b.directed[0], b.directed[1:]
+	} else {
+		old, b.channel = b.channel[0], b.channel[1:]
+	}
+	b.evict(old)
+	return true
+}
+
+// evict drops an item from the inbox without marking it seen. A stored
+// copy stays un-acked, so the broker redelivers it; after MaxEvictions of
+// the same stored message it is acked and reported in the notice.
+func (b *inbox) evict(it *Item) {
+	if id := it.Msg.ID; id != "" && b.pending[id] == it {
+		delete(b.pending, id)
+	}
+	b.evicted++
+	if !it.stored() {
+		return
+	}
+	key := it.evictionKey()
+	if len(b.evictions) > 4*4096 {
+		b.evictions = map[string]int{} // keys of copies settled elsewhere
+	}
+	b.evictions[key]++
+	if b.evictions[key] < MaxEvictions {
+		return
+	}
+	delete(b.evictions, key)
+	_ = it.Ack()
+	b.discarded++
+	b.report(it)
+}
+
+// report adds a discarded copy to the one pending notice.
+func (b *inbox) report(it *Item) {
+	what := "a DM from " + wire.SenderLabel(it.Subject.Sender, it.Msg.From)
+	switch it.Kind {
+	case wire.KindAnycast:
+		what = "a task for @" + wire.CleanLabel(it.Subject.Role) + " from " + wire.SenderLabel(it.Subject.Sender, it.Msg.From)
+	case wire.KindChannel:
+		what = "a post to #" + wire.CleanLabel(it.Subject.Channel) + " from " + wire.SenderLabel(it.Subject.Sender, it.Msg.From)
+	}
+	if len(b.discards) < 10 {
+		b.discards = append(b.discards, what)
+	}
+	text := fmt.Sprintf("cotal: %d stored message(s) were dropped unread because your inbox stayed full (%d items) through %d redeliveries each: %s",
+		b.discarded, MaxInbox, MaxEvictions, strings.Join(b.discards, "; "))
+	if b.discarded > len(b.discards) {
+		text += fmt.Sprintf("; and %d more", b.discarded-len(b.discards))
+	}
+	text += ". Read your inbox more often; channel posts stay readable with `cotal history <channel>`."
+	if b.notice == nil {
+		b.notice = &Item{
+			Kind: wire.KindDM, Received: time.Now(),
+			Subject: wire.Subject{Kind: wire.KindDM, Sender: NoticeSender},
+		}
+	}
+	b.notice.Msg = wire.Message{
+		TS: time.Now().UnixMilli(), From: wire.Sender{ID: NoticeSender.ID(), Name: NoticeSender.Actor},
+		Parts: wire.TextParts(text),
+	}
+	b.signal()
+}
+
+func (b *inbox) signal() {
 	select {
 	case b.notify <- struct{}{}:
 	default:
 	}
-	return true
 }
 
-// take removes and returns up to max items, directed first.
+// take removes and returns up to max items, notices and directed first.
+// What it returns counts as handed over: a later copy of the same id is
+// a duplicate.
 func (b *inbox) take(max int) []*Item {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*Item
+	if b.notice != nil && max > 0 {
+		out = append(out, b.notice)
+		b.notice, b.discards = nil, nil
+	}
 	for len(out) < max && len(b.directed) > 0 {
 		out = append(out, b.directed[0])
 		b.directed = b.directed[1:]
@@ -132,20 +304,56 @@ func (b *inbox) take(max int) []*Item {
 		out = append(out, b.channel[0])
 		b.channel = b.channel[1:]
 	}
+	for _, it := range out {
+		it.box = b
+		if id := it.Msg.ID; id != "" {
+			delete(b.pending, id)
+		}
+		if it.stored() {
+			delete(b.evictions, it.evictionKey())
+		}
+		b.remember(it.handedOver()...)
+	}
 	return out
 }
 
-// forget drops an id from the surfaced set: its item was given back.
-func (b *inbox) forget(id string) {
+// maxRecent bounds the hand-overs a one-shot reader carries to its next run.
+const maxRecent = 1024
+
+// remember marks keys as handed over.
+func (b *inbox) remember(keys ...string) {
+	for _, k := range keys {
+		b.seen.add(k)
+		b.recent = append(b.recent, k)
+	}
+	if n := len(b.recent) - maxRecent; n > 0 {
+		b.recent = append(b.recent[:0:0], b.recent[n:]...)
+	}
+}
+
+// forget undoes a hand-over: the item was given back unread.
+func (b *inbox) forget(it *Item) {
 	b.mu.Lock()
-	b.seen.remove(id)
-	b.mu.Unlock()
+	defer b.mu.Unlock()
+	for _, k := range it.handedOver() {
+		b.seen.remove(k)
+		for i, r := range b.recent {
+			if r == k {
+				b.recent = append(b.recent[:i], b.recent[i+1:]...)
+				break
+			}
+		}
+	}
 }
 
 func (b *inbox) size() int {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return len(b.directed) + len(b.channel)
+	n := len(b.directed) + len(b.channel)
+	if b.notice != nil {
+		n++
+	}
+	return n
 }
 
 func (b *inbox) reject(r wire.Reject) {
@@ -154,18 +362,18 @@ func (b *inbox) reject(r wire.Reject) {
 	b.mu.Unlock()
 }
 
-// drain removes and returns every queued durable item (live ones are
+// drain removes and returns every queued stored copy (live ones are
 // dropped: nothing can bring them back).
 func (b *inbox) drain() []*Item {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	var out []*Item
 	for _, it := range append(b.directed, b.channel...) {
-		if it.Durable {
+		if it.stored() {
 			out = append(out, it)
 		}
 	}
-	b.directed, b.channel = nil, nil
+	b.directed, b.channel, b.pending = nil, nil, map[string]*Item{}
 	return out
 }
 
@@ -236,6 +444,34 @@ func (e *Endpoint) Rejected() map[wire.Reject]int {
 	return out
 }
 
+// Handled lists the newest items this endpoint handed over (up to 1024,
+// oldest first), as opaque keys. A one-shot reader keeps them for its
+// next run and gives them back through AssumeHandled: a stored copy the
+// broker hands out again after a crash (it confirms an ack before its
+// disk has it) is then acked silently instead of surfacing twice.
+func (e *Endpoint) Handled() []string {
+	e.inbox.mu.Lock()
+	defer e.inbox.mu.Unlock()
+	return append([]string(nil), e.inbox.recent...)
+}
+
+// AssumeHandled marks keys from an earlier Handled as handed over. Call it
+// before the first read.
+func (e *Endpoint) AssumeHandled(keys []string) {
+	e.inbox.mu.Lock()
+	defer e.inbox.mu.Unlock()
+	e.inbox.remember(keys...)
+}
+
+// Overflow counts what the inbox bound pushed out: items evicted (a stored
+// one comes back from the broker) and stored copies discarded for good
+// after MaxEvictions, each of them reported in a notice item.
+func (e *Endpoint) Overflow() (evicted, discarded int) {
+	e.inbox.mu.Lock()
+	defer e.inbox.mu.Unlock()
+	return e.inbox.evicted, e.inbox.discarded
+}
+
 // onDurable runs the receive pipeline on a stored DM or task: a permanent
 // anomaly is terminated, never retried; an own echo is acked; a duplicate
 // of a surfaced id is acked silently; the rest waits for the application,
@@ -253,7 +489,7 @@ func (e *Endpoint) onDurable(m jetstream.Msg) {
 	}
 	it := &Item{Kind: d.Subject.Kind, Msg: d.Msg, Subject: d.Subject, Durable: true, Received: time.Now(), msg: m}
 	if meta, err := m.Metadata(); err == nil {
-		it.Seq = meta.Sequence.Stream
+		it.Seq, it.stream = meta.Sequence.Stream, meta.Stream
 	}
 	if !e.inbox.add(it) {
 		_ = m.Ack()
@@ -293,6 +529,7 @@ func (s *idSet) has(id string) bool {
 	return ok
 }
 
+// remove forgets id in both generations.
 func (s *idSet) remove(id string) {
 	delete(s.cur, id)
 	delete(s.prev, id)

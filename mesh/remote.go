@@ -255,7 +255,7 @@ func (e *Endpoint) remoteItem(t TakenItem) (*Item, bool) {
 	}
 	key := t.Key
 	return &Item{
-		Kind: sub.Kind, Msg: t.Msg, Subject: sub, Historical: t.Historical, Durable: true, Seq: t.Seq, Received: time.Now(),
+		Kind: sub.Kind, Msg: t.Msg, Subject: sub, Historical: t.Historical, Durable: true, Seq: t.Seq, stream: t.Stream, Received: time.Now(),
 		remote: func(release bool) error { return e.settle(key, release) },
 	}, true
 }

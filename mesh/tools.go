@@ -316,10 +316,63 @@ func toolLeave(ctx context.Context, e *Endpoint, a toolArgs) (string, error) {
 	return "Left #" + ch + ".", nil
 }
 
-func toolChannels(_ context.Context, e *Endpoint, _ toolArgs) (string, error) {
-	chs := e.Channels()
+// toolChannels lists the joined channels with each one's delivery class
+// and, for a durable one, whether its backstop really holds it now: active
+// only while the delivery service answers for an established hold.
+func toolChannels(ctx context.Context, e *Endpoint, _ toolArgs) (string, error) {
+	type joined struct {
+		channel    string
+		generation uint64
+	}
+	e.mu.Lock()
+	chs := make([]joined, len(e.joined))
+	for i, j := range e.joined {
+		chs[i] = joined{j.channel, j.generation}
+	}
+	e.mu.Unlock()
 	if len(chs) == 0 {
 		return "Not on any channel.", nil
 	}
-	return "On #" + strings.Join(chs, ", #") + " (live).", nil
+	var holds map[string]MembershipInfo
+	var holdErr error
+	lines := make([]string, 0, len(chs))
+	for _, j := range chs {
+		line := "#" + j.channel + " — "
+		var res JoinResult
+		eff := e.effective(ctx, j.channel, &res)
+		if res.Reason != "" && j.generation > 0 {
+			// The class could not be read (an agent reads it through the
+			// delivery service, which may be away); the hold says durable.
+			eff.Class = ClassDurable
+		}
+		switch {
+		case e.profile == "open":
+			line += "live (an open mesh has no durable delivery)"
+		case eff.Class != ClassDurable:
+			line += "live: only what arrives while you are connected"
+		case j.generation == 0:
+			line += "durable channel, but your backstop is NOT active: live only (leave and join again to retry)"
+		default:
+			if holds == nil && holdErr == nil {
+				holds = map[string]MembershipInfo{}
+				var ms []MembershipInfo
+				if ms, holdErr = e.Memberships(ctx); holdErr == nil {
+					for _, m := range ms {
+						holds[m.Channel] = m
+					}
+				}
+			}
+			m, ok := holds[j.channel]
+			switch {
+			case holdErr != nil:
+				line += "durable, backstop DEGRADED: the delivery service does not answer (" + holdErr.Error() + ")"
+			case !ok || !m.Activated || m.Generation != j.generation:
+				line += "durable, backstop DEGRADED: the delivery service has no active hold for you on record"
+			default:
+				line += "durable, backstop active: what is posted while you are away is kept for you"
+			}
+		}
+		lines = append(lines, line)
+	}
+	return fmt.Sprintf("On %d channel(s):\n", len(chs)) + strings.Join(lines, "\n"), nil
 }

@@ -5,7 +5,6 @@ package testmesh
 
 import (
 	"context"
-	"errors"
 	"path/filepath"
 	"sync"
 	"testing"
@@ -15,8 +14,6 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
-	"github.com/cotal-go/cotal/internal/testutil"
-	"github.com/cotal-go/cotal/mesh/delivery"
 )
 
 // Ctx is a context that ends with the test (or after 30 s).
@@ -99,27 +96,4 @@ func (tp *Tap) All() []*nats.Msg {
 	tp.mu.Lock()
 	defer tp.mu.Unlock()
 	return append([]*nats.Msg(nil), tp.msgs...)
-}
-
-// StartDelivery runs the space's delivery service on its own in-process
-// connection until the test ends, and waits until it serves. An agent
-// credential reads everything stored for it through that service.
-func StartDelivery(t testing.TB, b *broker.Broker, space string) *delivery.Service {
-	t.Helper()
-	nc, err := b.Connect("delivery")
-	if err != nil {
-		t.Fatal(err)
-	}
-	svc, err := delivery.Start(Ctx(t), nc, delivery.Options{Space: space, Logf: func(f string, a ...any) { t.Logf("delivery: "+f, a...) }})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { svc.Close(); nc.Close() })
-	testutil.WaitFor(t, 10*time.Second, func() error {
-		if !svc.Ready() {
-			return errors.New("delivery service not serving yet")
-		}
-		return nil
-	})
-	return svc
 }

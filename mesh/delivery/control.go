@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -23,6 +25,9 @@ func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel 
 	}
 	if !found {
 		return fmt.Sprintf("no read ACL on record for %s (lifecycle %s is not provisioned for durable delivery)", p, uid)
+	}
+	if row.Ended() || s.life.isEnded(p, uid) {
+		return fmt.Sprintf("lifecycle %s of %s has ended: it holds no channels any more", uid, p)
 	}
 	if !wire.Covered(row.AllowSubscribe, channel) {
 		return fmt.Sprintf("channel %q is not within your read ACL [%s]", channel, strings.Join(row.AllowSubscribe, ", "))
@@ -66,7 +71,14 @@ func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channe
 		return mesh.DeliveryReply{Error: err.Error()}
 	}
 	if err := s.catchUp(ctx, m, fence); err != nil {
-		return mesh.DeliveryReply{Durable: false, Generation: m.Generation, Reason: "catch-up failed: " + err.Error()}
+		return s.abandonJoin(ctx, m, fence, "catch-up failed: "+err.Error())
+	}
+	evicted, err := s.catchUpEvicted(ctx, m.Channel, m.JoinCursor)
+	if err != nil {
+		return s.abandonJoin(ctx, m, fence, "could not check the catch-up window: "+err.Error())
+	}
+	if evicted {
+		return s.abandonJoin(ctx, m, fence, "activation catch-up window partially evicted by retention")
 	}
 	m.Activated = true
 	if m, err = s.store.put(ctx, m); err != nil {
@@ -100,24 +112,66 @@ func (s *Service) fence(ctx context.Context) (uint64, error) {
 }
 
 // catchUp copies the posts in (JoinCursor, fence] that the membership
-// covers into the member's inbox.
+// covers into the member's inbox. The first copy that cannot be stored
+// ends it with an error: a hold missing part of its window is not one.
 func (s *Service) catchUp(ctx context.Context, m Membership, fence uint64) error {
 	if fence <= m.JoinCursor {
 		return nil
 	}
 	t := target{p: m.Principal(), uid: m.LifecycleUID, gen: m.Generation, reason: ReasonDurable}
-	return s.scanChannel(ctx, m.Channel, m.JoinCursor+1, time.Time{}, func(seq uint64, d wire.Delivery) bool {
+	var werr error
+	err := s.scanChannel(ctx, m.Channel, m.JoinCursor+1, time.Time{}, func(seq uint64, d wire.Delivery) bool {
 		if seq > fence {
 			return false
 		}
 		if d.Subject.Sender.ID() != m.Owner {
 			e := Entry{Msg: d.Msg, Channel: d.Subject.Channel, Seq: seq, Reason: ReasonDurable, Generation: m.Generation}
 			if err := s.writeEntry(ctx, t, e); err != nil {
-				s.logf("catch-up copy of seq %d for %s: %v", seq, m.Owner, err)
+				werr = fmt.Errorf("storing the copy of CHAT seq %d: %w", seq, err)
+				return false
 			}
 		}
 		return true
 	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+// catchUpEvicted reports whether retention may have dropped posts of the
+// channel after cursor (spec §8 step 6): some sender's subject is at its
+// per-subject cap and its oldest retained post is past cursor+1.
+func (s *Service) catchUpEvicted(ctx context.Context, channel string, cursor uint64) (bool, error) {
+	info, err := s.chat.Info(ctx, jetstream.WithSubjectFilter(wire.ChatFilter(s.space, channel)))
+	if err != nil {
+		return false, err
+	}
+	limit := info.Config.MaxMsgsPerSubject
+	for subj, n := range info.State.Subjects {
+		if limit <= 0 || int64(n) < limit {
+			continue
+		}
+		first, err := s.chat.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subj))
+		if err != nil {
+			return false, err
+		}
+		if first.Sequence > cursor+1 {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// abandonJoin ends an activation that cannot stand: the hold is
+// tombstoned at fence (copies already stored up to it stay deliverable)
+// and the member is told it is live only, and why.
+func (s *Service) abandonJoin(ctx context.Context, m Membership, fence uint64, reason string) mesh.DeliveryReply {
+	m.LeaveCursor, m.State = fence, StateLeft
+	if _, err := s.store.put(ctx, m); err != nil {
+		reason += "; ending the partial hold failed too: " + err.Error()
+	}
+	return mesh.DeliveryReply{Durable: false, Generation: m.Generation, Reason: reason}
 }
 
 // durableLeave ends a durable hold at the CHAT frontier: copies up to it

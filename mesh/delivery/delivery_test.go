@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/testdelivery"
 	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
@@ -59,9 +60,12 @@ func newHarnessTB(t testing.TB, noService bool) *harness {
 	return h
 }
 
-func (h *harness) startService() {
+func (h *harness) startService() { h.startServiceWith(delivery.Options{}) }
+
+// startServiceWith starts the service with opts, its space and log set.
+func (h *harness) startServiceWith(opts delivery.Options) {
 	h.t.Helper()
-	h.svc = testmesh.StartDelivery(h.t, h.b, space)
+	h.svc = testdelivery.StartWith(h.t, h.b, space, opts)
 }
 
 type agent struct {

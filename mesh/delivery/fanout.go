@@ -3,7 +3,7 @@ package delivery
 import (
 	"context"
 	"encoding/json"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -31,10 +31,13 @@ type Entry struct {
 
 // copyID is the dedup id of a member's copy: one per message and member
 // lifecycle, so a member holding a family and a channel under it by name
-// still gets each post once within the 2 h window.
-func copyID(msgID string, p wire.Principal, uid string) string {
+// still gets each post once within the 2 h window, and a copy redone
+// after a crash is stored once. A post with an empty id is named by its
+// CHAT sequence instead: two such posts are never coalesced, and each is
+// still stored once per member.
+func copyID(msgID string, seq uint64, p wire.Principal, uid string) string {
 	if msgID == "" {
-		return ""
+		msgID = "seq-" + strconv.FormatUint(seq, 10)
 	}
 	return msgID + ":" + p.ID() + ":" + uid
 }
@@ -63,6 +66,8 @@ func (s *Service) onChat(m jetstream.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
+	s.endMu.RLock()
+	defer s.endMu.RUnlock()
 	targets, err := s.targets(ctx, d, meta.Sequence.Stream)
 	if err != nil {
 		s.logf("fan-out of CHAT seq %d: %v (retrying)", meta.Sequence.Stream, err)
@@ -105,15 +110,12 @@ func (s *Service) writeEntryAsync(t target, e Entry) (jetstream.PubAckFuture, er
 	}
 	msg := nats.NewMsg(wire.InboxSubject(s.space, t.p, t.uid))
 	msg.Data = body
-	var opts []jetstream.PublishOpt
-	if id := copyID(e.Msg.ID, t.p, t.uid); id != "" {
-		opts = append(opts, jetstream.WithMsgID(id))
-	}
-	return s.js.PublishMsgAsync(msg, opts...)
+	return s.js.PublishMsgAsync(msg, jetstream.WithMsgID(copyID(e.Msg.ID, e.Seq, t.p, t.uid)))
 }
 
 // targets decides who is owed a copy of the post at seq, reading the
-// channel's class fresh.
+// channel's class fresh. A lifecycle that has ended is owed nothing, even
+// when nobody told this service it ended.
 func (s *Service) targets(ctx context.Context, d wire.Delivery, seq uint64) ([]target, error) {
 	ch := d.Subject.Channel
 	eff, err := s.reg.Effective(ctx, ch)
@@ -130,39 +132,28 @@ func (s *Service) targets(ctx context.Context, d wire.Delivery, seq uint64) ([]t
 				continue
 			}
 			seen[key] = true
-			out = append(out, target{p: m.Principal(), uid: m.LifecycleUID, gen: m.Generation, reason: ReasonDurable})
+			live, err := s.life.live(ctx, m.Principal(), m.LifecycleUID)
+			if err != nil {
+				return nil, err
+			}
+			if live {
+				out = append(out, target{p: m.Principal(), uid: m.LifecycleUID, gen: m.Generation, reason: ReasonDurable})
+			}
 		}
 		return out, nil
 	}
-	// A live channel stores nothing, except for those it @mentions: each
-	// name resolved to exactly one peer through presence at publish time,
-	// and only if that peer's read ACL covers the channel.
-	for _, name := range d.Msg.Mentions {
-		var match []string
-		var uid string
-		for _, p := range s.roster.Roster() {
-			if strings.EqualFold(p.Name, name) {
-				match = append(match, p.ID)
-				uid = p.Record.LifecycleUID
-			}
-		}
-		if len(match) != 1 || match[0] == sender || uid == "" {
-			continue
-		}
-		p, err := wire.ParsePrincipal(match[0])
-		if err != nil {
-			continue
-		}
-		row, ok, err := s.aclRow(ctx, p, uid)
-		if err != nil {
-			return nil, err
-		}
-		key := p.ID() + "/" + uid
-		if !ok || !wire.Covered(row.AllowSubscribe, ch) || seen[key] {
+	// A live channel stores nothing, except for those it @mentions.
+	ms, err := s.resolveMentions(ctx, d.Subject.Sender, ch, d.Msg.Mentions)
+	if err != nil {
+		return nil, err
+	}
+	for _, m := range ms {
+		key := m.p.ID() + "/" + m.LifecycleUID
+		if !m.Stored || seen[key] {
 			continue
 		}
 		seen[key] = true
-		out = append(out, target{p: p, uid: uid, reason: ReasonMention})
+		out = append(out, target{p: m.p, uid: m.LifecycleUID, reason: ReasonMention})
 	}
 	return out, nil
 }
@@ -175,10 +166,6 @@ func (s *Service) writeEntry(ctx context.Context, t target, e Entry) error {
 	}
 	msg := nats.NewMsg(wire.InboxSubject(s.space, t.p, t.uid))
 	msg.Data = body
-	var opts []jetstream.PublishOpt
-	if id := copyID(e.Msg.ID, t.p, t.uid); id != "" {
-		opts = append(opts, jetstream.WithMsgID(id))
-	}
-	_, err = s.js.PublishMsg(ctx, msg, opts...)
+	_, err = s.js.PublishMsg(ctx, msg, jetstream.WithMsgID(copyID(e.Msg.ID, e.Seq, t.p, t.uid)))
 	return err
 }

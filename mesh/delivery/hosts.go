@@ -117,7 +117,8 @@ func (h *agentHost) take(ctx context.Context, max int, wait time.Duration, sessi
 	for _, it := range items {
 		k := newKey()
 		h.out[k] = handed{it: it, at: time.Now()}
-		out = append(out, mesh.TakenItem{Key: k, Kind: it.Kind, Subject: it.Subject.String(), Msg: it.Msg, Historical: it.Historical, Seq: it.Seq})
+		stream, seq := it.StoredAt()
+		out = append(out, mesh.TakenItem{Key: k, Kind: it.Kind, Subject: it.Subject.String(), Msg: it.Msg, Historical: it.Historical, Stream: stream, Seq: seq})
 	}
 	var delta map[string]int
 	for r, n := range h.e.Rejected() {

@@ -57,7 +57,12 @@ func (m *Membership) Principal() wire.Principal {
 // membershipKey is the members-bucket key: KV keys allow neither `*` nor
 // `>`, and a channel may be a family, so the wildcard is spelled `=g`.
 func membershipKey(p wire.Principal, uid, channel string) string {
-	return "m." + p.Owner + "." + p.Actor + "." + uid + "." + strings.ReplaceAll(channel, ">", "=g")
+	return membershipPrefix(p, uid) + strings.ReplaceAll(channel, ">", "=g")
+}
+
+// membershipPrefix starts the keys of every membership of one lifecycle.
+func membershipPrefix(p wire.Principal, uid string) string {
+	return "m." + p.Owner + "." + p.Actor + "." + uid + "."
 }
 
 // store holds every membership. The delivery service is the only writer
@@ -134,6 +139,13 @@ func (s *store) put(ctx context.Context, m Membership) (Membership, error) {
 	s.rows[key] = &c
 	s.mu.Unlock()
 	return m, nil
+}
+
+// remember records m, read fresh from the bucket, as the truth.
+func (s *store) remember(key string, m Membership) {
+	s.mu.Lock()
+	s.rows[key] = &m
+	s.mu.Unlock()
 }
 
 // matching returns copies of the memberships whose channel (or family)

@@ -31,6 +31,15 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
+	// Shared until the transfer is stored (or refused), so a lifecycle
+	// marked ended meanwhile gets nothing after the mark.
+	s.endMu.RLock()
+	handed := false
+	defer func() {
+		if !handed {
+			s.endMu.RUnlock()
+		}
+	}()
 	row, found, err := s.aclRow(ctx, p, uid)
 	if err != nil {
 		_ = m.NakWithDelay(retryDelay)
@@ -45,6 +54,10 @@ func (s *Service) onEntry(m jetstream.Msg) {
 			return
 		}
 		_ = m.NakWithDelay(retryDelay)
+		return
+	}
+	if row.Ended() || s.life.isEnded(p, uid) {
+		_ = m.Ack() // the lifecycle ended: nothing is owed to it any more
 		return
 	}
 	if !wire.Covered(row.AllowSubscribe, e.Channel) {
@@ -77,8 +90,10 @@ func (s *Service) onEntry(m jetstream.Msg) {
 		return
 	}
 	s.inflight.Add(1)
+	handed = true
 	go func() {
 		defer s.inflight.Done()
+		defer s.endMu.RUnlock()
 		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 		defer cancel()
 		select {

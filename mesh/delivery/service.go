@@ -44,6 +44,12 @@ type Options struct {
 	Instance   string // names this incarnation in the lease; default host/pid
 	InstanceID string // the delivery endpoint's persisted instance id; default a fresh one
 	Logf       func(format string, args ...any)
+
+	// TakeOver says the caller holds the space's store lock, so any lease
+	// it finds at start belongs to a predecessor that is dead: the service
+	// takes it at once instead of waiting out its TTL, and redelivers what
+	// the predecessor had in flight.
+	TakeOver bool
 }
 
 // lease is the record under LeaseKey.
@@ -67,6 +73,7 @@ type Service struct {
 	aclKV     jetstream.KeyValue
 	leaseKV   jetstream.KeyValue
 	recordsKV jetstream.KeyValue
+	life      *lifecycles
 	roster    *presence.Watcher
 	ctlMu     sync.Mutex // serializes control operations
 	chat      jetstream.Stream
@@ -74,6 +81,15 @@ type Service struct {
 	leaseRev  uint64
 
 	inflight sync.WaitGroup // reader transfers waiting for their acks
+
+	// endMu: every fan-out write and reader transfer holds it shared from
+	// its lifecycle check until its copy is stored; EndLifecycle holds it
+	// alone while it marks a lifecycle ended, so no copy for an ended
+	// lifecycle lands after the mark.
+	endMu sync.RWMutex
+
+	takeOver bool // the first acquire may overwrite a dead predecessor's lease
+	tookOver bool // it did: serve redelivers the predecessor's in-flight work
 
 	mu       sync.Mutex
 	serving  bool
@@ -99,7 +115,7 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), hosts: map[string]*agentHost{}}
+	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), hosts: map[string]*agentHost{}, takeOver: opts.TakeOver}
 	if s.reg, err = mesh.OpenRegistry(ctx, js, s.space); err != nil {
 		return nil, err
 	}
@@ -137,6 +153,12 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 		s.cancel()
 		return nil, err
 	}
+	s.life = newLifecycles(s.aclKV, s.recordsKV)
+	if err := s.life.start(s.ctx, ctx); err != nil {
+		s.cancel()
+		s.roster.Close()
+		return nil, err
+	}
 	go s.run()
 	go s.sweepHosts()
 	return s, nil
@@ -172,11 +194,34 @@ func (s *Service) run() {
 func (s *Service) acquire() error {
 	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC()})
 	rev, err := s.leaseKV.Create(s.ctx, LeaseKey, b)
+	takeOver := s.takeOver
+	s.takeOver = false
+	if err != nil && takeOver && errors.Is(err, jetstream.ErrKeyExists) {
+		rev, err = s.takeLease(b)
+	}
 	if err != nil {
 		return err
 	}
 	s.leaseRev = rev
 	return nil
+}
+
+// takeLease overwrites a dead predecessor's lease, compare-and-set on the
+// revision read, so a live contender that wrote in between still wins.
+func (s *Service) takeLease(b []byte) (uint64, error) {
+	ent, err := s.leaseKV.Get(s.ctx, LeaseKey)
+	if err != nil {
+		return 0, err
+	}
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, ent.Revision())
+	if err != nil {
+		return 0, err
+	}
+	var old lease
+	_ = json.Unmarshal(ent.Value(), &old)
+	s.logf("delivery service took over the lease of %s, whose process is gone", old.Holder)
+	s.tookOver = true
+	return rev, nil
 }
 
 // renew rewrites the lease every LeaseRenew; a lost compare-and-set
@@ -221,6 +266,17 @@ func (s *Service) serve() error {
 	})
 	if err != nil {
 		return err
+	}
+	if s.tookOver {
+		// What the dead predecessor had been handed and not acked would
+		// wait out its ack wait: hand it out again now. Redone copies
+		// are idempotent by their ids.
+		for _, c := range []struct{ stream, name string }{{wire.ChatStream(s.space), FanoutConsumer}, {wire.InboxStream(s.space), ReaderConsumer}} {
+			if _, err := s.js.ResetConsumer(s.ctx, c.stream, c.name); err != nil {
+				return fmt.Errorf("redelivering what %s had in flight: %w", c.name, err)
+			}
+		}
+		s.tookOver = false
 	}
 	s.mu.Lock()
 	s.serving = true

@@ -29,6 +29,30 @@ type Delivery struct {
 
 // Decode runs receive steps 1-4 of spec §4.1 on every delivery path, so no unauthenticated sender or payload-chosen route reaches the application.
 func Decode(subject string, data []byte) (Delivery, Reject, error) {
+	return decode(data, func(json.RawMessage) (Subject, error) { return ParseSubject(subject) })
+}
+
+// DecodeCopy runs the same receive steps on the message inside a stored channel copy, which arrives on the member's own subject: the channel is the frame's, and the sender is the message's from.id, which the delivery service checked against the post's subject before storing the copy.
+func DecodeCopy(space, channel string, data []byte) (Delivery, Reject, error) {
+	return decode(data, func(from json.RawMessage) (Subject, error) {
+		if err := ValidateConcreteChannel(channel); err != nil {
+			return Subject{}, err
+		}
+		sub := Subject{Space: space, Kind: KindChannel, Channel: channel}
+		var f senderFields
+		if len(from) > 0 && from[0] == '{' && members(from, f.set) {
+			if id, ok := jsonString(f.id); ok {
+				// A from.id that is no principal leaves the sender empty,
+				// so the sender check below refuses it.
+				sub.Sender, _ = ParsePrincipal(id)
+			}
+		}
+		return sub, nil
+	})
+}
+
+// decode is steps 1-4 with the subject step supplied: subjectOf gets the raw from member and says which subject authenticates the message.
+func decode(data []byte, subjectOf func(from json.RawMessage) (Subject, error)) (Delivery, Reject, error) {
 	if !json.Valid(data) {
 		return Delivery{}, RejectMalformedJSON, errors.New("payload is not valid JSON")
 	}
@@ -42,7 +66,7 @@ func Decode(subject string, data []byte) (Delivery, Reject, error) {
 	if !ok {
 		return Delivery{}, RejectBadID, errors.New("id is absent or not a string")
 	}
-	sub, err := ParseSubject(subject)
+	sub, err := subjectOf(top.from)
 	if err != nil {
 		return Delivery{}, RejectMalformedSubject, err
 	}

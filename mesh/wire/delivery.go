@@ -39,7 +39,13 @@ type ACLRow struct {
 	IssuedAllowSubscribe []string  `json:"issuedAllowSubscribe"`
 	Revision             uint64    `json:"revision"`
 	UpdatedAt            time.Time `json:"updatedAt"`
+	// EndedAt is when the lifecycle ended (stop, despawn, revocation):
+	// an ended row grants nothing and is never provisioned again.
+	EndedAt time.Time `json:"endedAt,omitzero"`
 }
+
+// Ended reports whether the row's lifecycle has ended.
+func (r ACLRow) Ended() bool { return !r.EndedAt.IsZero() }
 
 // ACLKey is the ACL-bucket key of one lifecycle.
 func ACLKey(p Principal, uid string) string { return p.Owner + "." + p.Actor + "." + uid }

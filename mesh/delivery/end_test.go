@@ -1,0 +1,91 @@
+package delivery_test
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+func TestEndLifecycleEndsHoldsAndStoredCopies(t *testing.T) {
+	h := newHarness(t, false)
+	path, id := h.mint(agent{name: "m", subscribe: []string{"team"}})
+	first := h.connect(path, mesh.Options{})
+	_ = first.Close()
+	p := h.poster("poster")
+	for i := range 3 {
+		post(t, p, "team", fmt.Sprintf("kept %d", i))
+	}
+	h.settled()
+	dlv := wire.DlvSubject(space, id.Principal, id.UID)
+	inbox := wire.InboxSubject(space, id.Principal, id.UID)
+	if n := h.storedFor(wire.DlvStream(space), dlv); n != 3 {
+		t.Fatalf("%d stored copies before the end; want 3", n)
+	}
+
+	if err := h.svc.EndLifecycle(ctxT(t), id.Principal, id.UID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.js.Consumer(ctxT(t), wire.DlvStream(space), wire.DlvConsumer(id.Principal, id.UID)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("backstop durable after the end: %v; want it deleted", err)
+	}
+	post(t, p, "team", "after the end")
+	h.settled()
+	if d, i := h.storedFor(wire.DlvStream(space), dlv), h.storedFor(wire.InboxStream(space), inbox); d != 0 || i != 0 {
+		t.Fatalf("after the end %d DLV and %d INBOX copies are kept; want none", d, i)
+	}
+	e := h.connect(path, mesh.Options{OneShot: true, Subscribe: []string{}})
+	if ms, err := e.Memberships(ctxT(t)); err != nil || len(ms) != 0 {
+		t.Fatalf("memberships after the end: %+v %v; want none open", ms, err)
+	}
+	if r, err := e.Join(ctxT(t), "team"); err != nil || r.Durable {
+		t.Fatalf("join of an ended lifecycle: %+v %v; want it live only", r, err)
+	}
+	// The next `up` provisions every identity ever minted: an ended one
+	// stays ended.
+	if err := broker.ProvisionIdentity(ctxT(t), h.op, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.js.Consumer(ctxT(t), wire.DlvStream(space), wire.DlvConsumer(id.Principal, id.UID)); !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		t.Fatalf("re-provisioning brought the ended backstop back: %v", err)
+	}
+}
+
+// A lifecycle whose read ACL row was ended by someone else (a revocation
+// this service never heard of) is stored nothing more.
+func TestFanoutStoresNothingForAnEndedLifecycleItWasNotToldAbout(t *testing.T) {
+	h := newHarness(t, false)
+	path, id := h.mint(agent{name: "m", subscribe: []string{"team"}})
+	first := h.connect(path, mesh.Options{})
+	_ = first.Close()
+	kv, err := h.js.KeyValue(ctxT(t), wire.ACLBucket(space))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ent, err := kv.Get(ctxT(t), wire.ACLKey(id.Principal, id.UID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row wire.ACLRow
+	if err := json.Unmarshal(ent.Value(), &row); err != nil {
+		t.Fatal(err)
+	}
+	row.EndedAt = time.Now().UTC()
+	b, _ := json.Marshal(row)
+	if _, err := kv.Put(ctxT(t), wire.ACLKey(id.Principal, id.UID), b); err != nil {
+		t.Fatal(err)
+	}
+	p := h.poster("poster")
+	post(t, p, "team", "for nobody")
+	h.settled()
+	if n := h.storedFor(wire.InboxStream(space), wire.InboxSubject(space, id.Principal, id.UID)); n != 0 {
+		t.Fatalf("the fan-out stored %d copies for an ended lifecycle", n)
+	}
+}
