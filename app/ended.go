@@ -83,12 +83,17 @@ func (m *Mesh) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
 // credential was revoked (its name re-minted, its seat stopped, its seat
 // orphaned by a crash), whichever process revoked it; it may run more than
 // once for one lifecycle. The broker already refuses the credential. Here
-// the lifecycle's read ACL row goes; its durable memberships and stored
-// copies are to end here too, which is not built yet.
+// the delivery service ends the lifecycle: its read ACL row is marked
+// ended (granting nothing), its durable memberships are tombstoned and its
+// stored copies and durables go. An open mesh has none of these.
 func (m *Mesh) lifecycleEnded(ctx context.Context, p wire.Principal, uid string) {
-	nc, err := m.broker.Internal()
-	if err == nil {
+	var err error
+	if m.delivery != nil {
+		err = m.delivery.EndLifecycle(ctx, p, uid)
+	} else if nc, ierr := m.broker.Internal(); ierr == nil {
 		err = deleteACLRow(ctx, nc, m.cfg.Paths.Space, p, uid)
+	} else {
+		err = ierr
 	}
 	if err != nil {
 		m.logf("ending lifecycle %s %s: %v", p, uid, err)

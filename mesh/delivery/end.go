@@ -56,9 +56,15 @@ func (s *Service) EndLifecycle(ctx context.Context, p wire.Principal, uid string
 			errs = append(errs, fmt.Errorf("removing the stored copies on %s: %w", c.subject, err))
 		}
 	}
-	name := wire.DlvConsumer(p, uid)
-	if err := s.js.DeleteConsumer(ctx, wire.DlvStream(s.space), name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		errs = append(errs, fmt.Errorf("deleting the backstop durable %s: %w", name, err))
+	// Its durables go too: a successor lifecycle of the name never
+	// inherits its DMs (spec item 48), so nothing can read them any more.
+	for _, c := range []struct{ stream, name string }{
+		{wire.DlvStream(s.space), wire.DlvConsumer(p, uid)},
+		{wire.DMStream(s.space), wire.DMConsumer(p, uid)},
+	} {
+		if err := s.js.DeleteConsumer(ctx, c.stream, c.name); err != nil && !errors.Is(err, jetstream.ErrConsumerNotFound) {
+			errs = append(errs, fmt.Errorf("deleting the durable %s: %w", c.name, err))
+		}
 	}
 	s.mu.Lock()
 	delete(s.stored, p.ID()+"."+uid)

@@ -108,8 +108,8 @@ func (s *Service) caller(ctx context.Context, c ep.Caller) (callerInfo, *ep.Erro
 		if err != nil {
 			return callerInfo{}, ep.Refuse(ep.CodeUnavailable, "reading the read ACL of %s: %v", p, err)
 		}
-		if !found {
-			return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "no read ACL on record for lifecycle %s of %s", c.UID, p)
+		if !found || row.Ended() || s.life.isEnded(p, c.UID) {
+			return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "lifecycle %s of %s has ended or has no read ACL on record", c.UID, p)
 		}
 		ci.read = row.AllowSubscribe
 	}
