@@ -686,3 +686,36 @@ func TestJoinWithoutDeadlineWorks(t *testing.T) {
 		t.Fatalf("join with a context that has no deadline: %+v %v", r, err)
 	}
 }
+
+// TestServerAuthoredMessagesAreDropped: a message carrying headers only the
+// server writes (a stored message replayed by a direct get, a status
+// answer) was reflected through the server; where a peer's message belongs
+// it is dropped, live or stored, never surfaced.
+func TestServerAuthoredMessagesAreDropped(t *testing.T) {
+	h := newHarness(t, false)
+	path, id := h.mint(alice)
+	a := h.connect(path, mesh.Options{})
+	reflected := func(subject, body string) {
+		m := nats.NewMsg(subject)
+		m.Data = []byte(body)
+		m.Header.Set("Nats-Sequence", "7")
+		m.Header.Set("Nats-Stream", wire.ChatStream(space))
+		if _, err := h.js.PublishMsg(ctxT(t), m); err != nil {
+			if err := h.op.PublishMsg(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	reflected(wire.DMSubject(space, id.Principal, wire.Principal{Owner: "local", Actor: "carol"}), envelope("r1", "local.carol", `"to":"local.alice"`))
+	reflected("cotal."+space+".chat.local.carol.team", envelope("r2", "local.carol", `"channel":"team"`))
+	h.raw("cotal."+space+".chat.local.carol.team", envelope("ok", "local.carol", `"channel":"team"`))
+	if it := next(t, a); it.Msg.ID != "ok" {
+		t.Fatalf("surfaced a reflected message %q", it.Msg.ID)
+	}
+	testutil.WaitFor(t, 5*time.Second, func() error {
+		if n := a.Rejected()[wire.RejectServerAuthored]; n != 2 {
+			return fmt.Errorf("%d reflected messages refused, want 2", n)
+		}
+		return h.consumerSettled(wire.DMStream(space), wire.DMConsumer(id.Principal, id.UID))
+	})
+}

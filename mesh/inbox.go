@@ -477,6 +477,11 @@ func (e *Endpoint) Overflow() (evicted, discarded int) {
 // of a surfaced id is acked silently; the rest waits for the application,
 // un-acked until it is handed over.
 func (e *Endpoint) onDurable(m jetstream.Msg) {
+	if wire.ServerAuthored(m.Headers()) {
+		e.inbox.reject(wire.RejectServerAuthored)
+		_ = m.Term()
+		return
+	}
 	d, reject, _ := wire.Decode(m.Subject(), m.Data())
 	if reject != "" {
 		e.inbox.reject(reject)
@@ -499,6 +504,10 @@ func (e *Endpoint) onDurable(m jetstream.Msg) {
 // onLive runs the receive pipeline on a live channel post: anomalies and
 // own echoes are dropped, never acked (there is nothing to ack).
 func (e *Endpoint) onLive(m *nats.Msg) {
+	if wire.ServerAuthored(m.Header) {
+		e.inbox.reject(wire.RejectServerAuthored)
+		return
+	}
 	d, reject, _ := wire.Decode(m.Subject, m.Data)
 	if reject != "" {
 		e.inbox.reject(reject)

@@ -60,7 +60,7 @@ func (s *Service) onChat(m jetstream.Msg) {
 		return
 	}
 	d, reject, _ := wire.Decode(m.Subject(), m.Data())
-	if reject != "" || d.Subject.Kind != wire.KindChannel {
+	if reject != "" || d.Subject.Kind != wire.KindChannel || wire.ServerAuthored(m.Headers()) {
 		_ = m.Ack() // not a post anyone is owed
 		return
 	}

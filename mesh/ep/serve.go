@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Call is one admitted request as its handler sees it. The subject, not the body, is the authorization boundary: Caller comes from the subject.
@@ -44,8 +46,8 @@ func (c *Call) Fingerprint() (string, error) { return RequestFingerprint(c.Subje
 
 // dispatch admits a request into the in-flight set, or refuses it when the server is saturated; the handler runs off the subscription's goroutine.
 func (s *Server) dispatch(m *nats.Msg, c *command) {
-	if s.fenced.Load() {
-		return
+	if s.fenced.Load() || wire.ServerAuthored(m.Header) {
+		return // a request reflected through the server is no caller's: never served, never answered
 	}
 	subj, err := ParseRequest(m.Subject)
 	if err != nil {

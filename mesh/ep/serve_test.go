@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
 )
@@ -310,5 +311,46 @@ func TestDescribePrivateNeedsView(t *testing.T) {
 	_, err := h.client().Describe(ctxT(t), endpoint, "inst-a")
 	if e := errCode(t, err); e.Code != ep.CodeUnavailable {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestServerAuthoredRequestIsIgnored: a request carrying headers only the
+// server writes was reflected through it (a stored message replayed by a
+// direct get onto a rail): it is never served and never answered, while
+// the same request without them is.
+func TestServerAuthoredRequestIsIgnored(t *testing.T) {
+	h := newHarness(t)
+	a := h.start("inst-a")
+	c := h.client()
+	d, err := c.Describe(ctxT(t), endpoint, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := h.tap("cotal." + space + ".ep.reply.>")
+	send := func(reflected bool) {
+		body, _ := json.Marshal(validBody(t, d, "count", nil))
+		rq := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: endpoint, Command: "count", Caller: testCaller, Nonce: ep.NewNonce()}
+		subj, _ := rq.Subject()
+		m := nats.NewMsg(subj)
+		m.Data = body
+		if reflected {
+			m.Header.Set("Nats-Stream", "KV_x")
+			m.Header.Set("Nats-Sequence", "1")
+		}
+		if err := h.op.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	send(true)
+	send(false)
+	waitFor(t, func() error {
+		if len(replies.All()) < 1 {
+			return errNot("the plain request's reply")
+		}
+		return nil
+	})
+	_ = a.nc.Flush()
+	if n, runs := len(replies.All()), a.casts.Load(); n != 1 || runs != 1 {
+		t.Fatalf("%d replies and %d runs, want one of each (the reflected request ignored)", n, runs)
 	}
 }

@@ -19,6 +19,7 @@ const (
 	RejectBadID            Reject = "bad-id"
 	RejectMalformedSubject Reject = "malformed-subject"
 	RejectSenderMismatch   Reject = "sender-mismatch"
+	RejectServerAuthored   Reject = "server-authored" // carries JetStream's own headers: a replayed or reflected message
 )
 
 // Delivery is a decoded message together with the subject that authenticates it.
@@ -242,4 +243,21 @@ func (f *senderFields) set(key, val []byte) {
 	case "role":
 		f.role = val
 	}
+}
+
+// serverHeaders are headers only the server writes on what it sends: a
+// stored message replayed by a direct get, a status answer. A message
+// carrying one where a peer's message belongs was reflected through the
+// server, so it is never a peer's word.
+var serverHeaders = []string{"Nats-Stream", "Nats-Sequence", "Nats-Time-Stamp", "Nats-Subject", "Nats-Last-Sequence", "Nats-Num-Pending", "Status"}
+
+// ServerAuthored reports whether message headers carry any header only
+// the server writes.
+func ServerAuthored(h map[string][]string) bool {
+	for _, k := range serverHeaders {
+		if _, ok := h[k]; ok {
+			return true
+		}
+	}
+	return false
 }
