@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
@@ -425,11 +426,17 @@ func newInputCmd(g *globals) *cobra.Command {
 		Short: "Type text into a seat (then Enter, unless --no-enter)",
 		Long: `Type text into a seat's terminal as a paste, then a separate Enter unless
 --no-enter. It prints how many bytes the seat's terminal accepted, and only
-after it accepted them. Only the local operator may do this.`,
+after it accepted them. Only the local operator may do this.
+
+The text is 1 to 65536 characters, typed verbatim; put it after -- when it
+starts with a dash: cotal input shell -- -x`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			var r seat.InputReply
 			text := strings.Join(args[1:], " ")
+			if n := utf8.RuneCountInString(text); n == 0 || n > seat.MaxInput {
+				return usagef("text: %d characters; input takes 1 to %d", n, seat.MaxInput)
+			}
 			if err := seatCall(g, args[0], on, "input", map[string]any{"name": args[0], "text": text, "enter": !noEnter}, &r); err != nil {
 				return err
 			}

@@ -32,7 +32,7 @@ func project(t *testing.T, personas map[string]string) string {
 // runIn runs cotal from dir (where its personas are), in space "seats".
 func runIn(t *testing.T, home, dir string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(cotalBin, append(args, "--space", "seats")...)
+	cmd := exec.Command(cotalBin, append([]string{"--space", "seats"}, args...)...)
 	cmd.Env = cotalEnv(home)
 	cmd.Dir = dir
 	var out, errb strings.Builder
@@ -74,6 +74,17 @@ func TestSeatSpawnInputScreenPsStop(t *testing.T) {
 		}
 		return nil
 	})
+	// A dash-leading text goes verbatim after --; an empty or oversized one
+	// is refused as bad input and nothing is typed.
+	if out, stderr, code := runIn(t, home, dir, "input", "--no-enter", "shell", "--", "-x"); code != 0 || !strings.Contains(out, "sent 2 bytes to shell") {
+		t.Fatalf("input -- -x: exit %d %q %q", code, out, stderr)
+	}
+	if _, stderr, code := runIn(t, home, dir, "input", "shell", ""); code != 2 || !strings.Contains(stderr, "text") {
+		t.Fatalf("input of empty text: exit %d %q", code, stderr)
+	}
+	if _, stderr, code := runIn(t, home, dir, "input", "shell", strings.Repeat("y", 65537)); code != 2 || !strings.Contains(stderr, "65536") {
+		t.Fatalf("input of 65537 characters: exit %d %q", code, stderr)
+	}
 	out, _, code = runIn(t, home, dir, "ps", "--json")
 	var cs struct {
 		Rows []struct {

@@ -127,7 +127,7 @@ func (m *Manager) ownedSeat(c *ep.Call, name string) (*Seat, *ep.Error) {
 // args name the same seat.
 func (m *Manager) targetSeat(_ context.Context, c *ep.Call) *ep.Error {
 	t := c.Request.Target
-	var a nameArgs
+	var a NameArgs
 	_ = c.Decode(&a)
 	if t.Actor != a.Name {
 		return ep.Refuse(ep.CodeTargetMismatch, "the body target %s.%s is not the seat named %q", t.Owner, t.Actor, a.Name)

@@ -99,3 +99,26 @@ func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
 		t.Fatalf("a refused input reached the seat:\n%s", text)
 	}
 }
+
+// TestInputBounds: input text is 1 to 65536 characters (spec item 58); a
+// text outside is refused before anything is typed, one at the bound runs.
+func TestInputBounds(t *testing.T) {
+	h := startMesh(t, 5*time.Second)
+	h.persona("shell", "sh", nil, nil)
+	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
+		t.Fatalf("spawn: %s %+v", res.State, res.Error)
+	}
+	for _, text := range []string{"", strings.Repeat("x", seat.MaxInput+1)} {
+		_, err := h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: text}, ep.On(h.iid))
+		if e := errCode(t, err); e.Code != ep.CodeBadRequest || e.EffectiveOutcome() != ep.NotExecuted {
+			t.Fatalf("input of %d characters: %v, want bad-request not-executed", len(text), e)
+		}
+	}
+	no := false
+	var r seat.InputReply
+	mustCall(t, h.c, h.iid, "input", seat.InputArgs{Name: acc.Name, Text: "-" + strings.Repeat("é", seat.MaxInput-1), Enter: &no}, &r)
+	if want := 1 + 2*(seat.MaxInput-1); r.Bytes != want {
+		t.Fatalf("input at the bound: %d bytes accepted, want %d", r.Bytes, want)
+	}
+}

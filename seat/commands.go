@@ -13,28 +13,70 @@ import (
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
-// Schemas of the manager's commands: closed JSON Schema 2020-12 objects.
-var (
-	schemaSpawnIn = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["persona"],
-		"properties":{"persona":{"type":"string","minLength":1,"maxLength":128},"name":{"type":"string","maxLength":64},
-		"cwd":{"type":"string"},"role":{"type":"string","maxLength":64},"prompt":{"type":"string"}}}`)
-	schemaSpawnOut = json.RawMessage(`{"type":"object","additionalProperties":false,
-		"required":["name","owner","actor","uid","goalId","fingerprint","executor"],
-		"properties":{"name":{"type":"string"},"owner":{"type":"string"},"actor":{"type":"string"},"uid":{"type":"string"},
-		"goalId":{"type":"string"},"fingerprint":{"type":"string"},"readinessDeadlineMs":{"type":"integer"},
-		"executor":{"type":"object","additionalProperties":false,"required":["lifecycleUid","epoch"],
-			"properties":{"lifecycleUid":{"type":"string"},"epoch":{"type":"integer"}}}}}`)
-	schemaName      = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],"properties":{"name":{"type":"string","minLength":1}}}`)
-	schemaDespawnIn = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name"],
-		"properties":{"name":{"type":"string","minLength":1},"graceful":{"type":"boolean"}}}`)
-	schemaInputIn = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["name","text"],
-		"properties":{"name":{"type":"string","minLength":1},"text":{"type":"string"},"enter":{"type":"boolean"}}}`)
-	schemaAny     = json.RawMessage(`{"type":"object"}`)
-	schemaInboxIn = json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"peek":{"type":"boolean"}}}`)
-	schemaStatus  = json.RawMessage(`{"type":"object","additionalProperties":false,
-		"properties":{"status":{"enum":["idle","waiting","working"]},"activity":{"type":"string","maxLength":200}}}`)
-	schemaChannel = json.RawMessage(`{"type":"object","additionalProperties":false,"required":["channel"],"properties":{"channel":{"type":"string","minLength":1}}}`)
-)
+// The manager's command arguments and replies. Each command's closed JSON
+// Schema is generated from these structs (ep.SchemaFor), so a contract
+// cannot drift from what its handler decodes and returns.
+
+// NameArgs names one seat.
+type NameArgs struct {
+	Name string `json:"name" schema:"minLength=1,maxLength=64"`
+}
+
+// DespawnArgs stops a seat: gracefully (SIGTERM, SIGKILL after 3 s) unless
+// Graceful is false.
+type DespawnArgs struct {
+	Name     string `json:"name" schema:"minLength=1,maxLength=64"`
+	Graceful *bool  `json:"graceful,omitempty"`
+}
+
+// MaxInput bounds the text of one input (spec control.md item 58).
+const MaxInput = 65536
+
+// InputArgs types text into a seat, then Enter unless Enter is false.
+type InputArgs struct {
+	Name  string `json:"name" schema:"minLength=1,maxLength=64"`
+	Text  string `json:"text" schema:"minLength=1,maxLength=65536"`
+	Enter *bool  `json:"enter,omitempty"`
+}
+
+// InboxArgs reads the seat's own inbox; Peek gives everything back.
+type InboxArgs struct {
+	Peek bool `json:"peek,omitempty"`
+}
+
+// InboxReply is what the seat's connector handed over.
+type InboxReply struct {
+	Items []InboxItem `json:"items"`
+}
+
+// StatusArgs sets the seat's own status and activity.
+type StatusArgs struct {
+	Status   string  `json:"status,omitempty" schema:"enum=idle|waiting|working"`
+	Activity *string `json:"activity,omitempty" schema:"maxLength=200"`
+}
+
+// StatusSet is the seat's presence after a set-status.
+type StatusSet struct {
+	Status   string `json:"status"`
+	Activity string `json:"activity"`
+}
+
+// ChannelArgs names a channel to join or leave.
+type ChannelArgs struct {
+	Channel string `json:"channel" schema:"minLength=1,maxLength=4096"`
+}
+
+// JoinedReply says how a seat's join went.
+type JoinedReply struct {
+	Joined  bool   `json:"joined"`
+	Durable bool   `json:"durable"`
+	Summary string `json:"summary"`
+}
+
+// LeftReply says whether the seat was on the channel.
+type LeftReply struct {
+	Left bool `json:"left"`
+}
 
 // commands are the manager's commands. Each handler checks its caller
 // against the identity records (authority.go) as well as the broker's
@@ -44,17 +86,17 @@ func (m *Manager) commands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
 	owned := []ep.Mode{ep.ModeNone, ep.ModeOwner}
 	return []ep.Command{
-		{Name: "spawn", Input: schemaSpawnIn, Output: schemaSpawnOut, Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
-		{Name: "status", Output: schemaAny, Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
-		{Name: "ps", Output: schemaAny, Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
-		{Name: "inspect", Modes: owned, Input: schemaName, Output: schemaAny, Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
-		{Name: "screen", Modes: owned, Input: schemaName, Output: schemaAny, Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
-		{Name: "despawn", Modes: owned, Input: schemaDespawnIn, Output: schemaAny, Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
-		{Name: "input", Input: schemaInputIn, Output: schemaAny, Capability: "operator", Authorize: m.operatorOnly, Handler: m.input},
-		{Name: "inbox", Modes: self, Input: schemaInboxIn, Output: schemaAny, Capability: "self", Handler: m.selfInbox},
-		{Name: "set-status", Modes: self, Input: schemaStatus, Output: schemaAny, Capability: "self", Handler: m.selfStatus},
-		{Name: "join", Modes: self, Input: schemaChannel, Output: schemaAny, Capability: "self", Handler: m.selfJoin},
-		{Name: "leave", Modes: self, Input: schemaChannel, Output: schemaAny, Capability: "self", Handler: m.selfLeave},
+		{Name: "spawn", Input: schemaOf(SpawnArgs{}), Output: schemaOf(SpawnAccepted{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
+		{Name: "status", Output: schemaOf(StatusReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
+		{Name: "ps", Output: schemaOf(PsReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
+		{Name: "inspect", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(Row{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
+		{Name: "screen", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(ScreenReply{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
+		{Name: "despawn", Modes: owned, Input: schemaOf(DespawnArgs{}), Output: schemaOf(Row{}), Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
+		{Name: "input", Input: schemaOf(InputArgs{}), Output: schemaOf(InputReply{}), Capability: "operator", Authorize: m.operatorOnly, Handler: m.input},
+		{Name: "inbox", Modes: self, Input: schemaOf(InboxArgs{}), Output: schemaOf(InboxReply{}), Capability: "self", Handler: m.selfInbox},
+		{Name: "set-status", Modes: self, Input: schemaOf(StatusArgs{}), Output: schemaOf(StatusSet{}), Capability: "self", Handler: m.selfStatus},
+		{Name: "join", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(JoinedReply{}), Capability: "self", Handler: m.selfJoin},
+		{Name: "leave", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(LeftReply{}), Capability: "self", Handler: m.selfLeave},
 	}
 }
 
@@ -97,12 +139,11 @@ func (m *Manager) ps(context.Context, *ep.Call) (any, *ep.Error) {
 	return PsReply{Instance: m.iid, Epoch: m.server.Epoch(), NowMs: time.Now().UnixMilli(), Seats: rows}, nil
 }
 
-type nameArgs struct {
-	Name string `json:"name"`
-}
+// schemaOf is the closed schema of a command's arguments or reply.
+func schemaOf(v any) json.RawMessage { return ep.SchemaFor(v) }
 
 func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a nameArgs
+	var a NameArgs
 	_ = c.Decode(&a)
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
@@ -120,7 +161,7 @@ type ScreenReply struct {
 }
 
 func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a nameArgs
+	var a NameArgs
 	_ = c.Decode(&a)
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
@@ -134,10 +175,7 @@ func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 }
 
 func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a struct {
-		Name     string `json:"name"`
-		Graceful *bool  `json:"graceful"`
-	}
+	var a DespawnArgs
 	_ = c.Decode(&a)
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
@@ -160,11 +198,7 @@ type InputReply struct {
 }
 
 func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a struct {
-		Name  string `json:"name"`
-		Text  string `json:"text"`
-		Enter *bool  `json:"enter"`
-	}
+	var a InputArgs
 	_ = c.Decode(&a)
 	s, e := m.seat(a.Name)
 	if e != nil {
@@ -225,9 +259,7 @@ type InboxItem struct {
 }
 
 func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a struct {
-		Peek bool `json:"peek"`
-	}
+	var a InboxArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -245,14 +277,11 @@ func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 			_ = it.Ack()
 		}
 	}
-	return map[string]any{"items": out}, nil
+	return InboxReply{Items: out}, nil
 }
 
 func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a struct {
-		Status   string  `json:"status"`
-		Activity *string `json:"activity"`
-	}
+	var a StatusArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -269,13 +298,11 @@ func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, ep.Failed(ep.CodeInternal, "%v", err)
 	}
 	rec, _ = conn.PresenceRecord()
-	return map[string]any{"status": rec.Status, "activity": rec.Activity}, nil
+	return StatusSet{Status: string(rec.Status), Activity: rec.Activity}, nil
 }
 
 func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a struct {
-		Channel string `json:"channel"`
-	}
+	var a ChannelArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -284,13 +311,11 @@ func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if err != nil {
 		return nil, ep.Refuse(ep.CodePermissionDenied, "%v", err)
 	}
-	return map[string]any{"joined": r.Joined, "durable": r.Durable, "summary": mesh.JoinSummary(r)}, nil
+	return JoinedReply{Joined: r.Joined, Durable: r.Durable, Summary: mesh.JoinSummary(r)}, nil
 }
 
 func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a struct {
-		Channel string `json:"channel"`
-	}
+	var a ChannelArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -299,5 +324,5 @@ func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if err != nil {
 		return nil, ep.Failed(ep.CodeUnavailable, "%v", err)
 	}
-	return map[string]any{"left": left}, nil
+	return LeftReply{Left: left}, nil
 }

@@ -19,11 +19,11 @@ import (
 
 // SpawnArgs are the spawn command's arguments.
 type SpawnArgs struct {
-	Persona string `json:"persona"`
-	Name    string `json:"name,omitempty"` // pinned: a collision is refused
-	Cwd     string `json:"cwd,omitempty"`
-	Role    string `json:"role,omitempty"`
-	Prompt  string `json:"prompt,omitempty"`
+	Persona string `json:"persona" schema:"minLength=1,maxLength=128"`
+	Name    string `json:"name,omitempty" schema:"maxLength=64"` // pinned: a collision is refused
+	Cwd     string `json:"cwd,omitempty" schema:"maxLength=4096"`
+	Role    string `json:"role,omitempty" schema:"maxLength=64"`
+	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
 }
 
 // Executor names the manager incarnation that runs a spawn.
