@@ -1,8 +1,12 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -10,6 +14,8 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/seat"
 )
 
 func newDownCmd(g *globals) *cobra.Command {
@@ -34,7 +40,17 @@ any seat is live and names them; --with-agents stops them too.`,
 			}
 			// Seats run in the mesh's ptys: stopping the mesh stops them.
 			// Never by surprise: bare down refuses while any is live.
-			if !withAgents {
+			if withAgents {
+				// Every manager's seats, those of supervise processes too:
+				// the mesh's own stop would take only its own.
+				stopped, err := stopEverySeat(g)
+				if err != nil {
+					return fmt.Errorf("stopping the seats: %w; the mesh is still running", err)
+				}
+				if len(stopped) > 0 {
+					fmt.Fprintf(g.stdout, "stopped %d seat(s): %s\n", len(stopped), strings.Join(stopped, ", "))
+				}
+			} else {
 				live, err := liveSeats(g)
 				if err != nil {
 					return fmt.Errorf("cannot tell whether seats are live (%v); `cotal down --with-agents` stops the mesh and any seats", err)
@@ -66,4 +82,49 @@ any seat is live and names them; --with-agents stops them too.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the mesh to stop")
 	cmd.Flags().BoolVar(&withAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
 	return cmd
+}
+
+// stopEverySeat stops every running seat of every manager of the space,
+// gracefully, in parallel, and names them.
+func stopEverySeat(g *globals) ([]string, error) {
+	c, nc, err := g.epClient()
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cs, err := takeCensus(ctx, c, "")
+	if err != nil {
+		if e := ep.AsError(err); e != nil && e.Code == ep.CodeFailedPrecondition {
+			return nil, nil // no manager registered
+		}
+		return nil, err
+	}
+	var (
+		mu      sync.Mutex
+		stopped []string
+		errs    []error
+		wg      sync.WaitGroup
+	)
+	for _, r := range cs.Rows {
+		if r.Process != "running" {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Call(ctx, seat.Endpoint, "despawn", seat.DespawnArgs{Name: r.Name}, ep.On(r.Manager), ep.Timeout(15*time.Second))
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("%s on manager %s: %w", r.Name, r.Manager, err))
+				return
+			}
+			stopped = append(stopped, r.Name)
+		}()
+	}
+	wg.Wait()
+	sort.Strings(stopped)
+	return stopped, errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -208,16 +209,31 @@ func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
 		Rows []struct {
 			Manager string `json:"manager"`
 			Name    string `json:"name"`
+			PID     int    `json:"pid"`
 		} `json:"rows"`
 	}
 	if code != 0 || json.Unmarshal([]byte(out), &cs) != nil || len(cs.Rows) != 2 || cs.Rows[0].Manager == cs.Rows[1].Manager {
 		t.Fatalf("ps over two managers: exit %d\n%s", code, out)
 	}
+	// down --with-agents stops the seats of every manager, the supervise
+	// process's too, before the mesh.
+	out, stderr, code := runIn(t, home, dir, "down", "--with-agents")
+	if code != 0 || !strings.Contains(out, "stopped 2 seat(s)") {
+		t.Fatalf("down --with-agents: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, r := range cs.Rows {
+		if r.PID <= 0 || syscall.Kill(r.PID, 0) == nil {
+			t.Fatalf("seat %s of manager %s (pid %d) still runs after down --with-agents", r.Name, r.Manager, r.PID)
+		}
+	}
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up again: %s", stderr)
+	}
 	// A manager that dies without deregistering leaves the census
 	// incomplete: ps names it and exits 1.
 	_ = sup.Process.Kill()
 	_ = sup.Wait()
-	_, stderr, code := runIn(t, home, dir, "ps")
+	_, stderr, code = runIn(t, home, dir, "ps")
 	if code != 1 || !strings.Contains(stderr, second) || !strings.Contains(stderr, "incomplete") {
 		t.Fatalf("ps with a dead manager: exit %d %q", code, stderr)
 	}
