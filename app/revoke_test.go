@@ -164,9 +164,17 @@ func TestRemintRevokesTheEarlierCredential(t *testing.T) {
 	refusedAt(t, m.Broker().URL(), oldCreds)
 	works(t, m.Broker().URL(), newCreds)
 
-	if hasKey(acl, wire.ACLKey(alice.Principal, oldID.UID)) {
-		t.Error("the revoked lifecycle's ACL row is still there")
-	}
+	testutil.WaitFor(t, 5*time.Second, func() error {
+		ent, err := acl.Get(context.Background(), wire.ACLKey(alice.Principal, oldID.UID))
+		if err != nil {
+			return nil // gone
+		}
+		var row wire.ACLRow
+		if json.Unmarshal(ent.Value(), &row) != nil || !row.Ended() || len(row.AllowSubscribe) != 0 {
+			return fmt.Errorf("the revoked lifecycle's ACL row still grants: %s", ent.Value())
+		}
+		return nil
+	})
 	if !hasKey(acl, wire.ACLKey(alice.Principal, newID.UID)) {
 		t.Error("the new lifecycle has no ACL row")
 	}

@@ -108,7 +108,13 @@ func TestMentionOfAKnownOfflineIdentityIsStored(t *testing.T) {
 	// identity records still know carol.
 	mustCotal(t, home, "down")
 	upDetached(t, home)
-	mustCotal(t, home, "send", "msg", "team.live", "for you", "--mention", "carol")
+	// The receipt says which mentions got a stored copy: carol's read ACL
+	// covers the channel; dave is known but may not read it.
+	mint(t, home, "dave", "--allow-subscribe", "elsewhere")
+	out := mustCotal(t, home, "send", "msg", "team.live", "for you", "--mention", "carol", "--mention", "dave")
+	if !strings.Contains(out, "@carol gets a stored copy") || !strings.Contains(out, "@dave gets no stored copy") {
+		t.Fatalf("receipt %q: want it to say carol gets a stored copy and dave none", out)
+	}
 	var got []string
 	waitFor(t, 10*time.Second, func() error {
 		for _, it := range parseInbox(t, mustCotal(t, home, "--creds", carol.Creds, "inbox", "--json")) {

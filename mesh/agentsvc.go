@@ -28,6 +28,7 @@ const (
 	CmdTake        = wire.DeliveryTake
 	CmdSettle      = wire.DeliverySettle
 	CmdPresence    = wire.DeliveryPresence
+	CmdMentions    = wire.DeliveryMentions
 )
 
 // JoinArgs asks for a durable hold.
@@ -191,4 +192,25 @@ type PresenceReply struct {
 	Status    string `json:"status"`
 	Activity  string `json:"activity,omitempty"`
 	Attention string `json:"attention,omitempty"`
+}
+
+// MentionsArgs asks which @mentions of a post by the caller to a channel
+// get a stored copy.
+type MentionsArgs struct {
+	Channel string   `json:"channel" schema:"minLength=1,maxLength=4096"`
+	Names   []string `json:"names" schema:"minItems=1,maxItems=64"`
+}
+
+// MentionCopy says whether a mention gets a stored copy: on a live channel
+// only a mentioned identity whose read ACL covers it does (a durable
+// channel's members hold copies through their memberships). It says no
+// more of another identity than that.
+type MentionCopy struct {
+	Name   string `json:"name"`
+	Stored bool   `json:"stored"`
+}
+
+// MentionsReply answers each mention in order.
+type MentionsReply struct {
+	Mentions []MentionCopy `json:"mentions"`
 }

@@ -38,6 +38,9 @@ type Receipt struct {
 	RecipientStatus string `json:"recipientStatus,omitempty"`
 	// Holders is how many online peers held the role at send.
 	Holders int `json:"holders"`
+	// MentionCopies says, for a post to a live channel, which mentions get
+	// a stored copy (the rest see it only if listening when it is sent).
+	MentionCopies []MentionCopy `json:"mentionCopies,omitempty"`
 	// Delivered is always false: a send proves storage, not delivery.
 	Delivered bool `json:"delivered"`
 }
@@ -57,6 +60,13 @@ func (r Receipt) String() string {
 			fmt.Fprintf(&b, "; no @%s holder online at send, it waits in the queue", r.ToService)
 		} else {
 			fmt.Fprintf(&b, "; %d @%s holder(s) online at send", r.Holders, r.ToService)
+		}
+	}
+	for _, m := range r.MentionCopies {
+		if m.Stored {
+			fmt.Fprintf(&b, "; @%s gets a stored copy", m.Name)
+		} else {
+			fmt.Fprintf(&b, "; @%s gets no stored copy (only if listening now)", m.Name)
 		}
 	}
 	b.WriteString("; delivery not confirmed")
@@ -127,7 +137,28 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 		return r, err
 	}
 	r.Channel, r.Mentions = channel, m.Mentions
+	r.MentionCopies = e.mentionCopies(ctx, channel, m.Mentions)
 	return r, nil
+}
+
+// mentionCopies asks the delivery service which mentions of a post to a
+// live channel get a stored copy; nil when there are none to ask about, the
+// channel is durable, or no service answers (an open mesh has none).
+func (e *Endpoint) mentionCopies(ctx context.Context, channel string, mentions []string) []MentionCopy {
+	if len(mentions) == 0 || e.profile == "open" {
+		return nil
+	}
+	if reg, err := e.Registry(ctx); err == nil {
+		if eff, err := reg.Effective(ctx, channel); err == nil && eff.Class == ClassDurable {
+			return nil
+		}
+	}
+	var r MentionsReply
+	if err := e.call(ctx, CmdMentions, MentionsArgs{Channel: channel, Names: mentions}, &r); err != nil {
+		e.logf("cannot tell which mentions get a stored copy: %v", err)
+		return nil
+	}
+	return r.Mentions
 }
 
 // DM sends text to one peer, named by id (owner.actor) or by display name

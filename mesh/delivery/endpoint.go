@@ -52,6 +52,7 @@ func (s *Service) commands() []ep.Command {
 		cmd(mesh.CmdTake, mesh.TakeArgs{}, mesh.TakeReply{}, s.epTake),
 		cmd(mesh.CmdSettle, mesh.SettleArgs{}, mesh.SettleReply{}, s.epSettle),
 		cmd(mesh.CmdPresence, mesh.PresenceArgs{}, mesh.PresenceReply{}, s.epPresence),
+		cmd(mesh.CmdMentions, mesh.MentionsArgs{}, mesh.MentionsReply{}, s.epMentions),
 	}
 }
 
@@ -307,4 +308,20 @@ func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (an
 		return nil, ep.Failed(ep.CodeUnavailable, "writing the presence of %s: %v", ci.p, err)
 	}
 	return mesh.PresenceReply{Status: string(rec.Status), Activity: rec.Activity, Attention: string(rec.Attention)}, nil
+}
+
+// epMentions says which mentions of a post by the caller get a stored
+// copy, as the fan-out will decide it.
+func (s *Service) epMentions(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.MentionsArgs
+	_ = c.Decode(&a)
+	ms, err := s.ResolveMentions(ctx, ci.p, a.Channel, a.Names)
+	if err != nil {
+		return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)
+	}
+	out := mesh.MentionsReply{Mentions: make([]mesh.MentionCopy, 0, len(ms))}
+	for _, m := range ms {
+		out.Mentions = append(out.Mentions, mesh.MentionCopy{Name: m.Name, Stored: m.Stored})
+	}
+	return out, nil
 }

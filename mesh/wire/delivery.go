@@ -18,12 +18,13 @@ const (
 	DeliveryTake        = "take"        // stored DMs, tasks and channel copies
 	DeliverySettle      = "settle"      // ack or release what take handed out
 	DeliveryPresence    = "presence"    // write the caller's presence (and heartbeat)
+	DeliveryMentions    = "mentions"    // which @mentions of a post get a stored copy
 )
 
 // DeliveryCommands is every command of the delivery endpoint: an agent is
 // granted one self-mode request row for each.
 var DeliveryCommands = []string{DeliveryJoin, DeliveryLeave, DeliveryMemberships, DeliveryHistory, DeliveryRoster,
-	DeliveryChannels, DeliveryLookup, DeliveryTake, DeliverySettle, DeliveryPresence}
+	DeliveryChannels, DeliveryLookup, DeliveryTake, DeliverySettle, DeliveryPresence, DeliveryMentions}
 
 // ObserverDeliveryCommands are the reads an observer may make: the roster,
 // the registry, identities and history, never an inbox or a presence.
