@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -320,6 +322,13 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 			default:
 				err = p.errf(kl, "launchOptions must be a map, not a %s", describe(v))
 			}
+		default:
+			// Any other key is kept as metadata, unless it is a typo of a
+			// key that means something: a misspelt allowPublish must not
+			// silently leave the agent unable to post.
+			if known := nearKey(key); known != "" {
+				err = p.errf(kl, "unknown key %q: did you mean %s?", key, known)
+			}
 		}
 		if err != nil {
 			return err
@@ -438,6 +447,52 @@ func (p *agentParser) meta(a *AgentFile, front []byte) error {
 		a.Meta[k] = v
 	}
 	return nil
+}
+
+// launchKeys are the metadata keys a seat's launch reads (agent: command).
+var launchKeys = []string{"command", "args", "env", "cwd"}
+
+// nearKey returns the key of meaning that key is one typo away from (one
+// letter added, dropped, changed, two swapped, or only the case differs),
+// or "" when key is one of them or near none.
+func nearKey(key string) string {
+	for _, k := range append(slices.Sorted(maps.Keys(agentKeys)), launchKeys...) {
+		if k == key {
+			return ""
+		}
+	}
+	for _, k := range append(slices.Sorted(maps.Keys(agentKeys)), launchKeys...) {
+		if strings.EqualFold(k, key) || oneEdit(strings.ToLower(k), strings.ToLower(key)) {
+			return k
+		}
+	}
+	return ""
+}
+
+// oneEdit reports whether a and b differ by exactly one insertion,
+// deletion, substitution or swap of neighbours.
+func oneEdit(a, b string) bool {
+	ra, rb := []rune(a), []rune(b)
+	if len(ra) < len(rb) {
+		ra, rb = rb, ra
+	}
+	switch len(ra) - len(rb) {
+	case 0:
+		var diff []int
+		for i := range ra {
+			if ra[i] != rb[i] {
+				diff = append(diff, i)
+			}
+		}
+		return len(diff) == 1 || len(diff) == 2 && diff[1] == diff[0]+1 && ra[diff[0]] == rb[diff[1]] && ra[diff[1]] == rb[diff[0]]
+	case 1:
+		i := 0
+		for i < len(rb) && ra[i] == rb[i] {
+			i++
+		}
+		return string(ra[i+1:]) == string(rb[i:])
+	}
+	return false
 }
 
 // agentKeys are the frontmatter keys with a field of their own.

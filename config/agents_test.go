@@ -296,3 +296,43 @@ func exported(a config.AgentFile) []any {
 		a.AllowPublish, a.Quiet, a.Muted, a.Model, a.Variant, a.Agent, a.LaunchOptions, a.Capabilities,
 		a.Owner, a.Meta, a.Prompt}
 }
+
+// TestAgentFileKeyTypoIsRefused: a key one typo away from one that means
+// something is refused naming the key meant and its line, never kept as
+// metadata; a key near nothing is kept.
+func TestAgentFileKeyTypoIsRefused(t *testing.T) {
+	for _, tc := range []struct {
+		key, want string
+	}{
+		{"allowPublsh", "did you mean allowPublish?"},
+		{"Subscribe", "did you mean subscribe?"},
+		{"alowSubscribe", "did you mean allowSubscribe?"},
+		{"rloe", "did you mean role?"},
+		{"capabilites", "did you mean capabilities?"},
+		{"commnd", "did you mean command?"},
+		{"team_lead", ""},
+		{"priority", ""},
+	} {
+		t.Run(tc.key, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "typo.md")
+			body := "---\nname: typo\nsubscribe: [team]\n" + tc.key + ": [team]\n---\nprompt\n"
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a, err := config.LoadAgentFile(path)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("a key near nothing was refused: %v", err)
+				}
+				if _, ok := a.Meta[tc.key]; !ok {
+					t.Fatalf("%s was not kept as metadata: %+v", tc.key, a.Meta)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), path+":4") {
+				t.Fatalf("%s: got %v, want %q at %s:4", tc.key, err, tc.want, path)
+			}
+		})
+	}
+}
