@@ -32,7 +32,7 @@ func runFlood(t *testing.T, seat *pty.Seat) time.Duration {
 	return time.Since(start)
 }
 
-func waitReady(t *testing.T, seat *pty.Seat) {
+func waitReady(t testing.TB, seat *pty.Seat) {
 	t.Helper()
 	testutil.WaitFor(t, 5*time.Second, func() error {
 		if seat.Tail(1) == nil || seat.Tail(1)[0] != "ready" {
