@@ -95,10 +95,15 @@ type Signer struct {
 
 // NewSigner makes a signer with a fresh key.
 func NewSigner() *Signer {
-	pub, key, err := ed25519.GenerateKey(rand.Reader)
+	_, key, err := ed25519.GenerateKey(rand.Reader)
 	if err != nil {
 		panic(err) // crypto/rand never fails since Go 1.24
 	}
+	return signerOf(key)
+}
+
+func signerOf(key ed25519.PrivateKey) *Signer {
+	pub := key.Public().(ed25519.PublicKey)
 	sum := sha256.Sum256(pub)
 	return &Signer{key: key, pub: pub, id: "ed25519-" + base64.RawURLEncoding.EncodeToString(sum[:12])}
 }
@@ -165,6 +170,11 @@ func (s *Signer) Issue(req GrantRequest) (Grant, error) {
 	if g.Subjects, err = SessionSubjects(g.Space, g.Endpoint, g.SessionID, g.Serving.Epoch, caller); err != nil {
 		return Grant{}, err
 	}
+	return s.sign(g)
+}
+
+// sign sets g.Sig over the canonical form of the rest of g.
+func (s *Signer) sign(g Grant) (Grant, error) {
 	signed, err := signingForm(g)
 	if err != nil {
 		return Grant{}, err
