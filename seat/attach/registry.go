@@ -17,13 +17,13 @@ const (
 	DefaultRedeemWithin = time.Minute
 )
 
-// State is where a session is in its life (spec §12).
-type State string
+// sessionState is where a session is in its life (spec §12); once it
+// ends (closed, expired, superseded, retired) the registry forgets it.
+type sessionState string
 
-// The session states; every state after active is terminal.
 const (
-	StateIssuing State = "issuing" // offered, not yet redeemed
-	StateActive  State = "active"  // redeemed by its holder
+	stateIssuing sessionState = "issuing" // offered, not yet redeemed
+	stateActive  sessionState = "active"  // redeemed by its holder
 )
 
 // Target is the seat a session attaches to; it stays on the manager's side
@@ -69,7 +69,7 @@ type Registry struct {
 type entry struct {
 	grant   Grant
 	target  Target
-	state   State
+	state   sessionState
 	offered time.Time
 	claimed bool    // Serve is opening its rail
 	server  *Server // once served
@@ -126,7 +126,7 @@ func (r *Registry) Offer(target Target, holder Holder) (Grant, error) {
 	if err != nil {
 		return Grant{}, ep.Refuse(ep.CodeBadRequest, "%v", err)
 	}
-	r.sessions[g.SessionID] = &entry{grant: g, target: target, state: StateIssuing, offered: r.opts.Now()}
+	r.sessions[g.SessionID] = &entry{grant: g, target: target, state: stateIssuing, offered: r.opts.Now()}
 	return g, nil
 }
 
@@ -165,10 +165,10 @@ func (r *Registry) Redeem(raw []byte, presenter Holder) (Grant, Target, error) {
 	switch {
 	case !ok:
 		return Grant{}, Target{}, ep.Refuse(ep.CodeNotFound, "no attach session waits for this grant (never offered here, or not redeemed within %s); ask for a new one", r.opts.RedeemWithin)
-	case e.state != StateIssuing:
+	case e.state != stateIssuing:
 		return Grant{}, Target{}, ep.Refuse(ep.CodeConflict, "this attach grant was already redeemed; a grant is good for one session")
 	}
-	e.state = StateActive
+	e.state = stateActive
 	return e.grant, e.target, nil
 }
 
@@ -178,7 +178,7 @@ func (r *Registry) Redeem(raw []byte, presenter Holder) (Grant, Target, error) {
 func (r *Registry) Serve(ctx context.Context, nc *nats.Conn, g Grant, term Terminal) (*Server, error) {
 	r.mu.Lock()
 	e, ok := r.sessions[g.SessionID]
-	if !ok || e.state != StateActive || e.claimed {
+	if !ok || e.state != stateActive || e.claimed {
 		r.mu.Unlock()
 		return nil, ep.Refuse(ep.CodeFailedPrecondition, "the attach session is not redeemed, or is already served")
 	}
