@@ -182,6 +182,11 @@ func (s *Seat) Tail(n int) []string {
 func (s *Seat) ScreenANSI() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.screenANSI()
+}
+
+// screenANSI needs mu.
+func (s *Seat) screenANSI() string {
 	var b strings.Builder
 	if s.emu.IsAltScreen() {
 		b.WriteString(ansi.SetModeAltScreenSaveCursor)
@@ -220,9 +225,26 @@ func (s *Seat) Size() (cols, rows int) {
 // Done is still open therefore means "lagging": resubscribe and repaint with
 // ScreenANSI. After the output ends every channel is closed.
 func (s *Seat) Subscribe() (<-chan []byte, func()) {
-	sub := &subscriber{ch: make(chan []byte, subscriberBuffer)}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	return s.subscribe()
+}
+
+// SubscribeScreen is ScreenANSI and Subscribe taken at the same instant:
+// the chunks are exactly the output after the screen, so a viewer that
+// paints the screen and then the chunks misses nothing and sees nothing
+// twice. The channel behaves as Subscribe's.
+func (s *Seat) SubscribeScreen() (string, <-chan []byte, func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	screen := s.screenANSI()
+	ch, cancel := s.subscribe()
+	return screen, ch, cancel
+}
+
+// subscribe needs mu.
+func (s *Seat) subscribe() (<-chan []byte, func()) {
+	sub := &subscriber{ch: make(chan []byte, subscriberBuffer)}
 	if s.drained {
 		close(sub.ch)
 		return sub.ch, func() {}

@@ -1,0 +1,92 @@
+package pty
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/charmbracelet/x/vt"
+)
+
+// SubscribeScreen's screen and its first chunk meet at the same byte, even
+// in the middle of a flood: its chunks are exactly the tail of everything
+// the program wrote, and its screen is the screen of everything before that
+// tail. The flood wraps without newlines, so a chunk on both sides (or on
+// neither) shifts every row.
+func TestSubscribeScreenMeetsChunksExactly(t *testing.T) {
+	for round := range 3 {
+		s := startConfig(t, Config{Path: "sh", Args: []string{"-c", `stty -echo; echo ready; read go; yes 0123456789 | tr -d '\n' | head -c 300000; echo; echo flood-done`}, Cols: 40, Rows: 10})
+		waitScreen(t, s, "ready")
+		all, cancelAll := s.Subscribe()
+		defer cancelAll()
+		if _, err := s.Write([]byte("\r")); err != nil {
+			t.Fatal(err)
+		}
+		// Join the flood once it is under way.
+		var full [][]byte
+		for n := 0; n < 4096; {
+			c, ok := <-all
+			if !ok {
+				t.Fatal("output ended before the flood was under way")
+			}
+			full = append(full, c)
+			n += len(c)
+		}
+		screen, ch, cancel := s.SubscribeScreen()
+		tail := collect(t, ch)
+		cancel()
+		full = append(full, collect(t, all)...)
+
+		if len(tail) == 0 || len(tail) > len(full) {
+			t.Fatalf("round %d: %d chunks after the screen, %d in all", round, len(tail), len(full))
+		}
+		before := full[:len(full)-len(tail)]
+		for i, c := range tail {
+			if !bytes.Equal(c, full[len(before)+i]) {
+				t.Fatalf("round %d: chunk %d after the screen is not the program's output at that place", round, i)
+			}
+		}
+		want := render(t, bytes.Join(before, nil))
+		if got := render(t, []byte(screen)); got != want {
+			t.Fatalf("round %d: the screen\n%s\nis not the screen of the output before its chunks\n%s", round, got, want)
+		}
+	}
+}
+
+func collect(t *testing.T, ch <-chan []byte) [][]byte {
+	t.Helper()
+	var out [][]byte
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case c, ok := <-ch:
+			if !ok {
+				return out
+			}
+			out = append(out, c)
+		case <-timeout:
+			t.Fatal("output did not end")
+		}
+	}
+}
+
+// render paints p on a fresh 40x10 terminal and returns its text.
+func render(t *testing.T, p []byte) string {
+	t.Helper()
+	emu := vt.NewEmulator(40, 10)
+	if _, err := emu.Write(p); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for y := range 10 {
+		var b strings.Builder
+		for x := range 40 {
+			if c := emu.CellAt(x, y); c != nil {
+				b.WriteString(c.Content)
+			}
+		}
+		lines = append(lines, strings.TrimRight(b.String(), " "))
+	}
+	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
