@@ -69,7 +69,7 @@ var SelfCommands = []string{"inbox", "set-status", "join", "leave"}
 
 // OwnerCommands are the manager commands a spawn-capable agent may call in
 // owner mode, on the seats it spawned (the manager refuses any other).
-var OwnerCommands = []string{"inspect", "screen", "despawn"}
+var OwnerCommands = []string{"inspect", "screen", "despawn", "attach"}
 
 // Normalize fills defaults and checks every field, refusing (never
 // rewriting) anything invalid: an ACL entry that is not a valid channel
@@ -235,6 +235,11 @@ func (id Identity) controlRows(pub, sub map[string]bool) {
 		}
 		pub[root+".ep.one.manager.spawn."+caller+".*"] = true
 		pub[root+".ep.inst.manager.*.spawn."+caller+".*"] = true
+		// Attach sessions it is granted on the seats it spawned: a
+		// session's subjects carry its holder, so these rows reach only
+		// sessions granted to this very lifecycle.
+		pub[root+".eps.*.*.*."+caller+".in"] = true
+		sub[root+".eps.*.*.*."+caller+".out"] = true
 		// Owner mode on the seats it spawned (the manager checks which):
 		// the target owner is its own owner, never another's.
 		for _, cmd := range OwnerCommands {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -243,11 +244,11 @@ func TestSessionSubjectsBoundToHolderByBroker(t *testing.T) {
 	}
 }
 
-// Anyone may aim a request's reply at a subject it cannot publish on, and
-// the broker delivers the answer there, stored headers and all. Mallory
-// stores a well-formed frame in its own presence key and has JetStream
-// deliver it to alice's session: the frame arrives, and the server drops
-// it, since a holder never sends headers.
+// A reply is the requester's to aim, and JetStream answers from inside the
+// account with the stored headers: a frame replayed that way (agents hold
+// no JetStream right now, but the broker's own answers can still be aimed)
+// arrives with headers, and the server drops it, since a holder never
+// sends headers.
 func TestBrokerAuthoredFrameDropped(t *testing.T) {
 	m := startAuthMesh(t)
 	reg, err := attach.NewRegistry(attach.RegistryOptions{Space: space, Endpoint: "manager", Serving: attach.Serving{InstanceID: ep.NewInstanceID(), Epoch: 1}})
@@ -257,7 +258,6 @@ func TestBrokerAuthoredFrameDropped(t *testing.T) {
 	t.Cleanup(func() { reg.Close(attach.ReasonManagerRestart) })
 	seat := startSeat(t, 80, 24, "sh")
 	alice, aliceH := m.agent("alice")
-	mallory, _ := m.agent("mallory")
 	mm := &mesh{t: t, url: m.b.URL(), server: m.op, reg: reg}
 	a := mm.attachTo(seat, "shell", aliceH, alice.nc, 80, 24, nil)
 	a.screen.waitFor(t, "$")
@@ -265,16 +265,12 @@ func TestBrokerAuthoredFrameDropped(t *testing.T) {
 
 	next := a.client.Stats().Rail.Sent + 1
 	forged := fmt.Sprintf(`{"t":"f","seq":%d,"data":{"k":"data","b":"%s"}}`, next, base64.StdEncoding.EncodeToString([]byte("echo forged-$((1+1))\r")))
-	bucket := wire.PresenceBucket(space)
-	if err := mallory.nc.Publish("$KV."+bucket+".local.mallory", []byte(forged)); err != nil {
-		t.Fatal(err)
-	}
-	if err := mallory.nc.Flush(); err != nil {
-		t.Fatal(err)
-	}
-	req := fmt.Sprintf(`{"last_by_subj":"$KV.%s.local.mallory"}`, bucket)
+	replayed := nats.NewMsg(a.grant.Subjects.In)
+	replayed.Data = []byte(forged)
+	replayed.Header.Set("Nats-Stream", "KV_"+wire.PresenceBucket(space))
+	replayed.Header.Set("Nats-Sequence", "1")
 	testutil.WaitFor(t, 5*time.Second, func() error {
-		if err := mallory.nc.PublishRequest("$JS.API.DIRECT.GET.KV_"+bucket, a.grant.Subjects.In, []byte(req)); err != nil {
+		if err := m.op.PublishMsg(replayed); err != nil {
 			return err
 		}
 		for _, msg := range tap.All() {
@@ -294,5 +290,28 @@ func TestBrokerAuthoredFrameDropped(t *testing.T) {
 	a.screen.waitFor(t, "real-4")
 	if strings.Contains(seat.Screen(), "forged-2") {
 		t.Fatalf("the broker-authored frame was typed into the seat:\n%s", seat.Screen())
+	}
+}
+
+// TestBrokerGrantsHolderRows: a spawn-capable agent's credential carries
+// exactly the holder rows this package names for it, and an agent without
+// the capability none.
+func TestBrokerGrantsHolderRows(t *testing.T) {
+	for _, caps := range [][]string{{broker.CapSpawn}, nil} {
+		id := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "alice"}, UID: wire.NewLifecycleUID(), Capabilities: caps, AllowPublish: []string{}}
+		if err := id.Normalize(); err != nil {
+			t.Fatal(err)
+		}
+		perms := id.Permissions()
+		pub, sub, err := attach.HolderPermissions(space, ep.Caller{Owner: "local", Actor: "alice", UID: id.UID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		has := func(list []string, row string) bool { return slices.Contains(list, row) }
+		want := len(caps) > 0
+		if has(perms.Pub.Allow, pub[0]) != want || has(perms.Sub.Allow, sub[0]) != want {
+			t.Fatalf("capabilities %v: holder rows %v %v in the credential = %v %v, want %v", caps, pub, sub,
+				has(perms.Pub.Allow, pub[0]), has(perms.Sub.Allow, sub[0]), want)
+		}
 	}
 }
