@@ -38,7 +38,7 @@ var (
 
 func (m *Manager) commands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
-	return []ep.Command{
+	cmds := []ep.Command{
 		{Name: "spawn", Input: schemaSpawnIn, Output: schemaSpawnOut, Capability: "spawn", Handler: m.spawn},
 		{Name: "status", Output: schemaAny, Capability: "read", Handler: m.status},
 		{Name: "ps", Output: schemaAny, Capability: "read", Handler: m.ps},
@@ -51,6 +51,8 @@ func (m *Manager) commands() []ep.Command {
 		{Name: "join", Modes: self, Input: schemaChannel, Output: schemaAny, Capability: "self", Handler: m.selfJoin},
 		{Name: "leave", Modes: self, Input: schemaChannel, Output: schemaAny, Capability: "self", Handler: m.selfLeave},
 	}
+	// What the seat's MCP server needs of its connector (selfconnector.go).
+	return append(cmds, m.selfConnectorCommands()...)
 }
 
 // StatusReply is the manager's own state.
