@@ -64,8 +64,9 @@ const (
 
 // SelfCommands are the manager commands every agent may call about itself
 // (the seat connector answers them); the broker vouches for the caller
-// through the subject.
-var SelfCommands = []string{"inbox", "set-status", "join", "leave"}
+// through the subject. The last four are what a seat's MCP server reads
+// and steers its connector with (seat/selfconnector.go).
+var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode"}
 
 // Normalize fills defaults and checks every field, refusing (never
 // rewriting) anything invalid: an ACL entry that is not a valid channel
