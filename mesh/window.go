@@ -78,6 +78,8 @@ func (e *Endpoint) TakeWindow(ctx context.Context, budget int, peek bool) (Windo
 	if err != nil {
 		return Window{}, err
 	}
+	// Counted before anything is given back: what comes back is not more.
+	queued := e.Pending()
 	win := Window{Peek: peek, Budget: budget, Items: []WindowItem{}}
 	var shown, keep, muted []*Item
 	for _, it := range items {
@@ -125,7 +127,7 @@ func (e *Endpoint) TakeWindow(ctx context.Context, budget int, peek bool) (Windo
 	for _, it := range left {
 		win.Dropped += w.giveBack(it)
 	}
-	win.More += e.Pending()
+	win.More += queued
 	return win, nil
 }
 
