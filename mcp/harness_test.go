@@ -187,6 +187,32 @@ func (c *client) waitOK(name string, args map[string]any, want string) string {
 	return text
 }
 
+// waitText polls a tool until check accepts its text.
+func (c *client) waitText(name string, args map[string]any, check func(text string) error) string {
+	c.t.Helper()
+	var text string
+	testutil.WaitFor(c.t, 15*time.Second, func() error {
+		var isErr bool
+		if text, isErr = c.call(name, args); isErr {
+			return &waitErr{name, "success", text}
+		}
+		return check(text)
+	})
+	return text
+}
+
+// holding accepts a text holding every one of wants.
+func holding(wants ...string) func(string) error {
+	return func(text string) error {
+		for _, w := range wants {
+			if !strings.Contains(text, w) {
+				return &waitErr{"", w, text}
+			}
+		}
+		return nil
+	}
+}
+
 type waitErr struct{ tool, want, got string }
 
 func (e *waitErr) Error() string { return e.tool + ": no " + e.want + " in:\n" + e.got }
