@@ -24,10 +24,10 @@ func ClientConfig(client string, argv []string) (string, error) {
 	var b strings.Builder
 	switch client {
 	case "claude":
-		b.WriteString("# Claude Code: run this in your project (add -s user before cotal for every project):\n")
+		b.WriteString("# Claude Code: run this in your project (with -s user after add, it is yours in every project):\n")
 		b.WriteString("claude mcp add " + ServerName + " -- " + shellJoin(argv) + "\n\n")
 		b.WriteString("# or put this in the project's .mcp.json:\n")
-		b.WriteString(jsonText(map[string]any{"mcpServers": map[string]any{ServerName: map[string]any{"command": argv[0], "args": nonNil(argv[1:])}}}))
+		b.WriteString(jsonText(claudeFile{MCPServers: map[string]claudeServer{ServerName: {Command: argv[0], Args: nonNil(argv[1:])}}}))
 	case "codex":
 		b.WriteString("# Codex: run this once:\n")
 		b.WriteString("codex mcp add " + ServerName + " -- " + shellJoin(argv) + "\n\n")
@@ -40,15 +40,33 @@ func ClientConfig(client string, argv []string) (string, error) {
 			" -c " + shellQuote("mcp_servers."+ServerName+".args="+tomlArray(argv[1:])) + "\n")
 	case "opencode":
 		b.WriteString("# opencode: put this in opencode.json (the project's) or ~/.config/opencode/opencode.json:\n")
-		b.WriteString(jsonText(map[string]any{
-			"$schema": "https://opencode.ai/config.json",
-			"mcp":     map[string]any{ServerName: map[string]any{"type": "local", "command": argv, "enabled": true}},
-		}))
+		b.WriteString(jsonText(opencodeFile{Schema: "https://opencode.ai/config.json",
+			MCP: map[string]opencodeServer{ServerName: {Type: "local", Command: argv, Enabled: true}}}))
 	default:
 		return "", fmt.Errorf("unknown client %q: use %s", client, strings.Join(Clients, ", "))
 	}
 	return b.String(), nil
 }
+
+// The clients' configuration files, fields in the order their docs show.
+type (
+	claudeFile struct {
+		MCPServers map[string]claudeServer `json:"mcpServers"`
+	}
+	claudeServer struct {
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	opencodeFile struct {
+		Schema string                    `json:"$schema"`
+		MCP    map[string]opencodeServer `json:"mcp"`
+	}
+	opencodeServer struct {
+		Type    string   `json:"type"`
+		Command []string `json:"command"`
+		Enabled bool     `json:"enabled"`
+	}
+)
 
 func nonNil(l []string) []string {
 	if l == nil {

@@ -71,6 +71,11 @@ func (l *link) run() {
 		l.mu.Unlock()
 		if e == nil {
 			if err := l.dial(); err != nil {
+				select {
+				case <-l.stop:
+					return // the dial was cut short by closing
+				default:
+				}
 				l.fail(err)
 				if !l.sleep(backoff) {
 					return

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -123,7 +124,36 @@ func toolRoster(ctx context.Context, _ *Server, ss *session, _ noArgs) (string, 
 	if err != nil {
 		return "", fmt.Errorf("Couldn't read the roster: %w", err)
 	}
+	if st, err := ss.c.state(ctx); err == nil {
+		peers = withOwnState(peers, st)
+	}
 	return rosterText(peers, view, ss.e.Me().ID(), ss.e.Space()), nil
+}
+
+// withOwnState shows this identity's own row as its connector has it now:
+// the roster may be a refresh behind a change just made.
+func withOwnState(peers []presence.Peer, st mesh.ConnectorState) []presence.Peer {
+	if st.Presence == nil {
+		return peers
+	}
+	out := append([]presence.Peer(nil), peers...)
+	for i, p := range out {
+		if p.ID != st.ID || p.Offline {
+			continue
+		}
+		p.Status = presence.Status(st.Presence.Status)
+		p.Record.Activity = st.Presence.Activity
+		p.Record.Attention = presence.Attention(st.Presence.Attention)
+		p.Record.ChannelModes = map[string]string{}
+		for ch, m := range st.Modes {
+			p.Record.ChannelModes[ch] = string(m)
+		}
+		if st.Presence.StatusSinceMs > 0 {
+			p.StatusSince = time.UnixMilli(st.Presence.StatusSinceMs)
+		}
+		out[i] = p
+	}
+	return out
 }
 
 func toolInbox(ctx context.Context, _ *Server, ss *session, a inboxArgs) (string, error) {
