@@ -3,7 +3,6 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"reflect"
 	"sort"
@@ -110,11 +109,4 @@ func contains(l []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// isRefusal reports whether err is a tool's own "no", as opposed to a
-// failure on the way.
-func isRefusal(err error) bool {
-	var r refusal
-	return errors.As(err, &r)
 }

@@ -134,11 +134,12 @@ func (l *link) dial() error {
 		c = sc
 	}
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.stopped {
-		go e.Close()
+		l.mu.Unlock()
+		_ = e.Close()
 		return errors.New("closing")
 	}
+	defer l.mu.Unlock()
 	l.e, l.conn, l.everUp, l.upSince, l.downSince = e, c, true, time.Now(), time.Time{}
 	l.lastErr = nil
 	l.signal()

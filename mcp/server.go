@@ -12,7 +12,6 @@ package mcp
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"sort"
 	"time"
@@ -56,7 +55,7 @@ type Server struct {
 	opts  Options
 	link  *link
 	sdk   *sdk.Server
-	tools map[string]*tool
+	names []string // the tools offered, sorted
 }
 
 // instructions tell the model what the server is for.
@@ -70,13 +69,12 @@ func New(opts Options) *Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
-	s := &Server{opts: opts, link: newLink(opts), tools: map[string]*tool{}}
+	s := &Server{opts: opts, link: newLink(opts), names: ToolNames()}
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "cotal", Title: "cotal mesh", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
 	})
-	for _, t := range allTools() {
-		s.tools[t.name] = t
+	for _, t := range toolSet() {
 		s.sdk.AddTool(t.sdkTool(), s.handler(t))
 	}
 	return s
@@ -100,7 +98,7 @@ func (s *Server) Run(ctx context.Context, t sdk.Transport) error {
 // ToolNames lists the tools the server offers, sorted.
 func ToolNames() []string {
 	var out []string
-	for _, t := range allTools() {
+	for _, t := range toolSet() {
 		out = append(out, t.name)
 	}
 	sort.Strings(out)
@@ -117,7 +115,7 @@ func (s *Server) handler(t *tool) sdk.ToolHandler {
 	return func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
 		ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 		defer cancel()
-		text, err := s.call(ctx, t, req.Params.Arguments)
+		text, err := t.run(ctx, s, req.Params.Arguments)
 		res := &sdk.CallToolResult{}
 		if err != nil {
 			res.SetError(err)
@@ -126,9 +124,4 @@ func (s *Server) handler(t *tool) sdk.ToolHandler {
 		res.Content = []sdk.Content{&sdk.TextContent{Text: text}}
 		return res, nil
 	}
-}
-
-// call decodes the arguments and runs the tool.
-func (s *Server) call(ctx context.Context, t *tool, raw json.RawMessage) (string, error) {
-	return t.run(ctx, s, raw)
 }

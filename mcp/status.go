@@ -130,7 +130,7 @@ func toolConnectionStatus(ctx context.Context, s *Server, _ *session, _ error) (
 
 func toolOrientation(ctx context.Context, s *Server, ss *session, down error) (string, error) {
 	var b strings.Builder
-	tools := "Tools: " + strings.Join(ToolNames(), ", ") + ". Capabilities: messaging only (no spawn or despawn from here)."
+	tools := "Tools: " + strings.Join(s.names, ", ") + ". Capabilities: messaging only (no spawn or despawn from here)."
 	if ss == nil {
 		b.WriteString(strings.TrimSuffix(down.Error(), ".") + ". What follows is what this server knows without the mesh.\n")
 		id := s.opts.Self

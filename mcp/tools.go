@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
@@ -100,8 +101,9 @@ type channelModeArgs struct {
 	Mode    string `json:"mode" schema:"enum=normal|quiet|muted" desc:"normal; quiet: posts wait in cotal_inbox, @mentions of you still reach you; muted: posts are dropped, @mentions included"`
 }
 
-// allTools is the tool surface, in the order tools/list shows it.
-func allTools() []*tool {
+// toolSet is the tool surface, in the order tools/list shows it; built
+// (and its schemas compiled) once.
+var toolSet = sync.OnceValue(func() []*tool {
 	return []*tool{
 		always("cotal_orientation", "Who you are on the cotal mesh and what you can do: your identity, the channels you joined and may read and post to, your status and attention, who else is here, and how many messages wait for you. Call it first.", toolOrientation),
 		always("cotal_connection_status", "This server's link to the mesh, as JSON: state (ready, degraded, connecting, disconnected or stopped) with the raw facts behind it and what is buffered.", toolConnectionStatus),
@@ -117,7 +119,7 @@ func allTools() []*tool {
 		onMesh("cotal_join", "Join a channel you may read: you receive its posts from now on (and its recent history, when it replays).", false, toolJoin),
 		onMesh("cotal_leave", "Leave a channel: its posts stop reaching you (an @mention of you still does).", false, toolLeave),
 	}
-}
+})
 
 func toolRoster(ctx context.Context, _ *Server, ss *session, _ noArgs) (string, error) {
 	peers, view, err := ss.e.Roster(ctx)
