@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -103,6 +104,15 @@ type client struct {
 // in-memory pipe; both end with the test.
 func serve(t testing.TB, opts mcp.Options) *client {
 	t.Helper()
+	c, stop := serveStoppable(t, opts)
+	t.Cleanup(stop)
+	return c
+}
+
+// serveStoppable is serve, with a stop that ends the client and waits for
+// the server to end (so its identity has gone offline).
+func serveStoppable(t testing.TB, opts mcp.Options) (*client, func()) {
+	t.Helper()
 	srv := mcp.New(opts)
 	st, ct := sdk.NewInMemoryTransports()
 	ctx, cancel := context.WithCancel(context.Background())
@@ -114,16 +124,20 @@ func serve(t testing.TB, opts mcp.Options) *client {
 		cancel()
 		t.Fatal(err)
 	}
-	t.Cleanup(func() {
-		_ = cs.Close()
-		cancel()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Error("the MCP server did not stop within 10 s of its client leaving")
-		}
-	})
-	return &client{t: t, cs: cs}
+	var once sync.Once
+	stop := func() {
+		once.Do(func() {
+			_ = cs.Close()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Error("the MCP server did not stop within 10 s of its client leaving")
+			}
+			cancel()
+		})
+	}
+	t.Cleanup(stop)
+	return &client{t: t, cs: cs}, stop
 }
 
 // standalone serves as the agent of creds on h.
