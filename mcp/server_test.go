@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh/presence"
@@ -64,33 +66,49 @@ func TestToolsListHasClosedSchemas(t *testing.T) {
 }
 
 // An argument a tool does not list is refused with the spec's text before
-// anything runs: a DM naming an owner is not sent.
+// anything runs (conformance 63): neither the DM naming an owner nor the
+// post naming a caller reaches anyone.
 func TestUnknownArgumentsAreRefusedBeforeRunning(t *testing.T) {
 	h := startMesh(t)
-	bob := h.peer(h.mint("bob", "", nil, nil))
+	bob := h.peer(h.mint("bob", "", []string{"team"}, []string{"team"}))
 	c := standalone(t, h, h.mint("alice", "", []string{"team"}, []string{"team"}))
 	cases := []struct {
 		tool string
-		args map[string]any
+		args any
 		want string
 	}{
 		{"cotal_dm", map[string]any{"to": "bob", "text": "forged", "owner": "u_x"}, "cotal_dm: unknown argument(s): owner — this tool accepts only: to, text"},
-		{"cotal_send", map[string]any{"text": "x", "caller": "a", "actor": "b"}, "cotal_send: unknown argument(s): actor, caller — this tool accepts only: text, channel, mentions"},
+		{"cotal_send", map[string]any{"text": "leaked", "channel": "team", "caller": "a", "actor": "b"}, "cotal_send: unknown argument(s): actor, caller — this tool accepts only: text, channel, mentions"},
 		{"cotal_roster", map[string]any{"owner": "u_x"}, "cotal_roster takes no arguments (got owner)"},
 		{"cotal_orientation", map[string]any{"x": 1}, "cotal_orientation takes no arguments (got x)"},
+		{"cotal_send", []string{"leaked"}, "cotal_send: arguments must be a JSON object"},
 		{"cotal_status", map[string]any{"status": "offline"}, "cotal_status: invalid arguments:"},
 		{"cotal_dm", map[string]any{"text": "no recipient"}, "cotal_dm: invalid arguments:"},
 		{"cotal_channel_mode", map[string]any{"channel": "team", "mode": "loud"}, "cotal_channel_mode: invalid arguments:"},
 	}
 	for _, tc := range cases {
-		if got := c.refused(tc.tool, tc.args); !strings.HasPrefix(got, tc.want) {
-			t.Errorf("%s %v:\n got %q\nwant %q", tc.tool, tc.args, got, tc.want)
+		res, err := c.cs.CallTool(ctxT(t), &sdk.CallToolParams{Name: tc.tool, Arguments: tc.args})
+		if err != nil {
+			t.Fatalf("%s: protocol error: %v", tc.tool, err)
+		}
+		got := ""
+		if len(res.Content) > 0 {
+			got = res.Content[0].(*sdk.TextContent).Text
+		}
+		if !res.IsError || !strings.HasPrefix(got, tc.want) {
+			t.Errorf("%s %v:\n got %v %q\nwant a refusal %q", tc.tool, tc.args, res.IsError, got, tc.want)
 		}
 	}
-	// The refused DM never ran: a DM sent afterwards is the first bob gets.
+	// Nothing refused ran: what bob gets are the two good calls made after.
 	c.ok("cotal_dm", map[string]any{"to": "bob", "text": "real"})
-	if it := next(t, bob); it.Msg.Text() != "real" {
-		t.Errorf("bob's first DM is %q, want the one sent after the refusals", it.Msg.Text())
+	c.ok("cotal_send", map[string]any{"text": "marker", "channel": "team"})
+	seen := map[string]bool{}
+	for !seen["real"] || !seen["marker"] {
+		it := next(t, bob)
+		if txt := it.Msg.Text(); txt != "real" && txt != "marker" {
+			t.Fatalf("bob got %s %q: a refused call ran", it.Kind, txt)
+		}
+		seen[it.Msg.Text()] = true
 	}
 }
 
