@@ -44,7 +44,10 @@ type joinOutcome struct {
 type localConnector struct{ e *mesh.Endpoint }
 
 func (c localConnector) where() string {
-	return "your own connection to the mesh (the mesh's delivery service keeps your stored messages until you read them)"
+	if c.e.State().Profile == "agent" {
+		return "your own connection to the mesh (the mesh's delivery service keeps your stored messages until you read them)"
+	}
+	return "your own connection to the mesh"
 }
 
 func (c localConnector) state(context.Context) (mesh.ConnectorState, error) { return c.e.State(), nil }
