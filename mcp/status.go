@@ -8,8 +8,6 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/presence"
-	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // ConnectionStatus is cotal_connection_status's answer: the state and the
@@ -203,31 +201,4 @@ func aclText(l []string) string {
 		return "every channel"
 	}
 	return describeACL(l)
-}
-
-// rosterSummary is the roster in one line: who is online and how.
-func rosterSummary(peers []presence.Peer, v presence.View, me string) string {
-	var online, offline []string
-	for _, p := range peers {
-		name := wire.CleanLabel(p.Name)
-		if p.ID == me {
-			name += " (you)"
-		}
-		if p.Offline {
-			offline = append(offline, name)
-			continue
-		}
-		online = append(online, name+" "+string(p.Status))
-	}
-	s := fmt.Sprintf("Roster: %d online", len(online))
-	if len(online) > 0 {
-		s += ": " + strings.Join(online, ", ")
-	}
-	if len(offline) > 0 {
-		s += fmt.Sprintf("; %d offline: %s", len(offline), strings.Join(offline, ", "))
-	}
-	if v.State != presence.Current {
-		s += fmt.Sprintf(" (view %s: may be out of date)", v.State)
-	}
-	return s + ". cotal_roster has details."
 }
