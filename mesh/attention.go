@@ -1,71 +1,160 @@
 package mesh
 
 import (
+	"errors"
+	"maps"
+	"sync"
+	"time"
+
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// Channel modes a member may set on one concrete channel (spec §12); they
-// win over the global attention mode.
+// ChannelMode is a per-channel override of the attention mode (spec §12):
+// runtime state of the connector, reset when it restarts.
+type ChannelMode string
+
+// Channel modes.
 const (
-	ModeNormal = "normal" // no override
-	ModeQuiet  = "quiet"  // buffered pull-only; an @mention still wakes and injects
-	ModeMuted  = "muted"  // dropped on receipt, @mentions too
+	ModeNormal ChannelMode = "normal" // the global attention mode applies
+	ModeQuiet  ChannelMode = "quiet"  // pull-only: never wakes; @mentions of me still do
+	ModeMuted  ChannelMode = "muted"  // dropped on receive, @mentions included
 )
 
-// Action is what a connector does with an arrival.
-type Action int
+// ErrBadChannelMode is returned by SetChannelMode for a mode it does not
+// know, or a channel that is a pattern or outside the read ACL.
+var ErrBadChannelMode = errors.New("bad channel mode")
 
-// The actions of the attention table.
-const (
-	Inject Action = iota // put it in front of the agent now
-	Hold                 // inject later: when the agent is idle, or with the next turn
-	Pull                 // keep it for the agent's own inbox read; never injected
-	Drop                 // ack it unread (a muted channel)
-)
-
-func (a Action) String() string {
-	switch a {
-	case Inject:
-		return "inject"
-	case Hold:
-		return "hold"
-	case Pull:
-		return "pull"
+// ParseChannelMode reads normal, quiet or muted.
+func ParseChannelMode(s string) (ChannelMode, error) {
+	switch m := ChannelMode(s); m {
+	case ModeNormal, ModeQuiet, ModeMuted:
+		return m, nil
 	}
-	return "drop"
+	return "", refuse(ErrBadChannelMode, "mode %q: use normal, quiet or muted", s)
 }
 
-// Attend applies the attention table of spec §12 to one arrival: the
-// agent's global mode, its override of the item's channel ("" or normal
-// for none), and whether it is idle now. DMs and tasks always inject;
-// historical channel chatter is pull-only; a muted channel drops even its
-// mentions; a quiet one keeps ambient posts pull-only while its mentions
-// inject; under focus an ambient post or a mention is left for the inbox;
-// under dnd ambient posts wait for the next turn; under open they wait
-// only while the agent is working.
-func Attend(it *Item, me wire.Principal, global presence.Attention, channelMode string, idle bool) Action {
-	if it.Directed() {
-		return Inject
+// channelModes holds the overrides; mu is a leaf lock.
+type channelModes struct {
+	mu sync.Mutex
+	m  map[string]ChannelMode
+}
+
+// SetChannelMode sets a runtime override for one concrete channel within
+// the read ACL; normal removes it. An endpoint writing its own presence
+// mirrors the overrides there.
+func (e *Endpoint) SetChannelMode(channel string, mode ChannelMode) error {
+	if _, err := ParseChannelMode(string(mode)); err != nil {
+		return err
 	}
-	mention := mentions(it.Msg, me)
-	switch {
-	case channelMode == ModeMuted:
-		return Drop
-	case it.Historical && !mention:
-		return Pull
-	case channelMode == ModeQuiet && !mention:
-		return Pull
-	case mention && global == presence.Focus:
-		return Pull
-	case mention:
-		return Inject
-	case global == presence.Focus:
-		return Pull
-	case global == presence.DND:
-		return Hold
-	case idle:
-		return Inject
+	if err := wire.ValidateConcreteChannel(channel); err != nil {
+		return refuse(ErrBadChannelMode, "#%s is not one concrete channel: %v", channel, err)
 	}
-	return Hold
+	if e.allowSubscribe != nil && !wire.Covered(e.allowSubscribe, channel) {
+		return refuse(ErrBadChannelMode, "#%s is outside your read ACL (allowSubscribe: %s)", channel, describeACL(e.allowSubscribe))
+	}
+	e.modes.mu.Lock()
+	if e.modes.m == nil {
+		e.modes.m = map[string]ChannelMode{}
+	}
+	if mode == ModeNormal {
+		delete(e.modes.m, channel)
+	} else {
+		e.modes.m[channel] = mode
+	}
+	mirror := make(map[string]string, len(e.modes.m))
+	for ch, m := range e.modes.m {
+		mirror[ch] = string(m)
+	}
+	e.modes.mu.Unlock()
+	if w := e.presenceWriter(); w != nil {
+		return w.SetChannelModes(mirror)
+	}
+	return nil
+}
+
+// ChannelMode is the override of one channel, normal when it has none.
+func (e *Endpoint) ChannelMode(channel string) ChannelMode {
+	e.modes.mu.Lock()
+	defer e.modes.mu.Unlock()
+	if m, ok := e.modes.m[channel]; ok {
+		return m
+	}
+	return ModeNormal
+}
+
+// ChannelModes are the overrides in force (quiet and muted channels).
+func (e *Endpoint) ChannelModes() map[string]ChannelMode {
+	e.modes.mu.Lock()
+	defer e.modes.mu.Unlock()
+	return maps.Clone(e.modes.m)
+}
+
+// JoinedChannel is one joined channel as its member sees it.
+type JoinedChannel struct {
+	Channel    string `json:"channel"`
+	Durable    bool   `json:"durable"`              // a durable hold was granted at join
+	Generation uint64 `json:"generation,omitempty"` // of the hold; 0 when live only
+	SinceMs    int64  `json:"sinceMs"`
+}
+
+// Joined lists the joined channels in join order, with their holds.
+func (e *Endpoint) Joined() []JoinedChannel {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]JoinedChannel, len(e.joined))
+	for i, j := range e.joined {
+		out[i] = JoinedChannel{Channel: j.channel, Durable: j.generation > 0, Generation: j.generation, SinceMs: j.since.UnixMilli()}
+	}
+	return out
+}
+
+// PresenceState is the presence this endpoint last wrote.
+type PresenceState struct {
+	Status        string `json:"status"`
+	Activity      string `json:"activity,omitempty"`
+	Attention     string `json:"attention"`
+	StatusSinceMs int64  `json:"statusSinceMs,omitempty"`
+}
+
+// ConnectorState is what a connector holds for its identity, the same for
+// a seat's connector in the manager and an agent's own endpoint: who it
+// is, its lists, channels and modes, presence and what waits in its inbox.
+type ConnectorState struct {
+	ID           string `json:"id"`
+	Name         string `json:"name"`
+	Role         string `json:"role,omitempty"`
+	Space        string `json:"space"`
+	LifecycleUID string `json:"lifecycleUid"`
+	Profile      string `json:"profile"`
+	// AllowSubscribe and AllowPublish are null when unrestricted.
+	AllowSubscribe []string               `json:"allowSubscribe"`
+	AllowPublish   []string               `json:"allowPublish"`
+	Channels       []JoinedChannel        `json:"channels"`
+	Modes          map[string]ChannelMode `json:"modes,omitempty"`
+	Presence       *PresenceState         `json:"presence,omitempty"` // nil when it writes none
+	Pending        int                    `json:"pending"`            // items waiting to be read
+	Rejected       map[wire.Reject]int    `json:"rejected,omitempty"` // deliveries refused as forged or malformed
+	NowMs          int64                  `json:"nowMs"`
+}
+
+// State is the endpoint's connector state now.
+func (e *Endpoint) State() ConnectorState {
+	s := ConnectorState{
+		ID: e.me.ID(), Name: e.card.Name, Role: e.role, Space: e.space, LifecycleUID: e.uid, Profile: e.profile,
+		AllowSubscribe: e.allowSubscribe, AllowPublish: e.allowPublish,
+		Channels: e.Joined(), Modes: e.ChannelModes(), Pending: e.Pending() + e.window.carried(),
+		NowMs: time.Now().UnixMilli(),
+	}
+	if rej := e.Rejected(); len(rej) > 0 {
+		s.Rejected = rej
+	}
+	if rec, ok := e.PresenceRecord(); ok {
+		att := rec.Attention
+		if att == "" {
+			att = presence.Open
+		}
+		s.Presence = &PresenceState{Status: string(rec.Status), Activity: rec.Activity, Attention: string(att), StatusSinceMs: rec.StatusSince}
+	}
+	return s
 }

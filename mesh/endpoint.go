@@ -123,6 +123,8 @@ type Endpoint struct {
 	watchErr   error
 
 	inbox     *inbox
+	window    windowState  // inbox reads for a model (window.go)
+	modes     channelModes // per-channel attention overrides (attention.go)
 	perms     *violation.Tracker
 	bootJoins []JoinResult // the subscribe list, joined at connect
 

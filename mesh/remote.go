@@ -36,6 +36,46 @@ type remoteState struct {
 	hasRec    bool
 	roster    *remoteRoster
 	stopped   chan struct{} // closed when the pump and heartbeat have ended
+	// pending are the taken items not settled yet, by message id.
+	pending map[string]*remoteHandle
+}
+
+// remoteHandle is the service's current key for one taken item. The
+// service takes back an item left unsettled past its hold and hands the
+// same stored message over again under a new key: the pending item then
+// moves to that key rather than the copy being acked as a duplicate,
+// which would settle in storage a message nobody has read. mu guards key.
+type remoteHandle struct {
+	kind    wire.Kind
+	subject string
+	seq     uint64
+
+	mu  sync.Mutex
+	key string
+}
+
+func (h *remoteHandle) current() string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.key
+}
+
+// rehand moves a pending item to the key of a copy of the same stored
+// message handed over again; it reports whether there was one.
+func (e *Endpoint) rehand(t TakenItem) bool {
+	if t.Msg.ID == "" {
+		return false
+	}
+	e.remote.mu.Lock()
+	h := e.remote.pending[t.Msg.ID]
+	e.remote.mu.Unlock()
+	if h == nil || h.kind != t.Kind || h.subject != t.Subject || h.seq != t.Seq {
+		return false
+	}
+	h.mu.Lock()
+	h.key = t.Key
+	h.mu.Unlock()
+	return true
 }
 
 func (r *remoteState) record() (presence.Record, bool) {
@@ -233,31 +273,52 @@ func (e *Endpoint) takeRemote(ctx context.Context, max int, wait time.Duration) 
 		}
 	}
 	for _, t := range r.Items {
-		it, ok := e.remoteItem(t)
+		if e.rehand(t) {
+			continue
+		}
+		it, h, ok := e.remoteItem(t)
 		if !ok {
 			_ = e.settle(t.Key, false)
 			continue
 		}
 		if !e.inbox.add(it) {
 			_ = it.Ack()
+			continue
+		}
+		if t.Msg.ID != "" {
+			e.remote.mu.Lock()
+			if e.remote.pending == nil {
+				e.remote.pending = map[string]*remoteHandle{}
+			}
+			e.remote.pending[t.Msg.ID] = h
+			e.remote.mu.Unlock()
 		}
 	}
 	return nil
 }
 
 // remoteItem checks an item the service handed over as any delivery is
-// checked: the sender comes from the subject and must match from.id.
-func (e *Endpoint) remoteItem(t TakenItem) (*Item, bool) {
+// checked: the sender comes from the subject and must match from.id. Its
+// settling goes to the handle's current key.
+func (e *Endpoint) remoteItem(t TakenItem) (*Item, *remoteHandle, bool) {
 	sub, err := wire.ParseSubject(t.Subject)
 	if err != nil || sub.Surfaceable() != nil || t.Msg.From.ID != sub.Sender.ID() {
 		e.inbox.reject(wire.RejectSenderMismatch)
-		return nil, false
+		return nil, nil, false
 	}
-	key := t.Key
+	h := &remoteHandle{kind: t.Kind, subject: t.Subject, seq: t.Seq, key: t.Key}
+	id := t.Msg.ID
 	return &Item{
 		Kind: sub.Kind, Msg: t.Msg, Subject: sub, Historical: t.Historical, Durable: true, Seq: t.Seq, stream: t.Stream, Received: time.Now(),
-		remote: func(release bool) error { return e.settle(key, release) },
-	}, true
+		remote: func(release bool) error {
+			e.remote.mu.Lock()
+			if e.remote.pending[id] == h {
+				delete(e.remote.pending, id)
+			}
+			e.remote.mu.Unlock()
+			return e.settle(h.current(), release)
+		},
+	}, h, true
 }
 
 // settle acks (or releases) one taken item.

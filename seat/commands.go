@@ -85,7 +85,7 @@ type LeftReply struct {
 func (m *Manager) commands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
 	owned := []ep.Mode{ep.ModeNone, ep.ModeOwner}
-	return []ep.Command{
+	cmds := []ep.Command{
 		{Name: "spawn", Input: schemaOf(SpawnArgs{}), Output: schemaOf(SpawnAccepted{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
 		{Name: "status", Output: schemaOf(StatusReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
 		{Name: "ps", Output: schemaOf(PsReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
@@ -98,6 +98,8 @@ func (m *Manager) commands() []ep.Command {
 		{Name: "join", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(JoinedReply{}), Capability: "self", Handler: m.selfJoin},
 		{Name: "leave", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(LeftReply{}), Capability: "self", Handler: m.selfLeave},
 	}
+	// What the seat's MCP server needs of its connector (selfconnector.go).
+	return append(cmds, m.selfConnectorCommands()...)
 }
 
 // StatusReply is the manager's own state.

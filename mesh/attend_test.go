@@ -22,7 +22,7 @@ func TestAttendFollowsTheAttentionTable(t *testing.T) {
 		name   string
 		it     *Item
 		global presence.Attention
-		mode   string
+		mode   ChannelMode
 		idle   bool
 		want   Action
 	}{

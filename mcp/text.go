@@ -1,0 +1,203 @@
+package mcp
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// windowText is an inbox read as the model reads it.
+func windowText(w mesh.Window) string {
+	var b strings.Builder
+	if len(w.Items) == 0 && len(w.Kept) == 0 {
+		b.WriteString("Inbox empty, no new messages.")
+	} else if len(w.Items) > 0 {
+		if w.Peek {
+			fmt.Fprintf(&b, "%d peer message(s) waiting (peek: nothing was cleared):\n", len(w.Items))
+		} else {
+			fmt.Fprintf(&b, "%d new peer message(s):\n", len(w.Items))
+		}
+		for _, it := range w.Items {
+			b.WriteString(it.Line + "\n")
+		}
+	}
+	var notes []string
+	if len(w.Kept) > 0 {
+		kept := make([]string, 0, len(w.Kept))
+		for i, k := range w.Kept {
+			if i == 10 {
+				kept = append(kept, fmt.Sprintf("and %d more", len(w.Kept)-i))
+				break
+			}
+			kept = append(kept, fmt.Sprintf("%s (%d characters)", k.What, k.Chars))
+		}
+		notes = append(notes, fmt.Sprintf("Too large for one reply of %d characters, so kept in your inbox: %s.", w.Budget, strings.Join(kept, "; ")))
+	}
+	if w.More > 0 {
+		notes = append(notes, fmt.Sprintf("%d more message(s) waiting: call cotal_inbox again.", w.More))
+	}
+	if w.Muted > 0 {
+		if w.Peek {
+			notes = append(notes, fmt.Sprintf("%d post(s) on muted channels not shown.", w.Muted))
+		} else {
+			notes = append(notes, fmt.Sprintf("%d post(s) on muted channels dropped.", w.Muted))
+		}
+	}
+	if w.Dropped > 0 {
+		notes = append(notes, fmt.Sprintf("%d live channel post(s) no longer fit your inbox and were dropped.", w.Dropped))
+	}
+	if w.Unsettled != "" {
+		notes = append(notes, "Some of these were "+w.Unsettled+".")
+	}
+	if len(notes) > 0 {
+		if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
+			b.WriteString("\n")
+		}
+		b.WriteString(strings.Join(notes, "\n"))
+	}
+	return strings.TrimRight(b.String(), "\n")
+}
+
+// attentionMeaning says what an attention mode does, for the model.
+func attentionMeaning(a string) string {
+	switch presence.Attention(a) {
+	case presence.DND:
+		return "DMs, tasks and @mentions of you still reach you; channel posts wait for your next turn"
+	case presence.Focus:
+		return "only DMs and tasks reach you; @mentions and channel posts wait in cotal_inbox"
+	}
+	return "DMs, tasks, @mentions and channel posts all reach you"
+}
+
+func statusText(p mesh.PresenceState) string {
+	att := p.Attention
+	if att == "" {
+		att = string(presence.Open)
+	}
+	act := "none"
+	if p.Activity != "" {
+		act = fmt.Sprintf("%q", p.Activity)
+	}
+	return fmt.Sprintf("Status %s, attention %s (%s), activity %s.", p.Status, att, attentionMeaning(att), act)
+}
+
+// defaultChannel is where a send without a channel goes: the first
+// concrete joined channel.
+func defaultChannel(st mesh.ConnectorState) string {
+	for _, j := range st.Channels {
+		if wire.IsConcrete(j.Channel) {
+			return j.Channel
+		}
+	}
+	return ""
+}
+
+func joinedList(st mesh.ConnectorState) []string {
+	out := make([]string, len(st.Channels))
+	for i, j := range st.Channels {
+		out[i] = j.Channel
+	}
+	return out
+}
+
+// joinedOn reports whether a joined channel or family covers ch.
+func joinedOn(st mesh.ConnectorState, ch string) bool {
+	return wire.Covered(joinedList(st), ch)
+}
+
+func describeACL(l []string) string {
+	if len(l) == 0 {
+		return "none"
+	}
+	return "#" + strings.Join(l, ", #")
+}
+
+// sendNotes are what a sender should know about where a post went: that
+// it went to a channel it is not on (replies there pass it by), and, when
+// that channel is not registered and was not in use before (as far as its
+// history can be read), the names it may have meant.
+func sendNotes(ctx context.Context, ss *session, st mesh.ConnectorState, stErr error, ch string, seq uint64) []string {
+	if stErr != nil || joinedOn(st, ch) {
+		return nil
+	}
+	notOn := "you are not on #" + ch + ": replies posted there reach you only if they @mention you (cotal_join to follow it)."
+	reg, err := ss.e.Registry(ctx)
+	if err != nil {
+		return []string{notOn}
+	}
+	names, _, err := reg.List(ctx)
+	if err != nil || contains(names, ch) {
+		return []string{notOn}
+	}
+	n := "#" + ch + " is not in the channel registry"
+	switch used, known := usedBefore(ctx, ss.e, ch, seq); {
+	case known && used:
+		return []string{notOn}
+	case known:
+		n += " and nobody had posted there before"
+	}
+	if near := closeMatches(ch, append(names, joinedList(st)...)); len(near) > 0 {
+		n += " (did you mean #" + strings.Join(near, " or #") + "?)"
+	}
+	return []string{n + ".", notOn}
+}
+
+// usedBefore reports whether a channel's retained history holds a post
+// other than the one just sent (at seq); known is false when the history
+// cannot be read (a channel outside the read ACL).
+func usedBefore(ctx context.Context, e *mesh.Endpoint, ch string, seq uint64) (used, known bool) {
+	items, _, err := e.History(ctx, ch, 2)
+	if err != nil {
+		return false, false
+	}
+	for _, it := range items {
+		if it.Seq != seq {
+			return true, true
+		}
+	}
+	return false, true
+}
+
+// closeMatches are the names within two edits of ch (or differing only in
+// case), sorted.
+func closeMatches(ch string, names []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, n := range names {
+		if n == ch || seen[n] || !wire.IsConcrete(n) {
+			continue
+		}
+		if strings.EqualFold(n, ch) || editDistance(strings.ToLower(n), strings.ToLower(ch)) <= 2 {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(rb)]
+}

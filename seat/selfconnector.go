@@ -1,0 +1,105 @@
+package seat
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/presence"
+)
+
+// Self commands the seat's MCP server (`cotal mcp` inside the seat) reads
+// and steers its connector through; each acts on the caller's own seat.
+const (
+	CmdConnector   = "connector"     // the connector's state: channels, modes, presence, pending
+	CmdInboxWindow = "inbox-window"  // one inbox read for a model (mesh.Endpoint.TakeWindow)
+	CmdAttention   = "set-attention" // the global attention mode, mirrored to presence
+	CmdChannelMode = "channel-mode"  // a per-channel override: normal, quiet or muted
+)
+
+// InboxWindowArgs asks for one inbox read.
+type InboxWindowArgs struct {
+	Peek bool `json:"peek,omitempty"`
+}
+
+// AttentionArgs sets the attention mode.
+type AttentionArgs struct {
+	Attention string `json:"attention" schema:"enum=open|dnd|focus"`
+}
+
+// ChannelModeArgs sets one channel's override.
+type ChannelModeArgs struct {
+	Channel string `json:"channel" schema:"minLength=1,maxLength=4096"`
+	Mode    string `json:"mode" schema:"enum=normal|quiet|muted"`
+}
+
+// ChannelModeReply is the overrides in force after the change.
+type ChannelModeReply struct {
+	Modes map[string]mesh.ChannelMode `json:"modes"`
+}
+
+func (m *Manager) selfConnectorCommands() []ep.Command {
+	self := []ep.Mode{ep.ModeSelf}
+	return []ep.Command{
+		{Name: CmdConnector, Modes: self, Input: ep.SchemaFor(struct{}{}), Output: ep.SchemaFor(mesh.ConnectorState{}), Capability: "self", Handler: m.selfConnector},
+		{Name: CmdInboxWindow, Modes: self, Input: ep.SchemaFor(InboxWindowArgs{}), Output: ep.SchemaFor(mesh.Window{}), Capability: "self", Handler: m.selfInboxWindow},
+		{Name: CmdAttention, Modes: self, Input: ep.SchemaFor(AttentionArgs{}), Output: ep.SchemaFor(mesh.PresenceState{}), Capability: "self", Handler: m.selfAttention},
+		{Name: CmdChannelMode, Modes: self, Input: ep.SchemaFor(ChannelModeArgs{}), Output: ep.SchemaFor(ChannelModeReply{}), Capability: "self", Handler: m.selfChannelMode},
+	}
+}
+
+func (m *Manager) selfConnector(_ context.Context, c *ep.Call) (any, *ep.Error) {
+	conn, e := m.connector(c)
+	if e != nil {
+		return nil, e
+	}
+	return conn.State(), nil
+}
+
+func (m *Manager) selfInboxWindow(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+	var a InboxWindowArgs
+	conn, e := m.selfArgs(c, &a)
+	if e != nil {
+		return nil, e
+	}
+	w, err := conn.TakeWindow(ctx, mesh.InboxWindowChars, a.Peek)
+	if err != nil {
+		return nil, ep.Failed(ep.CodeUnavailable, "reading the inbox: %v", err)
+	}
+	return w, nil
+}
+
+func (m *Manager) selfAttention(_ context.Context, c *ep.Call) (any, *ep.Error) {
+	var a AttentionArgs
+	conn, e := m.selfArgs(c, &a)
+	if e != nil {
+		return nil, e
+	}
+	if err := conn.SetAttention(presence.Attention(a.Attention)); err != nil {
+		return nil, ep.Failed(ep.CodeInternal, "%v", err)
+	}
+	st := conn.State()
+	if st.Presence == nil {
+		return nil, ep.Failed(ep.CodeInternal, "the connector writes no presence")
+	}
+	return *st.Presence, nil
+}
+
+func (m *Manager) selfChannelMode(_ context.Context, c *ep.Call) (any, *ep.Error) {
+	var a ChannelModeArgs
+	conn, e := m.selfArgs(c, &a)
+	if e != nil {
+		return nil, e
+	}
+	if err := conn.SetChannelMode(a.Channel, mesh.ChannelMode(a.Mode)); errors.Is(err, mesh.ErrBadChannelMode) {
+		return nil, ep.Refuse(ep.CodeFailedPrecondition, "%v", err)
+	} else if err != nil {
+		return nil, ep.Failed(ep.CodeInternal, "the mode is set, but mirroring it to presence failed: %v", err)
+	}
+	modes := conn.ChannelModes()
+	if modes == nil {
+		modes = map[string]mesh.ChannelMode{}
+	}
+	return ChannelModeReply{Modes: modes}, nil
+}
