@@ -2,15 +2,12 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
-	"sync"
 	"syscall"
-	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/nats-io/nats.go"
@@ -23,6 +20,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/tui"
 )
 
@@ -166,198 +164,29 @@ func personaDir() string {
 	return cwd
 }
 
-// seatDesk is the dashboard's way to the managers: the census, screens and
-// the seat commands over the control surface, as the local operator. It is
-// a tui.SeatSource and a tui.SeatControl. mu guards the connection, which
-// is made on first use and made again once it has closed.
-type seatDesk struct {
-	dial    func() (*ep.Client, *nats.Conn, error)
-	project string
-	local   string // the manager this process hosts: spawns go to it
-	changed chan struct{}
+// seatDesk is the dashboard's way to the managers: tui's, over
+// seat/client, dialled as the local operator; spawns go to local.
+type seatDesk struct{ *tui.Managers }
 
-	mu     sync.Mutex
-	c      *ep.Client
-	nc     *nats.Conn
-	closed bool
-}
-
-func newSeatDesk(dial func() (*ep.Client, *nats.Conn, error), project, local string) *seatDesk {
-	return &seatDesk{dial: dial, project: project, local: local, changed: make(chan struct{}, 1)}
-}
-
-func (d *seatDesk) client() (*ep.Client, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.closed {
-		return nil, errors.New("the dashboard is closing")
-	}
-	if d.nc != nil && !d.nc.IsClosed() {
-		return d.c, nil
-	}
-	c, nc, err := d.dial()
-	if err != nil {
-		return nil, err
-	}
-	d.c, d.nc = c, nc
-	return c, nil
-}
-
-func (d *seatDesk) close() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	d.closed = true
-	if d.nc != nil {
-		d.nc.Close()
-	}
-}
-
-// poke asks the collector for a census now, after a command changed one.
-func (d *seatDesk) poke() {
-	select {
-	case d.changed <- struct{}{}:
-	default:
-	}
-}
-
-func (d *seatDesk) Changes() <-chan struct{} { return d.changed }
-
-func (d *seatDesk) Seats(ctx context.Context) (tui.Census, error) {
-	c, err := d.client()
-	if err != nil {
-		return tui.Census{}, err
-	}
-	cs, err := takeCensus(ctx, c, "")
-	if err != nil {
-		if e := ep.AsError(err); e != nil && e.Code == ep.CodeFailedPrecondition {
-			return tui.Census{}, nil // no manager registered yet
+func newSeatDesk(dial func() (*ep.Client, *nats.Conn, error), project, local string) seatDesk {
+	managers := func() (*client.Client, error) {
+		c, _, err := dial() // the desk closes the connection through the client
+		if err != nil {
+			return nil, err
 		}
-		return tui.Census{}, err
+		return client.New(c), nil
 	}
-	out := tui.Census{Managers: len(cs.Managers)}
-	for _, m := range cs.Missing {
-		out.Missing = append(out.Missing, m.InstanceID)
-	}
-	now := time.Now().UnixMilli()
-	for _, r := range cs.Rows {
-		out.Seats = append(out.Seats, seatOfRow(r, now-r.ManagerNowMs))
-	}
-	return out, nil
+	return seatDesk{tui.NewManagers(managers, func(context.Context) ([]string, error) { return personas(project) }, local)}
 }
 
-// seatOfRow reads a ps row on this clock: skew is our clock minus the
-// manager's, so the ages the dashboard prints are the manager's.
-func seatOfRow(r censusRow, skew int64) tui.Seat {
-	at := func(ms int64) time.Time {
-		if ms == 0 {
-			return time.Time{}
-		}
-		return time.UnixMilli(ms + skew)
-	}
-	return tui.Seat{
-		Name: r.Name, PeerID: r.ID, Manager: r.Manager, Persona: r.Persona, Harness: r.Harness,
-		State: r.State, Process: r.Process, PID: r.PID, Started: at(r.StartedMs), Exited: at(r.ExitedMs),
-		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
-		Sandbox: r.Sandbox,
-	}
-}
+func (d seatDesk) close() { d.Close() }
 
-// call runs one manager command pinned to an instance and decodes its answer.
-func (d *seatDesk) call(ctx context.Context, on, command string, args, out any) (*ep.Result, error) {
-	c, err := d.client()
-	if err != nil {
-		return nil, err
-	}
-	var opts []ep.CallOption
-	if on != "" {
-		opts = append(opts, ep.On(on))
-	}
-	r, err := c.Call(ctx, seat.Endpoint, command, args, opts...)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(r.Data, out); err != nil {
-		return nil, fmt.Errorf("%s answered with garbage: %w", command, err)
-	}
-	return r, nil
-}
-
-func (d *seatDesk) Screen(ctx context.Context, s tui.Seat) (tui.Screen, error) {
-	var r seat.ScreenReply
-	if _, err := d.call(ctx, s.Manager, "screen", map[string]string{"name": s.Name}, &r); err != nil {
-		return tui.Screen{}, err
-	}
-	return tui.Screen{Text: r.Screen, Running: r.Running}, nil
-}
-
-func (d *seatDesk) Personas(context.Context) ([]string, error) {
-	names := seat.ListPersonas(d.project)
+// personas names the personas of project a spawn may use, or says where
+// it looked.
+func personas(project string) ([]string, error) {
+	names := seat.ListPersonas(project)
 	if len(names) == 0 {
-		return nil, fmt.Errorf("none in %s: add one as <name>.md", config.AgentsDir(d.project))
+		return nil, fmt.Errorf("none in %s: add one as <name>.md", config.AgentsDir(project))
 	}
 	return names, nil
-}
-
-func (d *seatDesk) Spawn(ctx context.Context, persona string) (tui.SpawnTicket, error) {
-	var acc seat.SpawnAccepted
-	r, err := d.call(ctx, d.local, "spawn", seat.SpawnArgs{Persona: persona}, &acc)
-	if err != nil {
-		return tui.SpawnTicket{}, err
-	}
-	d.poke()
-	return tui.SpawnTicket{
-		Persona: persona, Name: acc.Name, Manager: r.Responder.InstanceID, GoalID: acc.GoalID,
-		Deadline: time.Duration(acc.ReadinessDeadlineMs) * time.Millisecond,
-	}, nil
-}
-
-// AwaitSpawn polls the spawn's goal until it has its outcome, as `cotal
-// spawn` does.
-func (d *seatDesk) AwaitSpawn(ctx context.Context, t tui.SpawnTicket) (tui.SpawnOutcome, error) {
-	defer d.poke()
-	for {
-		c, err := d.client()
-		if err != nil {
-			return tui.SpawnOutcome{}, err
-		}
-		res, ok, err := c.GoalResult(ctx, seat.Endpoint, t.GoalID, ep.On(t.Manager), ep.Timeout(5*time.Second))
-		if err == nil && ok {
-			o := tui.SpawnOutcome{State: tui.SpawnFailed}
-			switch res.State {
-			case ep.GoalSucceeded:
-				o.State = tui.SpawnSucceeded
-			case ep.GoalUncertain:
-				o.State = tui.SpawnUncertain
-			default:
-				o.Message = res.State
-				if res.Error != nil {
-					o.Message = res.Error.Message
-				}
-			}
-			return o, nil
-		}
-		select {
-		case <-ctx.Done():
-			return tui.SpawnOutcome{}, fmt.Errorf("waiting for %s to come up: %w", t.Name, ctx.Err())
-		case <-time.After(150 * time.Millisecond):
-		}
-	}
-}
-
-func (d *seatDesk) Stop(ctx context.Context, s tui.Seat) (string, error) {
-	var r seat.Row
-	if _, err := d.call(ctx, s.Manager, "despawn", map[string]any{"name": s.Name, "graceful": true}, &r); err != nil {
-		return "", err
-	}
-	d.poke()
-	return r.Process, nil
-}
-
-func (d *seatDesk) Input(ctx context.Context, s tui.Seat, text string) (int, error) {
-	var r seat.InputReply
-	if _, err := d.call(ctx, s.Manager, "input", map[string]any{"name": s.Name, "text": text, "enter": true}, &r); err != nil {
-		return 0, err
-	}
-	d.poke()
-	return r.Bytes, nil
 }

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -14,8 +11,6 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
-	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/seat"
 )
 
 func newDownCmd(g *globals) *cobra.Command {
@@ -87,44 +82,12 @@ any seat is live and names them; --with-agents stops them too.`,
 // stopEverySeat stops every running seat of every manager of the space,
 // gracefully, in parallel, and names them.
 func stopEverySeat(g *globals) ([]string, error) {
-	c, nc, err := g.epClient()
+	cl, nc, err := g.managers()
 	if err != nil {
 		return nil, err
 	}
 	defer nc.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cs, err := takeCensus(ctx, c, "")
-	if err != nil {
-		if e := ep.AsError(err); e != nil && e.Code == ep.CodeFailedPrecondition {
-			return nil, nil // no manager registered
-		}
-		return nil, err
-	}
-	var (
-		mu      sync.Mutex
-		stopped []string
-		errs    []error
-		wg      sync.WaitGroup
-	)
-	for _, r := range cs.Rows {
-		if r.Process != "running" {
-			continue
-		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			_, err := c.Call(ctx, seat.Endpoint, "despawn", seat.DespawnArgs{Name: r.Name}, ep.On(r.Manager), ep.Timeout(15*time.Second))
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				errs = append(errs, fmt.Errorf("%s on manager %s: %w", r.Name, r.Manager, err))
-				return
-			}
-			stopped = append(stopped, r.Name)
-		}()
-	}
-	wg.Wait()
-	sort.Strings(stopped)
-	return stopped, errors.Join(errs...)
+	return cl.StopEverySeat(ctx)
 }

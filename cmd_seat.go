@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -23,84 +22,17 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
-// census is one ps scatter: every manager's rows, and who did not answer.
-type census struct {
-	Rows     []censusRow             `json:"rows"`
-	Managers []string                `json:"managers"`
-	Missing  []ep.MissingSlot        `json:"missing,omitempty"`
-	Result   *ep.ScatterResult       `json:"-"`
-	Replies  map[string]seat.PsReply `json:"-"`
-}
-
-type censusRow struct {
-	Manager string `json:"manager"`
-	seat.Row
-	ManagerNowMs int64 `json:"-"`
-}
-
-// takeCensus scatters ps over every registered manager.
-func takeCensus(ctx context.Context, c *ep.Client, on string) (*census, error) {
-	var res *ep.ScatterResult
-	var err error
-	if on != "" {
-		r, cerr := c.Call(ctx, seat.Endpoint, "ps", nil, ep.On(on))
-		if cerr != nil {
-			return nil, cerr
-		}
-		res = &ep.ScatterResult{Complete: true, Replies: []ep.ScatterReply{{InstanceID: r.Responder.InstanceID, Epoch: r.Responder.Epoch, Data: r.Data}}}
-	} else {
-		res, err = c.Scatter(ctx, seat.Endpoint, "ps", nil, ep.Timeout(5*time.Second), ep.ProbeAfter(time.Second))
-		if err != nil {
-			return nil, err
-		}
-	}
-	cs := &census{Result: res, Missing: res.Missing, Replies: map[string]seat.PsReply{}}
-	for _, r := range res.Replies {
-		if r.Error != nil {
-			continue
-		}
-		var ps seat.PsReply
-		if json.Unmarshal(r.Data, &ps) != nil {
-			continue
-		}
-		cs.Replies[r.InstanceID] = ps
-		cs.Managers = append(cs.Managers, r.InstanceID)
-		for _, row := range ps.Seats {
-			cs.Rows = append(cs.Rows, censusRow{Manager: r.InstanceID, Row: row, ManagerNowMs: ps.NowMs})
-		}
-	}
-	sort.Strings(cs.Managers)
-	sort.Slice(cs.Rows, func(i, j int) bool {
-		if cs.Rows[i].Name != cs.Rows[j].Name {
-			return cs.Rows[i].Name < cs.Rows[j].Name
-		}
-		return cs.Rows[i].Manager < cs.Rows[j].Manager
-	})
-	return cs, nil
-}
-
-// locate finds the manager running a seat: a live one first.
-func locate(ctx context.Context, c *ep.Client, name, on string) (string, seat.Row, error) {
-	cs, err := takeCensus(ctx, c, on)
+// managers is a client of the space's managers as this process's caller;
+// closing nc ends it.
+func (g *globals) managers() (*client.Client, *nats.Conn, error) {
+	c, nc, err := g.epClient()
 	if err != nil {
-		return "", seat.Row{}, err
+		return nil, nil, err
 	}
-	var found *censusRow
-	for i, r := range cs.Rows {
-		if r.Name == name && (found == nil || r.Process == "running") {
-			found = &cs.Rows[i]
-		}
-	}
-	if found == nil {
-		names := make([]string, 0, len(cs.Rows))
-		for _, r := range cs.Rows {
-			names = append(names, r.Name)
-		}
-		return "", seat.Row{}, usagef("no seat %q (seats: %s)", name, listOrNone(names))
-	}
-	return found.Manager, found.Row, nil
+	return client.New(c), nc, nil
 }
 
 func ageMs(nowMs, t int64) string {
@@ -124,14 +56,14 @@ running but off the mesh, or gone). Managers that do not answer are named, and
 the command then exits 1: the census is incomplete.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			c, nc, err := g.epClient()
+			cl, nc, err := g.managers()
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
 			ctx, cancel := ctxTimeout()
 			defer cancel()
-			cs, err := takeCensus(ctx, c, on)
+			cs, err := cl.Census(ctx, on)
 			if err != nil {
 				return epFailure(g, err)
 			}
@@ -141,7 +73,7 @@ the command then exits 1: the census is incomplete.`,
 			} else {
 				printCensus(g, cs, wide)
 			}
-			if len(cs.Missing) > 0 || !cs.Result.Complete {
+			if cs.Incomplete() {
 				return exitError{exitFail}
 			}
 			return nil
@@ -153,7 +85,7 @@ the command then exits 1: the census is incomplete.`,
 	return cmd
 }
 
-func printCensus(g *globals, cs *census, wide bool) {
+func printCensus(g *globals, cs *client.Census, wide bool) {
 	if len(cs.Rows) == 0 {
 		fmt.Fprintf(g.stdout, "no seats (%d manager(s) answered)\n", len(cs.Managers))
 	} else {
@@ -169,7 +101,7 @@ func printCensus(g *globals, cs *census, wide bool) {
 				since = r.ExitedMs
 			}
 			mesh := r.Mesh
-			if r.Process == "running" && r.Mesh == "offline" {
+			if r.Running() && r.Mesh == "offline" {
 				mesh += " (" + r.State + ")"
 			}
 			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s", r.Name, r.Process, ageMs(r.ManagerNowMs, since),
@@ -182,7 +114,7 @@ func printCensus(g *globals, cs *census, wide bool) {
 		}
 		tw.Flush()
 		for _, r := range cs.Rows {
-			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Process == "running" {
+			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
 			}
 		}
@@ -208,7 +140,7 @@ func dashS(s string) string {
 
 func newSpawnCmd(g *globals) *cobra.Command {
 	var (
-		a         seat.SpawnArgs
+		a         client.SpawnArgs
 		on        string
 		detach    bool
 		asJSON    bool
@@ -226,82 +158,41 @@ the acceptance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			a.Persona = args[0]
-			c, nc, err := g.epClient()
+			cl, nc, err := g.managers()
 			if err != nil {
 				return err
 			}
 			defer nc.Close()
 			ctx, cancel := ctxTimeout()
 			defer cancel()
-			opts := []ep.CallOption{ep.Timeout(10 * time.Second)}
-			if on != "" {
-				opts = append(opts, ep.On(on))
-			}
-			// Progress events of this caller's goals, subscribed before
-			// the spawn so none is missed.
-			steps := make(chan ep.GoalProgress, 16)
-			if filter, err := ep.GoalProgressFilter(g.spaceOf(c), seat.Endpoint, c.Caller()); err == nil {
-				if sub, err := nc.Subscribe(filter, func(m *nats.Msg) {
-					var p ep.GoalProgress
-					if json.Unmarshal(m.Data, &p) == nil {
-						select {
-						case steps <- p:
-						default:
-						}
-					}
-				}); err == nil {
-					defer sub.Unsubscribe()
-					_ = nc.Flush()
-				}
-			}
-			r, err := c.Call(ctx, seat.Endpoint, "spawn", a, opts...)
+			sp, err := cl.Spawn(ctx, a, on)
 			if err != nil {
 				return epFailure(g, err)
 			}
-			var acc seat.SpawnAccepted
-			if err := json.Unmarshal(r.Data, &acc); err != nil {
-				return fmt.Errorf("spawn answered with garbage: %w", err)
-			}
 			if !asJSON {
-				fmt.Fprintf(g.stdout, "accepted: seat %s (%s.%s, lifecycle %s) on manager %s; goal %s\n", acc.Name, acc.Owner, acc.Actor, acc.UID, r.Responder.InstanceID, acc.GoalID)
+				fmt.Fprintf(g.stdout, "accepted: seat %s (%s.%s, lifecycle %s) on manager %s; goal %s\n", sp.Name, sp.Owner, sp.Actor, sp.UID, sp.Manager, sp.GoalID)
 			}
 			if detach {
 				if asJSON {
-					fmt.Fprintln(g.stdout, string(r.Data))
+					fmt.Fprintln(g.stdout, string(sp.Reply))
 				}
 				return nil
 			}
-			wait := time.Duration(acc.ReadinessDeadlineMs)*time.Millisecond + followFor
+			wait := sp.Deadline() + followFor
 			fctx, fcancel := context.WithTimeout(context.Background(), wait)
 			defer fcancel()
-			said := false
-			for {
-				for drained := false; !drained; {
-					select {
-					case p := <-steps:
-						if p.GoalID == acc.GoalID && !asJSON {
-							fmt.Fprintf(g.stdout, "%s: %s\n", acc.Name, describeStep(p))
-						}
-					default:
-						drained = true
-					}
-				}
-				res, ok, err := c.GoalResult(fctx, seat.Endpoint, acc.GoalID, ep.On(r.Responder.InstanceID), ep.Timeout(5*time.Second))
-				if err == nil && ok {
-					return printSpawnResult(g, acc, res, asJSON)
-				}
-				if fctx.Err() != nil {
-					return fmt.Errorf("spawn of %s: no outcome within %s; see `cotal ps` and `cotal screen %s`", acc.Name, wait, acc.Name)
-				}
-				if !said && !asJSON {
-					said = true
-					fmt.Fprintf(g.stderr, "waiting for %s to come up (at most %s)...\n", acc.Name, time.Duration(acc.ReadinessDeadlineMs)*time.Millisecond)
-				}
-				select {
-				case <-fctx.Done():
-				case <-time.After(150 * time.Millisecond):
+			var w client.Watch
+			if !asJSON {
+				w.Step = func(s client.Step) { fmt.Fprintf(g.stdout, "%s: %s\n", sp.Name, describeStep(s)) }
+				w.Pending = func() {
+					fmt.Fprintf(g.stderr, "waiting for %s to come up (at most %s)...\n", sp.Name, sp.Deadline())
 				}
 			}
+			res, err := cl.AwaitSpawn(fctx, sp, w)
+			if err != nil {
+				return fmt.Errorf("spawn of %s: no outcome within %s; see `cotal ps` and `cotal screen %s`", sp.Name, wait, sp.Name)
+			}
+			return printSpawnResult(g, sp.SpawnAccepted, res, asJSON)
 		},
 	}
 	fl := cmd.Flags()
@@ -316,7 +207,7 @@ the acceptance.`,
 	return cmd
 }
 
-func printSpawnResult(g *globals, acc seat.SpawnAccepted, res ep.GoalResult, asJSON bool) error {
+func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, asJSON bool) error {
 	if asJSON {
 		b, _ := json.MarshalIndent(map[string]any{"accepted": acc, "result": res}, "", "  ")
 		fmt.Fprintln(g.stdout, string(b))
@@ -344,28 +235,28 @@ func printSpawnResult(g *globals, acc seat.SpawnAccepted, res ep.GoalResult, asJ
 	}
 }
 
-// seatCall locates a seat's manager and calls a command pinned to it.
-func seatCall(g *globals, name, on, command string, args any, out any) error {
-	c, nc, err := g.epClient()
+// onSeat locates a seat over the managers (or only on) and makes one call
+// on it; a name no manager has is a usage error.
+func onSeat(g *globals, name, on string, call func(context.Context, *client.Client, client.Seat) error) error {
+	cl, nc, err := g.managers()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	ctx, cancel := ctxTimeout()
 	defer cancel()
-	iid, _, err := locate(ctx, c, name, on)
-	if err != nil {
-		var ue usageError
-		if errors.As(err, &ue) {
-			return err
-		}
-		return epFailure(g, err)
+	row, err := cl.Locate(ctx, name, on)
+	var none *client.NoSeatError
+	if errors.As(err, &none) {
+		return usageError{err}
 	}
-	r, err := c.Call(ctx, seat.Endpoint, command, args, ep.On(iid), ep.Timeout(10*time.Second))
 	if err != nil {
 		return epFailure(g, err)
 	}
-	return json.Unmarshal(r.Data, out)
+	if err := call(ctx, cl, row.Seat()); err != nil {
+		return epFailure(g, err)
+	}
+	return nil
 }
 
 func newScreenCmd(g *globals) *cobra.Command {
@@ -376,20 +267,22 @@ func newScreenCmd(g *globals) *cobra.Command {
 		Short: "Print a seat's current screen",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			var r seat.ScreenReply
-			if err := seatCall(g, args[0], on, "screen", map[string]string{"name": args[0]}, &r); err != nil {
-				return err
-			}
-			if asJSON {
-				b, _ := json.MarshalIndent(r, "", "  ")
-				fmt.Fprintln(g.stdout, string(b))
+			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
+				r, err := cl.Screen(ctx, s)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					b, _ := json.MarshalIndent(r, "", "  ")
+					fmt.Fprintln(g.stdout, string(b))
+					return nil
+				}
+				fmt.Fprintln(g.stdout, r.Screen)
+				if !r.Running {
+					fmt.Fprintf(g.stderr, "(%s has exited; this is its last screen)\n", r.Name)
+				}
 				return nil
-			}
-			fmt.Fprintln(g.stdout, r.Screen)
-			if !r.Running {
-				fmt.Fprintf(g.stderr, "(%s has exited; this is its last screen)\n", r.Name)
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
@@ -405,12 +298,14 @@ func newStopCmd(g *globals) *cobra.Command {
 		Short: "Stop a seat: SIGTERM, then SIGKILL after 3 s (--force: at once)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			var r seat.Row
-			if err := seatCall(g, args[0], on, "despawn", map[string]any{"name": args[0], "graceful": !force}, &r); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stdout, "stopped %s (%s); it is offline\n", r.Name, r.Process)
-			return nil
+			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
+				r, err := cl.Stop(ctx, s, !force)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "stopped %s (%s); it is offline\n", r.Name, r.Process)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
@@ -432,16 +327,18 @@ The text is 1 to 65536 characters, typed verbatim; put it after -- when it
 starts with a dash: cotal input shell -- -x`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			var r seat.InputReply
 			text := strings.Join(args[1:], " ")
-			if n := utf8.RuneCountInString(text); n == 0 || n > seat.MaxInput {
-				return usagef("text: %d characters; input takes 1 to %d", n, seat.MaxInput)
+			if n := utf8.RuneCountInString(text); n == 0 || n > client.MaxInput {
+				return usagef("text: %d characters; input takes 1 to %d", n, client.MaxInput)
 			}
-			if err := seatCall(g, args[0], on, "input", map[string]any{"name": args[0], "text": text, "enter": !noEnter}, &r); err != nil {
-				return err
-			}
-			fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
-			return nil
+			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
+				r, err := cl.Input(ctx, s, text, !noEnter)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
@@ -452,25 +349,20 @@ starts with a dash: cotal input shell -- -x`,
 // liveSeats asks every manager which seats still run (nil when none
 // answers: a mesh without managers).
 func liveSeats(g *globals) ([]string, error) {
-	c, nc, err := g.epClient()
+	cl, nc, err := g.managers()
 	if err != nil {
 		return nil, err
 	}
 	defer nc.Close()
 	ctx, cancel := ctxTimeout()
 	defer cancel()
-	cs, err := takeCensus(ctx, c, "")
+	rows, err := cl.Running(ctx)
 	if err != nil {
-		if e := ep.AsError(err); e != nil && e.Code == ep.CodeFailedPrecondition {
-			return nil, nil // no manager registered
-		}
 		return nil, err
 	}
 	var live []string
-	for _, r := range cs.Rows {
-		if r.Process == "running" {
-			live = append(live, r.Name)
-		}
+	for _, r := range rows {
+		live = append(live, r.Name)
 	}
 	return live, nil
 }
@@ -557,28 +449,14 @@ func waitForQuit(g *globals, live func() []string) {
 }
 
 // describeStep is a spawn progress event in words.
-func describeStep(p ep.GoalProgress) string {
-	var d struct {
-		Step string `json:"step"`
-		PID  int    `json:"pid"`
-	}
-	_ = json.Unmarshal(p.Data, &d)
-	switch d.Step {
+func describeStep(s client.Step) string {
+	switch s.Step {
 	case "launched":
-		return fmt.Sprintf("process launched (pid %d)", d.PID)
+		return fmt.Sprintf("process launched (pid %d)", s.PID)
 	case "ready":
 		return "drew its first output and kept running: joining the mesh"
 	case "":
-		return p.State
+		return s.State
 	}
-	return d.Step
-}
-
-// spaceOf is the space the client acts in.
-func (g *globals) spaceOf(_ *ep.Client) string {
-	_, p, _, err := g.paths()
-	if err != nil {
-		return ""
-	}
-	return p.Space
+	return s.Step
 }

@@ -1,16 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // inSeat reports the manager instance whose connector holds this process's
@@ -24,39 +23,39 @@ func (g *globals) inSeat() string {
 
 // selfCall asks the seat's connector, through its manager, to act for the
 // seat; the broker vouches for the caller through the subject.
-func (g *globals) selfCall(command string, args any, out any) error {
-	c, nc, err := g.epClient()
+func (g *globals) selfCall(call func(context.Context, client.Self) error) error {
+	cl, nc, err := g.managers()
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	ctx, cancel := ctxTimeout()
 	defer cancel()
-	r, err := c.Call(ctx, seat.Endpoint, command, args, ep.Self(), ep.On(g.inSeat()), ep.Timeout(10*time.Second))
-	if err != nil {
+	if err := call(ctx, cl.Self(g.inSeat())); err != nil {
 		return epFailure(g, err)
 	}
-	return json.Unmarshal(r.Data, out)
+	return nil
 }
 
 // seatInbox is `cotal inbox` inside a seat: the connector keeps the
 // seat's inbox, so the read goes to it.
 func seatInbox(g *globals, peek, asJSON bool) error {
-	var r struct {
-		Items []seat.InboxItem `json:"items"`
-	}
-	if err := g.selfCall("inbox", map[string]any{"peek": peek}, &r); err != nil {
+	var items []client.InboxItem
+	if err := g.selfCall(func(ctx context.Context, s client.Self) (err error) {
+		items, err = s.Inbox(ctx, peek)
+		return err
+	}); err != nil {
 		return err
 	}
 	if asJSON {
-		b, _ := json.MarshalIndent(r.Items, "", "  ")
+		b, _ := json.MarshalIndent(items, "", "  ")
 		fmt.Fprintln(g.stdout, string(b))
 		return nil
 	}
-	if len(r.Items) == 0 {
+	if len(items) == 0 {
 		fmt.Fprintln(g.stdout, "Inbox empty, no new messages.")
 	}
-	for _, it := range r.Items {
+	for _, it := range items {
 		fmt.Fprintln(g.stdout, it.Line)
 	}
 	return nil
@@ -76,12 +75,15 @@ func newSetStatusCmd(g *globals) *cobra.Command {
 			default:
 				return usagef("status %q: use idle, waiting or working", args[0])
 			}
-			var r map[string]any
-			a := map[string]any{"status": args[0], "activity": strings.Join(args[1:], " ")}
-			if err := g.selfCall("set-status", a, &r); err != nil {
+			activity := strings.Join(args[1:], " ")
+			var r client.StatusSet
+			if err := g.selfCall(func(ctx context.Context, s client.Self) (err error) {
+				r, err = s.SetStatus(ctx, client.StatusArgs{Status: args[0], Activity: &activity})
+				return err
+			}); err != nil {
 				return err
 			}
-			fmt.Fprintf(g.stdout, "status %v, activity %q\n", r["status"], r["activity"])
+			fmt.Fprintf(g.stdout, "status %v, activity %q\n", r.Status, r.Activity)
 			return nil
 		},
 	}
@@ -96,13 +98,14 @@ func newLeaveCmd(g *globals) *cobra.Command {
 			if g.inSeat() == "" {
 				return usagef("leave works inside a seat; a person at a terminal uses `cotal join` and /leave")
 			}
-			var r struct {
-				Left bool `json:"left"`
-			}
-			if err := g.selfCall("leave", map[string]string{"channel": args[0]}, &r); err != nil {
+			var left bool
+			if err := g.selfCall(func(ctx context.Context, s client.Self) (err error) {
+				left, err = s.Leave(ctx, args[0])
+				return err
+			}); err != nil {
 				return err
 			}
-			if r.Left {
+			if left {
 				fmt.Fprintf(g.stdout, "left #%s\n", args[0])
 			} else {
 				fmt.Fprintf(g.stdout, "you weren't on #%s\n", args[0])
@@ -118,10 +121,11 @@ func seatJoin(g *globals, channels []string) error {
 		return usagef("inside a seat, join takes --channel: the seat is already on the mesh")
 	}
 	for _, ch := range channels {
-		var r struct {
-			Summary string `json:"summary"`
-		}
-		if err := g.selfCall("join", map[string]string{"channel": ch}, &r); err != nil {
+		var r client.JoinedReply
+		if err := g.selfCall(func(ctx context.Context, s client.Self) (err error) {
+			r, err = s.Join(ctx, ch)
+			return err
+		}); err != nil {
 			return err
 		}
 		fmt.Fprintln(g.stdout, r.Summary)

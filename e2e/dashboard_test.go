@@ -11,6 +11,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // The dashboard tests drive the real binary in tmux as a person would:
@@ -176,19 +178,13 @@ func TestDashboardAsClientLeavesTheMeshUp(t *testing.T) {
 // seatPID is the pid ps reports for a running seat.
 func seatPID(t *testing.T, home, space, name string) int {
 	t.Helper()
-	var ps struct {
-		Rows []struct {
-			Name    string `json:"name"`
-			PID     int    `json:"pid"`
-			Process string `json:"process"`
-		} `json:"rows"`
-	}
+	var ps client.Census
 	out := mustCotal(t, home, "ps", "--json", "--space", space)
 	if err := json.Unmarshal([]byte(out), &ps); err != nil {
 		t.Fatalf("ps --json: %v\n%s", err, out)
 	}
 	for _, r := range ps.Rows {
-		if r.Name == name && r.Process == "running" {
+		if r.Name == name && r.Running() {
 			return r.PID
 		}
 	}

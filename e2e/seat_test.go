@@ -10,6 +10,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // project makes a project dir whose .cotal/agents holds the given
@@ -87,16 +89,8 @@ func TestSeatSpawnInputScreenPsStop(t *testing.T) {
 		t.Fatalf("input of 65537 characters: exit %d %q", code, stderr)
 	}
 	out, _, code = runIn(t, home, dir, "ps", "--json")
-	var cs struct {
-		Rows []struct {
-			Name      string `json:"name"`
-			Process   string `json:"process"`
-			PID       int    `json:"pid"`
-			Mesh      string `json:"mesh"`
-			StartedMs int64  `json:"startedMs"`
-		} `json:"rows"`
-	}
-	if code != 0 || json.Unmarshal([]byte(out), &cs) != nil || len(cs.Rows) != 1 || cs.Rows[0].Process != "running" || cs.Rows[0].PID == 0 || cs.Rows[0].Mesh != "idle" {
+	var cs client.Census
+	if code != 0 || json.Unmarshal([]byte(out), &cs) != nil || len(cs.Rows) != 1 || !cs.Rows[0].Running() || cs.Rows[0].PID == 0 || cs.Rows[0].Mesh != "idle" || cs.Rows[0].Manager == "" {
 		t.Fatalf("ps --json: exit %d\n%s", code, out)
 	}
 
@@ -174,9 +168,7 @@ func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
 	var first, second string
 	waitFor(t, 10*time.Second, func() error {
 		out, _, _ := runIn(t, home, dir, "ps", "--json")
-		var cs struct {
-			Managers []string `json:"managers"`
-		}
+		var cs client.Census
 		if json.Unmarshal([]byte(out), &cs) != nil || len(cs.Managers) != 2 {
 			log, _ := os.ReadFile(supLog.Name())
 			return fmt.Errorf("managers so far: %s\nsupervise: %s", out, log)
@@ -205,13 +197,7 @@ func TestTwoManagersPsAttributesAndAGoneOneMakesItIncomplete(t *testing.T) {
 		}
 	}
 	out, _, code := runIn(t, home, dir, "ps", "--json")
-	var cs struct {
-		Rows []struct {
-			Manager string `json:"manager"`
-			Name    string `json:"name"`
-			PID     int    `json:"pid"`
-		} `json:"rows"`
-	}
+	var cs client.Census
 	if code != 0 || json.Unmarshal([]byte(out), &cs) != nil || len(cs.Rows) != 2 || cs.Rows[0].Manager == cs.Rows[1].Manager {
 		t.Fatalf("ps over two managers: exit %d\n%s", code, out)
 	}

@@ -13,71 +13,6 @@ import (
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
-// The manager's command arguments and replies. Each command's closed JSON
-// Schema is generated from these structs (ep.SchemaFor), so a contract
-// cannot drift from what its handler decodes and returns.
-
-// NameArgs names one seat.
-type NameArgs struct {
-	Name string `json:"name" schema:"minLength=1,maxLength=64"`
-}
-
-// DespawnArgs stops a seat: gracefully (SIGTERM, SIGKILL after 3 s) unless
-// Graceful is false.
-type DespawnArgs struct {
-	Name     string `json:"name" schema:"minLength=1,maxLength=64"`
-	Graceful *bool  `json:"graceful,omitempty"`
-}
-
-// MaxInput bounds the text of one input (spec control.md item 58).
-const MaxInput = 65536
-
-// InputArgs types text into a seat, then Enter unless Enter is false.
-type InputArgs struct {
-	Name  string `json:"name" schema:"minLength=1,maxLength=64"`
-	Text  string `json:"text" schema:"minLength=1,maxLength=65536"`
-	Enter *bool  `json:"enter,omitempty"`
-}
-
-// InboxArgs reads the seat's own inbox; Peek gives everything back.
-type InboxArgs struct {
-	Peek bool `json:"peek,omitempty"`
-}
-
-// InboxReply is what the seat's connector handed over.
-type InboxReply struct {
-	Items []InboxItem `json:"items"`
-}
-
-// StatusArgs sets the seat's own status and activity.
-type StatusArgs struct {
-	Status   string  `json:"status,omitempty" schema:"enum=idle|waiting|working"`
-	Activity *string `json:"activity,omitempty" schema:"maxLength=200"`
-}
-
-// StatusSet is the seat's presence after a set-status.
-type StatusSet struct {
-	Status   string `json:"status"`
-	Activity string `json:"activity"`
-}
-
-// ChannelArgs names a channel to join or leave.
-type ChannelArgs struct {
-	Channel string `json:"channel" schema:"minLength=1,maxLength=4096"`
-}
-
-// JoinedReply says how a seat's join went.
-type JoinedReply struct {
-	Joined  bool   `json:"joined"`
-	Durable bool   `json:"durable"`
-	Summary string `json:"summary"`
-}
-
-// LeftReply says whether the seat was on the channel.
-type LeftReply struct {
-	Left bool `json:"left"`
-}
-
 // commands are the manager's commands. Each handler checks its caller
 // against the identity records (authority.go) as well as the broker's
 // grants: the operator for the census and typing, spawn-capable agents for
@@ -102,28 +37,11 @@ func (m *Manager) commands() []ep.Command {
 	return append(cmds, m.selfConnectorCommands()...)
 }
 
-// StatusReply is the manager's own state.
-type StatusReply struct {
-	Instance string `json:"instance"`
-	Epoch    uint64 `json:"epoch"`
-	Seats    int    `json:"seats"`
-	Live     int    `json:"live"`
-	NowMs    int64  `json:"nowMs"`
-}
-
 func (m *Manager) status(context.Context, *ep.Call) (any, *ep.Error) {
 	m.mu.Lock()
 	n := len(m.seats)
 	m.mu.Unlock()
 	return StatusReply{Instance: m.iid, Epoch: m.server.Epoch(), Seats: n, Live: len(m.Live()), NowMs: time.Now().UnixMilli()}, nil
-}
-
-// PsReply is one manager's census.
-type PsReply struct {
-	Instance string `json:"instance"`
-	Epoch    uint64 `json:"epoch"`
-	NowMs    int64  `json:"nowMs"` // the manager's clock, so ages are read against it
-	Seats    []Row  `json:"seats"`
 }
 
 func (m *Manager) ps(context.Context, *ep.Call) (any, *ep.Error) {
@@ -152,14 +70,6 @@ func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, e
 	}
 	return s.row(), nil
-}
-
-// ScreenReply is a seat's current screen as text.
-type ScreenReply struct {
-	Name         string `json:"name"`
-	Screen       string `json:"screen"`
-	Running      bool   `json:"running"`
-	LastOutputMs int64  `json:"lastOutputMs,omitempty"`
 }
 
 func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
@@ -191,12 +101,6 @@ func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, ep.Failed(ep.CodeInternal, "stopping %s: %v", a.Name, err)
 	}
 	return s.row(), nil
-}
-
-// InputReply says how many bytes the seat's pty accepted.
-type InputReply struct {
-	Name  string `json:"name"`
-	Bytes int    `json:"bytes"`
 }
 
 func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
@@ -251,13 +155,6 @@ func (m *Manager) selfArgs(c *ep.Call, args any) (*mesh.Endpoint, *ep.Error) {
 	}
 	_ = c.Decode(args) // already validated against the command's schema
 	return conn, nil
-}
-
-// InboxItem is one item handed to a seat's own inbox read.
-type InboxItem struct {
-	Kind       string `json:"kind"`
-	Line       string `json:"line"` // rendered so peer text cannot forge a line
-	Historical bool   `json:"historical,omitempty"`
 }
 
 func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {

@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
@@ -244,21 +246,30 @@ func (h *harness) persona(name, command string, args []string, env map[string]st
 	}
 }
 
+// managers are the manager clients of the tests' ep clients, one each, so
+// each follows its spawns' progress on one subscription.
+var managers sync.Map // *ep.Client -> *client.Client
+
+// mgr is the manager client calling as c.
+func mgr(c *ep.Client) *client.Client {
+	if v, ok := managers.Load(c); ok {
+		return v.(*client.Client)
+	}
+	v, _ := managers.LoadOrStore(c, client.New(c))
+	return v.(*client.Client)
+}
+
 // spawn asks the manager on iid for a seat and returns the acceptance.
 func spawn(t testing.TB, c *ep.Client, iid string, a seat.SpawnArgs) (seat.SpawnAccepted, error) {
 	t.Helper()
-	r, err := c.Call(ctxT(t), seat.Endpoint, "spawn", a, ep.On(iid), ep.Timeout(10*time.Second))
+	sp, err := mgr(c).Spawn(ctxT(t), a, iid)
 	if err != nil {
 		return seat.SpawnAccepted{}, err
 	}
-	var acc seat.SpawnAccepted
-	if err := json.Unmarshal(r.Data, &acc); err != nil {
-		t.Fatalf("spawn reply %s: %v", r.Data, err)
+	if sp.Manager != iid {
+		t.Fatalf("spawn pinned to %s was answered by %s", iid, sp.Manager)
 	}
-	if r.Responder.InstanceID != iid {
-		t.Fatalf("spawn pinned to %s was answered by %s", iid, r.Responder.InstanceID)
-	}
-	return acc, nil
+	return sp.SpawnAccepted, nil
 }
 
 func mustSpawn(t testing.TB, c *ep.Client, iid string, a seat.SpawnArgs) seat.SpawnAccepted {
@@ -270,21 +281,16 @@ func mustSpawn(t testing.TB, c *ep.Client, iid string, a seat.SpawnArgs) seat.Sp
 	return acc
 }
 
-// goal polls goal-result, as the caller that spawned, until the goal ends.
+// goal follows a spawn's goal, as the caller that spawned, until it ends.
 func goal(t testing.TB, c *ep.Client, iid, goalID string, total time.Duration) ep.GoalResult {
 	t.Helper()
-	var res ep.GoalResult
-	waitFor(t, total, func() error {
-		r, ok, err := c.GoalResult(ctxT(t), seat.Endpoint, goalID, ep.On(iid), ep.Timeout(5*time.Second))
-		if err != nil {
-			return err
-		}
-		if !ok {
-			return fmt.Errorf("goal %s has no outcome yet", goalID)
-		}
-		res = r
-		return nil
-	})
+	ctx, cancel := context.WithTimeout(context.Background(), total)
+	defer cancel()
+	sp := client.Spawned{SpawnAccepted: client.SpawnAccepted{Name: goalID, GoalID: goalID}, Manager: iid}
+	res, err := mgr(c).AwaitSpawn(ctx, sp, client.Watch{})
+	if err != nil {
+		t.Fatalf("goal %s: %v", goalID, err)
+	}
 	return res
 }
 
@@ -310,22 +316,36 @@ func mustCall(t testing.TB, c *ep.Client, iid, command string, args, out any) {
 	}
 }
 
-func ps(t testing.TB, c *ep.Client, iid string) seat.PsReply {
+// ps is the census of the manager on iid.
+func ps(t testing.TB, c *ep.Client, iid string) *client.Census {
 	t.Helper()
-	var r seat.PsReply
-	mustCall(t, c, iid, "ps", nil, &r)
-	return r
+	cs, err := mgr(c).Census(ctxT(t), iid)
+	if err != nil {
+		t.Fatalf("ps on %s: %v", iid, err)
+	}
+	return cs
 }
 
-func row(r seat.PsReply, name string) (seat.Row, bool) {
-	for _, x := range r.Seats {
+func row(cs *client.Census, name string) (seat.Row, bool) {
+	for _, x := range cs.Rows {
 		if x.Name == name {
-			return x, true
+			return x.Row, true
 		}
 	}
 	return seat.Row{}, false
 }
 
+// seatNames are the names of a census's seats, sorted.
+func seatNames(cs *client.Census) []string {
+	out := make([]string, 0, len(cs.Rows))
+	for _, x := range cs.Rows {
+		out = append(out, x.Name)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// names are the names of one manager's ps reply, sorted.
 func names(r seat.PsReply) []string {
 	out := make([]string, 0, len(r.Seats))
 	for _, x := range r.Seats {
@@ -337,8 +357,10 @@ func names(r seat.PsReply) []string {
 
 func screen(t testing.TB, c *ep.Client, iid, name string) seat.ScreenReply {
 	t.Helper()
-	var r seat.ScreenReply
-	mustCall(t, c, iid, "screen", map[string]string{"name": name}, &r)
+	r, err := mgr(c).Screen(ctxT(t), client.Seat{Name: name, Manager: iid})
+	if err != nil {
+		t.Fatalf("screen of %s: %v", name, err)
+	}
 	return r
 }
 
@@ -358,21 +380,21 @@ func waitScreen(t testing.TB, c *ep.Client, iid, name, want string, total time.D
 
 func input(t testing.TB, c *ep.Client, iid, name, text string) seat.InputReply {
 	t.Helper()
-	var r seat.InputReply
-	mustCall(t, c, iid, "input", map[string]any{"name": name, "text": text}, &r)
+	r, err := mgr(c).Input(ctxT(t), client.Seat{Name: name, Manager: iid}, text, true)
+	if err != nil {
+		t.Fatalf("input to %s: %v", name, err)
+	}
 	return r
 }
 
 // killSeats SIGKILLs every running seat of the manager on iid.
 func (h *harness) killSeats(iid string) {
-	var r seat.PsReply
-	if call(h.t, h.c, iid, "ps", nil, &r) != nil {
+	cs, err := mgr(h.c).Census(ctxT(h.t), iid)
+	if err != nil {
 		return
 	}
-	for _, x := range r.Seats {
-		if x.Process == "running" {
-			_ = call(h.t, h.c, iid, "despawn", map[string]any{"name": x.Name, "graceful": false}, nil)
-		}
+	for _, x := range cs.Running() {
+		_, _ = mgr(h.c).Stop(ctxT(h.t), x.Seat(), false)
 	}
 }
 

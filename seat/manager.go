@@ -15,9 +15,6 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// Endpoint is the manager's endpoint name on the control surface.
-const Endpoint = "manager"
-
 // Defaults of a manager.
 const (
 	DefaultReadiness = 30 * time.Second       // spawn to ready, else uncertain

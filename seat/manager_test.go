@@ -210,13 +210,13 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 	}
 
 	minted, seatCreds := countFiles(app.MintedDir(h.paths)), countFiles(h.paths.AuthDir())+countFiles(app.RunDir(h.paths))
-	before := names(ps(t, h.c, h.iid))
+	before := seatNames(ps(t, h.c, h.iid))
 	_, err := spawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell", Name: "shell"})
 	e := errCode(t, err)
 	if e.Code != ep.CodeAlreadyExists || e.EffectiveOutcome() != ep.NotExecuted {
 		t.Fatalf("pinned spawn onto a live name: %v (%s), want already-exists not-executed", e, e.EffectiveOutcome())
 	}
-	if after := names(ps(t, h.c, h.iid)); strings.Join(after, ",") != strings.Join(before, ",") {
+	if after := seatNames(ps(t, h.c, h.iid)); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Fatalf("ps after the refusal %v, before %v", after, before)
 	}
 	if n, m := countFiles(app.MintedDir(h.paths)), countFiles(h.paths.AuthDir())+countFiles(app.RunDir(h.paths)); n != minted || m != seatCreds {

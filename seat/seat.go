@@ -48,31 +48,6 @@ type Seat struct {
 	exitAt  time.Time
 }
 
-// Row is one seat as ps reports it: the process state and the mesh state
-// side by side, each with its time, because they can disagree.
-type Row struct {
-	Name         string `json:"name"`
-	ID           string `json:"id"`
-	LifecycleUID string `json:"lifecycleUid"`
-	Role         string `json:"role,omitempty"`
-	Persona      string `json:"persona"`
-	Harness      string `json:"harness"`
-	State        string `json:"state"`
-	PID          int    `json:"pid"`
-	Process      string `json:"process"` // running, exited N, killed SIG
-	StartedMs    int64  `json:"startedMs"`
-	ExitedMs     int64  `json:"exitedMs,omitempty"`
-	LastOutputMs int64  `json:"lastOutputMs,omitempty"`
-	Mesh         string `json:"mesh"` // the connector's presence status, or offline
-	MeshSinceMs  int64  `json:"meshSinceMs,omitempty"`
-	Activity     string `json:"activity,omitempty"`
-	GoalID       string `json:"goalId,omitempty"`
-	// Sandbox is how the seat is kept from the space's keys and others'
-	// creds: "namespace", "landlock" or "unsandboxed: <reason>"; "" until
-	// its process has started.
-	Sandbox string `json:"sandbox,omitempty"`
-}
-
 func ms(t time.Time) int64 {
 	if t.IsZero() {
 		return 0

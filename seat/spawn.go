@@ -17,45 +17,6 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// SpawnArgs are the spawn command's arguments.
-type SpawnArgs struct {
-	Persona string `json:"persona" schema:"minLength=1,maxLength=128"`
-	Name    string `json:"name,omitempty" schema:"maxLength=64"` // pinned: a collision is refused
-	Cwd     string `json:"cwd,omitempty" schema:"maxLength=4096"`
-	Role    string `json:"role,omitempty" schema:"maxLength=64"`
-	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
-}
-
-// Executor names the manager incarnation that runs a spawn.
-type Executor struct {
-	LifecycleUID string `json:"lifecycleUid"`
-	Epoch        uint64 `json:"epoch"`
-}
-
-// SpawnAccepted is the spawn reply: who the seat will be and which goal
-// reports how it went. It carries no secret.
-type SpawnAccepted struct {
-	Name                string   `json:"name"`
-	Owner               string   `json:"owner"`
-	Actor               string   `json:"actor"`
-	UID                 string   `json:"uid"`
-	GoalID              string   `json:"goalId"`
-	Fingerprint         string   `json:"fingerprint"`
-	ReadinessDeadlineMs int64    `json:"readinessDeadlineMs"`
-	Executor            Executor `json:"executor"`
-}
-
-// SpawnSucceeded is the terminal fact of a seat that came up.
-type SpawnSucceeded struct {
-	Name         string `json:"name"`
-	Agent        string `json:"agent"`
-	ID           string `json:"id"`
-	Mode         string `json:"mode"`
-	LifecycleUID string `json:"lifecycleUid"`
-	Role         string `json:"role,omitempty"`
-	PID          int    `json:"pid"`
-}
-
 // allocate picks the seat's name: a pinned one must be free, an unpinned
 // one is numbered base, base_2, base_3 against every seat and spawn in
 // flight here and every name live on the mesh (another manager's seats,

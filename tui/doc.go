@@ -4,8 +4,10 @@
 //
 // It reaches the mesh only through a mesh.Endpoint and the managers only
 // through SeatSource (the census and screens) and SeatControl (spawn, stop,
-// input), so hosting the mesh and being a client of it are the same code.
-// It must never import seat/, broker/ or app/.
+// input), which Managers implements over seat/client, so hosting the mesh
+// and being a client of it are the same code. It may import seat/client
+// (the managers' commands, no pty code) and must never import seat, broker
+// or app.
 //
 // Goroutines: the bubbletea program owns the model; the collector owns the
 // mesh reads, the seat census and the selected seat's screen, and hands

@@ -113,6 +113,12 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 // Caller is who the client calls as.
 func (c *Client) Caller() Caller { return c.opts.Caller }
 
+// Space is the space the client calls in.
+func (c *Client) Space() string { return c.opts.Space }
+
+// Conn is the connection the client calls over; the client does not own it.
+func (c *Client) Conn() *nats.Conn { return c.nc }
+
 // Contracts is the contract store the client verifies against.
 func (c *Client) Contracts() *ContractStore { return c.store }
 

@@ -1,0 +1,99 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/cotal-go/cotal/mesh/ep"
+)
+
+// Client calls the managers of a space as one caller: the local operator
+// for the census and typing, a spawn-capable agent for spawns and the
+// seats it spawned (owner mode), a seat's own process for its self calls.
+// Every call is bounded by its ctx. Safe for concurrent use; mu guards the
+// progress log, made on the first spawn.
+type Client struct {
+	ep *ep.Client
+
+	mu       sync.Mutex
+	progress *progressLog
+}
+
+// New is a manager client over c; it never closes c's connection.
+func New(c *ep.Client) *Client { return &Client{ep: c} }
+
+// EP is the control-surface client calls go through.
+func (c *Client) EP() *ep.Client { return c.ep }
+
+// Seat addresses one seat on one manager. The operator addresses a seat by
+// name (CensusRow.Seat); an agent acts on a seat it spawned in owner mode
+// (Spawned.Owned): Owner and UID name the seat's lifecycle, and the
+// manager refuses if the caller did not spawn it or the seat has since
+// become another lifecycle.
+type Seat struct {
+	Name    string
+	Manager string // instance id; "" lets the manager rail pick one
+	Owner   string // with UID, owner mode
+	UID     string
+}
+
+// owned reports whether the seat is addressed in owner mode.
+func (s Seat) owned() bool { return s.UID != "" }
+
+// options pin the call to the seat's manager and, in owner mode, name the
+// seat as the body target.
+func (s Seat) options() []ep.CallOption {
+	var opts []ep.CallOption
+	if s.Manager != "" {
+		opts = append(opts, ep.On(s.Manager))
+	}
+	if s.owned() {
+		opts = append(opts, ep.WithTarget(ep.ModeOwner, ep.BodyTarget{Owner: s.Owner, Actor: s.Name, LifecycleUID: s.UID}))
+	}
+	return opts
+}
+
+// call runs one manager command and decodes its answer into out.
+func (c *Client) call(ctx context.Context, command string, args, out any, opts ...ep.CallOption) (*ep.Result, error) {
+	r, err := c.ep.Call(ctx, Endpoint, command, args, opts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(r.Data, out); err != nil {
+		return nil, fmt.Errorf("%s answered with garbage: %w", command, err)
+	}
+	return r, nil
+}
+
+// Screen is the seat's current screen as text.
+func (c *Client) Screen(ctx context.Context, s Seat) (ScreenReply, error) {
+	var r ScreenReply
+	_, err := c.call(ctx, "screen", NameArgs{Name: s.Name}, &r, s.options()...)
+	return r, err
+}
+
+// Inspect is the seat's row.
+func (c *Client) Inspect(ctx context.Context, s Seat) (Row, error) {
+	var r Row
+	_, err := c.call(ctx, "inspect", NameArgs{Name: s.Name}, &r, s.options()...)
+	return r, err
+}
+
+// Stop ends the seat's process (gracefully: SIGTERM, SIGKILL after 3 s)
+// and returns its row once it is offline.
+func (c *Client) Stop(ctx context.Context, s Seat, graceful bool) (Row, error) {
+	var r Row
+	_, err := c.call(ctx, "despawn", DespawnArgs{Name: s.Name, Graceful: &graceful}, &r, s.options()...)
+	return r, err
+}
+
+// Input types text into the seat as a paste, then Enter when enter is
+// set; the reply counts the bytes its terminal accepted. Only the operator
+// may, so there is no owner mode.
+func (c *Client) Input(ctx context.Context, s Seat, text string, enter bool) (InputReply, error) {
+	var r InputReply
+	_, err := c.call(ctx, "input", InputArgs{Name: s.Name, Text: text, Enter: &enter}, &r, s.options()...)
+	return r, err
+}

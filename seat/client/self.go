@@ -1,0 +1,54 @@
+package client
+
+import (
+	"context"
+
+	"github.com/cotal-go/cotal/mesh/ep"
+)
+
+// Self is what a seat's own process asks of its connector, through the
+// manager that hosts it (COTAL_MANAGER_INSTANCE in the seat). The calls go
+// in self mode: the broker vouches for the caller in the subject, and the
+// manager acts on the caller's own seat only.
+type Self struct {
+	c       *Client
+	manager string
+}
+
+// Self is the seat calls of the client's caller, a seat hosted by manager.
+func (c *Client) Self(manager string) Self { return Self{c: c, manager: manager} }
+
+func (s Self) call(ctx context.Context, command string, args, out any) error {
+	_, err := s.c.call(ctx, command, args, out, ep.Self(), ep.On(s.manager))
+	return err
+}
+
+// Inbox takes what the connector holds for the seat; with peek it stays
+// there for the next read.
+func (s Self) Inbox(ctx context.Context, peek bool) ([]InboxItem, error) {
+	var r InboxReply
+	err := s.call(ctx, "inbox", InboxArgs{Peek: peek}, &r)
+	return r.Items, err
+}
+
+// SetStatus sets the seat's status and activity (each only when given) and
+// returns its presence after.
+func (s Self) SetStatus(ctx context.Context, a StatusArgs) (StatusSet, error) {
+	var r StatusSet
+	err := s.call(ctx, "set-status", a, &r)
+	return r, err
+}
+
+// Join puts the seat on a channel.
+func (s Self) Join(ctx context.Context, channel string) (JoinedReply, error) {
+	var r JoinedReply
+	err := s.call(ctx, "join", ChannelArgs{Channel: channel}, &r)
+	return r, err
+}
+
+// Leave takes the seat off a channel; it reports whether it was on it.
+func (s Self) Leave(ctx context.Context, channel string) (bool, error) {
+	var r LeftReply
+	err := s.call(ctx, "leave", ChannelArgs{Channel: channel}, &r)
+	return r.Left, err
+}

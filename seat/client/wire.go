@@ -1,0 +1,177 @@
+package client
+
+// The manager's command arguments and replies. The manager generates each
+// command's closed JSON Schema from these structs (ep.SchemaFor), so a
+// contract cannot drift from what its handler decodes and returns.
+
+// Endpoint is the manager's endpoint name on the control surface.
+const Endpoint = "manager"
+
+// Row is one seat as ps reports it: the process state and the mesh state
+// side by side, each with its time, because they can disagree.
+type Row struct {
+	Name         string `json:"name"`
+	ID           string `json:"id"`
+	LifecycleUID string `json:"lifecycleUid"`
+	Role         string `json:"role,omitempty"`
+	Persona      string `json:"persona"`
+	Harness      string `json:"harness"`
+	State        string `json:"state"`
+	PID          int    `json:"pid"`
+	Process      string `json:"process"` // running, exited N, killed SIG
+	StartedMs    int64  `json:"startedMs"`
+	ExitedMs     int64  `json:"exitedMs,omitempty"`
+	LastOutputMs int64  `json:"lastOutputMs,omitempty"`
+	Mesh         string `json:"mesh"` // the connector's presence status, or offline
+	MeshSinceMs  int64  `json:"meshSinceMs,omitempty"`
+	Activity     string `json:"activity,omitempty"`
+	GoalID       string `json:"goalId,omitempty"`
+	// Sandbox is how the seat is kept from the space's keys and others'
+	// creds: "namespace", "landlock" or "unsandboxed: <reason>"; "" until
+	// its process has started.
+	Sandbox string `json:"sandbox,omitempty"`
+}
+
+// Running reports whether the seat's process runs.
+func (r Row) Running() bool { return r.Process == ProcessRunning }
+
+// ProcessRunning is Row.Process of a seat whose process runs.
+const ProcessRunning = "running"
+
+// PsReply is one manager's census.
+type PsReply struct {
+	Instance string `json:"instance"`
+	Epoch    uint64 `json:"epoch"`
+	NowMs    int64  `json:"nowMs"` // the manager's clock, so ages are read against it
+	Seats    []Row  `json:"seats"`
+}
+
+// StatusReply is the manager's own state.
+type StatusReply struct {
+	Instance string `json:"instance"`
+	Epoch    uint64 `json:"epoch"`
+	Seats    int    `json:"seats"`
+	Live     int    `json:"live"`
+	NowMs    int64  `json:"nowMs"`
+}
+
+// SpawnArgs are the spawn command's arguments.
+type SpawnArgs struct {
+	Persona string `json:"persona" schema:"minLength=1,maxLength=128"`
+	Name    string `json:"name,omitempty" schema:"maxLength=64"` // pinned: a collision is refused
+	Cwd     string `json:"cwd,omitempty" schema:"maxLength=4096"`
+	Role    string `json:"role,omitempty" schema:"maxLength=64"`
+	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
+}
+
+// Executor names the manager incarnation that runs a spawn.
+type Executor struct {
+	LifecycleUID string `json:"lifecycleUid"`
+	Epoch        uint64 `json:"epoch"`
+}
+
+// SpawnAccepted is the spawn reply: who the seat will be and which goal
+// reports how it went. It carries no secret.
+type SpawnAccepted struct {
+	Name                string   `json:"name"`
+	Owner               string   `json:"owner"`
+	Actor               string   `json:"actor"`
+	UID                 string   `json:"uid"`
+	GoalID              string   `json:"goalId"`
+	Fingerprint         string   `json:"fingerprint"`
+	ReadinessDeadlineMs int64    `json:"readinessDeadlineMs"`
+	Executor            Executor `json:"executor"`
+}
+
+// SpawnSucceeded is the terminal fact of a seat that came up.
+type SpawnSucceeded struct {
+	Name         string `json:"name"`
+	Agent        string `json:"agent"`
+	ID           string `json:"id"`
+	Mode         string `json:"mode"`
+	LifecycleUID string `json:"lifecycleUid"`
+	Role         string `json:"role,omitempty"`
+	PID          int    `json:"pid"`
+}
+
+// NameArgs names one seat.
+type NameArgs struct {
+	Name string `json:"name" schema:"minLength=1,maxLength=64"`
+}
+
+// ScreenReply is a seat's current screen as text.
+type ScreenReply struct {
+	Name         string `json:"name"`
+	Screen       string `json:"screen"`
+	Running      bool   `json:"running"`
+	LastOutputMs int64  `json:"lastOutputMs,omitempty"`
+}
+
+// DespawnArgs stops a seat: gracefully (SIGTERM, SIGKILL after 3 s) unless
+// Graceful is false.
+type DespawnArgs struct {
+	Name     string `json:"name" schema:"minLength=1,maxLength=64"`
+	Graceful *bool  `json:"graceful,omitempty"`
+}
+
+// MaxInput bounds the text of one input (spec control.md item 58).
+const MaxInput = 65536
+
+// InputArgs types text into a seat, then Enter unless Enter is false.
+type InputArgs struct {
+	Name  string `json:"name" schema:"minLength=1,maxLength=64"`
+	Text  string `json:"text" schema:"minLength=1,maxLength=65536"`
+	Enter *bool  `json:"enter,omitempty"`
+}
+
+// InputReply says how many bytes the seat's pty accepted.
+type InputReply struct {
+	Name  string `json:"name"`
+	Bytes int    `json:"bytes"`
+}
+
+// InboxArgs reads the seat's own inbox; Peek gives everything back.
+type InboxArgs struct {
+	Peek bool `json:"peek,omitempty"`
+}
+
+// InboxReply is what the seat's connector handed over.
+type InboxReply struct {
+	Items []InboxItem `json:"items"`
+}
+
+// InboxItem is one item handed to a seat's own inbox read.
+type InboxItem struct {
+	Kind       string `json:"kind"`
+	Line       string `json:"line"` // rendered so peer text cannot forge a line
+	Historical bool   `json:"historical,omitempty"`
+}
+
+// StatusArgs sets the seat's own status and activity.
+type StatusArgs struct {
+	Status   string  `json:"status,omitempty" schema:"enum=idle|waiting|working"`
+	Activity *string `json:"activity,omitempty" schema:"maxLength=200"`
+}
+
+// StatusSet is the seat's presence after a set-status.
+type StatusSet struct {
+	Status   string `json:"status"`
+	Activity string `json:"activity"`
+}
+
+// ChannelArgs names a channel to join or leave.
+type ChannelArgs struct {
+	Channel string `json:"channel" schema:"minLength=1,maxLength=4096"`
+}
+
+// JoinedReply says how a seat's join went.
+type JoinedReply struct {
+	Joined  bool   `json:"joined"`
+	Durable bool   `json:"durable"`
+	Summary string `json:"summary"`
+}
+
+// LeftReply says whether the seat was on the channel.
+type LeftReply struct {
+	Left bool `json:"left"`
+}
