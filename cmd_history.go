@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -59,9 +60,9 @@ Retention keeps each sender's last 1000 posts per channel unless
 				return nil
 			}
 			for _, h := range items {
-				it := &mesh.Item{Kind: wire.KindChannel, Msg: h.Msg, Subject: wire.Subject{Channel: args[0]}}
 				ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
-				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, mesh.Render(it, e.Me()))
+				line := render.Item(wire.KindChannel, wire.Subject{Channel: args[0]}, h.Msg, false, e.Me())
+				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, line)
 			}
 			if !complete {
 				fmt.Fprintf(g.stdout, "(older posts not shown; --limit %d)\n", limit)
