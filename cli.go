@@ -199,20 +199,6 @@ func humanBytes(n int64) string {
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
-func humanAge(d time.Duration) string {
-	switch {
-	case d < time.Second:
-		return "just now"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds ago", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm ago", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh%02dm ago", int(d.Hours()), int(d.Minutes())%60)
-	}
-	return fmt.Sprintf("%dd ago", int(d.Hours()/24))
-}
-
 // timeNow is the clock the CLI formats ages against.
 func timeNow() time.Time { return time.Now() }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -59,9 +60,9 @@ Retention keeps each sender's last 1000 posts per channel unless
 				return nil
 			}
 			for _, h := range items {
-				it := &mesh.Item{Kind: wire.KindChannel, Msg: h.Msg, Subject: wire.Subject{Channel: args[0]}}
 				ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
-				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, mesh.Render(it, e.Me()))
+				line := render.Item(wire.KindChannel, wire.Subject{Channel: args[0]}, h.Msg, false, e.Me())
+				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, line)
 			}
 			if !complete {
 				fmt.Fprintf(g.stdout, "(older posts not shown; --limit %d)\n", limit)
@@ -187,22 +188,12 @@ never touched. Without --force it only says what it would delete.`,
 			if dms {
 				names = append(names, wire.DMStream(st.space))
 			}
-			var counts []string
-			for _, n := range names {
-				s, err := js.Stream(ctx, n)
-				if err != nil {
-					return err
-				}
-				counts = append(counts, fmt.Sprintf("%d from %s", s.CachedInfo().State.Msgs, n))
+			counts, err := clearStreams(ctx, js, names, force)
+			if err != nil {
+				return err
 			}
 			if !force {
 				return usagef("this would delete %s; run again with --force to do it", strings.Join(counts, " and "))
-			}
-			for _, n := range names {
-				s, _ := js.Stream(ctx, n)
-				if err := s.Purge(ctx); err != nil {
-					return fmt.Errorf("clearing %s: %w", n, err)
-				}
 			}
 			fmt.Fprintf(g.stdout, "deleted %s\n", strings.Join(counts, " and "))
 			return nil
@@ -212,6 +203,37 @@ never touched. Without --force it only says what it would delete.`,
 	cmd.Flags().BoolVar(&dms, "dms", false, "also delete stored direct messages")
 	return cmd
 }
+
+// clearStreams says what each named stream holds ("N from NAME") and, with
+// force, purges the streams it counted: each is looked up once.
+func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, force bool) ([]string, error) {
+	var (
+		counts  []string
+		streams []jetstream.Stream
+	)
+	for _, n := range names {
+		s, err := js.Stream(ctx, n)
+		if err != nil {
+			return nil, fmt.Errorf("opening %s: %w", n, err)
+		}
+		streams = append(streams, s)
+		counts = append(counts, fmt.Sprintf("%d from %s", s.CachedInfo().State.Msgs, n))
+	}
+	if !force {
+		return counts, nil
+	}
+	testHookBeforePurge()
+	for i, s := range streams {
+		if err := s.Purge(ctx); err != nil {
+			return counts, fmt.Errorf("clearing %s: %w", names[i], err)
+		}
+	}
+	return counts, nil
+}
+
+// testHookBeforePurge runs between counting and purging; a test removes a
+// stream there, as another process could.
+var testHookBeforePurge = func() {}
 
 // boundStream is a stream with the connection it was read on; Close
 // closes that connection.

@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -144,7 +145,7 @@ func joinLoop(ctx context.Context, g *globals, e *mesh.Endpoint) error {
 			if err != nil {
 				return
 			}
-			say("%s", mesh.Render(it, e.Me()))
+			say("%s", render.Item(it.Kind, it.Subject, it.Msg, it.Historical, e.Me()))
 			if err := it.Ack(); err != nil {
 				say("(ack failed, it will come again: %v)", err)
 			}
@@ -229,7 +230,7 @@ func joinLoop(ctx context.Context, g *globals, e *mesh.Endpoint) error {
 		case cmd == "/who":
 			peers, view, rerr := e.Roster(ctx)
 			if err = rerr; err == nil {
-				say("%s", strings.TrimRight(mesh.FormatRoster(peers, view, timeNow()), "\n"))
+				say("%s", strings.TrimRight(render.Roster(peers, view, timeNow()), "\n"))
 			}
 		default:
 			err = errors.New("unknown command " + cmd + "; " + joinHelp)

@@ -16,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -165,7 +166,7 @@ use --wait to listen for a while.`,
 				fmt.Fprintln(g.stdout, "Inbox empty, no new messages.")
 			} else {
 				for _, it := range items {
-					fmt.Fprintln(g.stdout, mesh.Render(it, e.Me()))
+					fmt.Fprintln(g.stdout, render.Item(it.Kind, it.Subject, it.Msg, it.Historical, e.Me()))
 				}
 			}
 			var ackErr error
@@ -225,7 +226,7 @@ func newRosterCmd(g *globals) *cobra.Command {
 			}
 			now := time.Now()
 			if !asJSON {
-				fmt.Fprint(g.stdout, mesh.FormatRoster(peers, view, now))
+				fmt.Fprint(g.stdout, render.Roster(peers, view, now))
 				return nil
 			}
 			rows := make([]peerJSON, len(peers))

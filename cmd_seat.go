@@ -20,6 +20,7 @@ import (
 	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -39,7 +40,7 @@ func ageMs(nowMs, t int64) string {
 	if t == 0 {
 		return "-"
 	}
-	return strings.TrimSuffix(humanAge(time.Duration(nowMs-t)*time.Millisecond), " ago")
+	return render.Age(time.UnixMilli(nowMs), time.UnixMilli(t))
 }
 
 func newPsCmd(g *globals) *cobra.Command {

@@ -18,6 +18,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/sandbox"
@@ -218,11 +219,11 @@ func printStatus(g *globals, r statusReport) {
 		fmt.Fprintln(w, "status unknown:", r.Error)
 		return
 	case r.Up && r.Reachable:
-		fmt.Fprintf(w, "mesh %s: up (pid %d, started %s)\n", r.Space, r.PID, humanAge(time.Since(r.Started)))
+		fmt.Fprintf(w, "mesh %s: up (pid %d, started %s ago)\n", r.Space, r.PID, render.Age(time.Now(), r.Started))
 	case r.Up:
 		fmt.Fprintf(w, "mesh %s: UNREACHABLE (pid %d alive, but %s does not answer)\n", r.Space, r.PID, r.URL)
 	case !r.Stopped.IsZero():
-		fmt.Fprintf(w, "mesh %s: down (stopped %s)\n", r.Space, humanAge(time.Since(r.Stopped)))
+		fmt.Fprintf(w, "mesh %s: down (stopped %s ago)\n", r.Space, render.Age(time.Now(), r.Stopped))
 	case r.PID != 0:
 		fmt.Fprintf(w, "mesh %s: down (pid %d gone without stopping cleanly)\n", r.Space, r.PID)
 	default:

@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"encoding/json"
+	"errors"
 
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -213,4 +214,28 @@ type MentionCopy struct {
 // MentionsReply answers each mention in order.
 type MentionsReply struct {
 	Mentions []MentionCopy `json:"mentions"`
+}
+
+// History limits of one history answer.
+const (
+	DefaultHistoryLimit = 100
+	MaxHistoryLimit     = 200
+)
+
+// ErrNoDeliveryService is returned when nobody answers for the space's
+// durable delivery (open mode has none; a mesh may be starting).
+var ErrNoDeliveryService = errors.New("durable delivery service unavailable")
+
+// MembershipInfo is one durable membership as its member sees it.
+type MembershipInfo struct {
+	Channel    string `json:"channel"`
+	Generation uint64 `json:"generation"`
+	Activated  bool   `json:"activated"`
+	JoinCursor uint64 `json:"joinCursor"`
+}
+
+// HistoryItem is one retained post.
+type HistoryItem struct {
+	Seq uint64       `json:"seq"`
+	Msg wire.Message `json:"msg"`
 }

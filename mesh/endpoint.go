@@ -1,8 +1,9 @@
 // Package mesh is the Cotal messaging contract as a Go client library: an
 // Endpoint connects one identity to a space, keeps its presence, receives
 // its DMs, anycast tasks and channel posts, and sends as it. It never
-// imports seat/, tui/, app/ or broker/: the same code serves a CLI command,
-// a seat connector and the dashboard.
+// imports seat/, tui/, broker/ or the host: the same code serves a CLI
+// command, a seat connector, an MCP server and the dashboard. It hands out
+// values, not text: mesh/render turns them into lines for people and models.
 //
 // An endpoint reaches storage in one of two ways. A trusted connection (the
 // operator's, an open mesh's, or an in-process one acting for a seat or an

@@ -73,3 +73,40 @@ func (e *Endpoint) readHistoryDirect(ctx context.Context, channel string, limit 
 	})
 	return items, complete, err
 }
+
+// Memberships lists this lifecycle's durable memberships.
+func (e *Endpoint) Memberships(ctx context.Context) ([]MembershipInfo, error) {
+	var r MembershipsReply
+	err := e.call(ctx, CmdMemberships, struct{}{}, &r)
+	return r.Memberships, err
+}
+
+// History reads up to limit retained posts of a channel within the read
+// ACL, oldest first, through the delivery service (agents have no raw
+// access to the CHAT stream).
+func (e *Endpoint) History(ctx context.Context, channel string, limit int) ([]HistoryItem, bool, error) {
+	if err := wire.ValidateConcreteChannel(channel); err != nil {
+		return nil, false, err
+	}
+	return e.history(ctx, channel, limit, time.Time{})
+}
+
+func (e *Endpoint) history(ctx context.Context, channel string, limit int, since time.Time) ([]HistoryItem, bool, error) {
+	if limit <= 0 {
+		limit = DefaultHistoryLimit
+	}
+	if e.profile == "open" || e.profile == "operator" {
+		return e.readHistoryDirect(ctx, channel, limit, since)
+	}
+	a := HistoryArgs{Channel: channel, Limit: min(limit, MaxHistoryLimit)}
+	if !since.IsZero() {
+		a.SinceMs = since.UnixMilli()
+	}
+	var r HistoryReply
+	err := e.call(ctx, CmdHistory, a, &r)
+	return r.Items, r.Complete, err
+}
+
+// backfillTimeout bounds a join's history read: a slow service costs the
+// joiner its backfill, never its join.
+const backfillTimeout = 5 * time.Second

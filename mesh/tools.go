@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/render"
 )
 
 // ErrBadArguments is returned by CallTool for arguments the tool does not
@@ -205,7 +206,7 @@ func toolInbox(ctx context.Context, e *Endpoint, a toolArgs) (string, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d new peer message(s):\n", len(items))
 	for _, it := range items {
-		b.WriteString(Render(it, e.me) + "\n")
+		b.WriteString(render.Item(it.Kind, it.Subject, it.Msg, it.Historical, e.me) + "\n")
 	}
 	for _, it := range items {
 		if peek {
@@ -222,7 +223,7 @@ func toolRoster(ctx context.Context, e *Endpoint, _ toolArgs) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return FormatRoster(peers, view, time.Now()), nil
+	return render.Roster(peers, view, time.Now()), nil
 }
 
 func toolStatus(_ context.Context, e *Endpoint, a toolArgs) (string, error) {

@@ -10,6 +10,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -169,7 +170,7 @@ func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	out := make([]InboxItem, 0, len(items))
 	for _, it := range items {
-		out = append(out, InboxItem{Kind: string(it.Kind), Line: mesh.Render(it, conn.Me()), Historical: it.Historical})
+		out = append(out, InboxItem{Kind: string(it.Kind), Line: render.Item(it.Kind, it.Subject, it.Msg, it.Historical, conn.Me()), Historical: it.Historical})
 		if a.Peek {
 			_ = it.Release()
 		} else {

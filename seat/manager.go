@@ -83,7 +83,8 @@ type Options struct {
 }
 
 // Manager runs seats and serves the manager endpoint. mu guards seats and
-// reserved; a seat's own fields are guarded by the seat's mu.
+// reserved; a seat's own fields (its pty among them) are guarded by the
+// seat's mu. Lock order: m.mu, then a seat's mu; never the reverse.
 type Manager struct {
 	opts   Options
 	server *ep.Server
@@ -145,13 +146,14 @@ func (m *Manager) InstanceID() string { return m.iid }
 // Epoch is the serving epoch.
 func (m *Manager) Epoch() uint64 { return m.server.Epoch() }
 
-// Live names the seats whose process still runs.
+// Live names the seats whose process still runs; each seat is asked under
+// its own lock, since a launch sets its pty under that lock alone.
 func (m *Manager) Live() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var out []string
 	for n, s := range m.seats {
-		if s.pty != nil && s.pty.Running() {
+		if s.running() {
 			out = append(out, n)
 		}
 	}

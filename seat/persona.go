@@ -2,8 +2,9 @@
 // become launches, spawns are goals with a real outcome, each seat's mesh
 // identity is held by a connector, and ps, screen, input and despawn are
 // ordinary control-surface commands any client can discover. It imports
-// mesh, mesh/ep, config, seat/pty and seat/sandbox; never tui, broker or app
-// (credentials are minted through the Minter the process hands it).
+// config, the mesh packages, seat/pty and seat/sandbox; never tui, broker
+// or the host (credentials are minted through the Minter the process hands
+// it).
 package seat
 
 import (

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -110,7 +111,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	})
 	if err != nil {
 		m.unreserve(name)
-		_ = g.Fail(context.WithoutCancel(ctx), ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err))
+		m.failGoal(g, name, ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err))
 		return nil, ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err)
 	}
 	s := &Seat{
@@ -179,9 +180,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		s.mu.Lock()
 		s.state, s.exitAt = StateExited, time.Now()
 		s.mu.Unlock()
-		c, cancel := fctx()
-		_ = g.Fail(c, ep.Failed(ep.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
-		cancel()
+		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
 		return
 	}
 	s.mu.Lock()
@@ -245,10 +244,25 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		if sig != "" {
 			how = "killed by " + sig
 		}
-		c, cancel := fctx()
-		_ = g.Fail(c, ep.Failed(ep.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
-		cancel()
+		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
 	}
+}
+
+// failGoal writes a spawn's failure as its goal's terminal fact. A goal
+// that cannot take it (it already ended uncertain, or the write failed)
+// would hide it, so then the failure goes to the log.
+func (m *Manager) failGoal(g *ep.Goal, name string, e *ep.Error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
+	defer cancel()
+	err := g.Fail(ctx, e)
+	if err == nil {
+		return
+	}
+	why := fmt.Sprintf("writing it on goal %s failed (%v)", g.ID(), err)
+	if errors.Is(err, ep.ErrGoalTerminal) {
+		why = fmt.Sprintf("goal %s had already ended", g.ID())
+	}
+	m.logf("seat %s: spawn failed, and %s: %s", name, why, strings.ReplaceAll(e.Message, "\n", "\n  "))
 }
 
 // connect puts a ready seat on the mesh: the connector acts for the seat

@@ -1,7 +1,6 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -9,30 +8,15 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/render"
 )
 
 // StallAfter is how long a working seat may print nothing before the
 // roster calls it stalled (strictly longer; spec PROGRESS_STALL_MS).
 const StallAfter = 5 * time.Minute
 
-// age says how old a fact is, for a person: "-" when unknown.
-func age(now, t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := now.Sub(t)
-	switch {
-	case d < time.Second:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
+// age is render.Age under the short name the dashboard's views call.
+func age(now, t time.Time) string { return render.Age(now, t) }
 
 // glyph is a peer's status as a shape; glyphStyle gives it its colour.
 func glyph(p *presence.Peer) string {

@@ -13,6 +13,23 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
+// opReply is how the service's join, leave and history operations report;
+// the endpoint's commands answer with the narrower wire replies of
+// mesh/agentsvc.go. Error set means the operation failed.
+type opReply struct {
+	Error       string
+	Durable     bool
+	Generation  uint64
+	Reason      string
+	Existing    bool // the hold was already active: a reconnect, not a join
+	AlreadyLeft bool
+	Items       []mesh.HistoryItem
+	Complete    bool
+	// Frontier is the CHAT sequence the answer stands at: the join
+	// cursor of a durable hold, or the last sequence a history read saw.
+	Frontier uint64
+}
+
 // maxHistoryBytes keeps a history answer under 90% of the 1 MiB payload
 // limit.
 const maxHistoryBytes = 900 << 10
@@ -39,23 +56,23 @@ func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel 
 // a `>` family. Its join cursor is the CHAT frontier now; posts between
 // that cursor and what the fan-out has already passed are caught up by
 // copying them here, so nothing published after the join is missed.
-func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channel string) mesh.DeliveryReply {
+func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channel string) opReply {
 	if err := wire.ValidateChannel(channel); err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	if !wire.IsConcrete(channel) && !isFamily(channel) {
-		return mesh.DeliveryReply{Reason: fmt.Sprintf("%q is followed live only: a durable hold needs a channel or a family ending in .>", channel)}
+		return opReply{Reason: fmt.Sprintf("%q is followed live only: a durable hold needs a channel or a family ending in .>", channel)}
 	}
 	if e := s.checkRead(ctx, p, uid, channel); e != "" {
-		return mesh.DeliveryReply{Error: e}
+		return opReply{Error: e}
 	}
 	cur, had := s.store.get(p, uid, channel)
 	if had && !cur.Left() && cur.Activated {
-		return mesh.DeliveryReply{Durable: true, Generation: cur.Generation, Frontier: cur.JoinCursor, Existing: true}
+		return opReply{Durable: true, Generation: cur.Generation, Frontier: cur.JoinCursor, Existing: true}
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	m := Membership{Channel: channel, Owner: p.ID(), LifecycleUID: uid, State: StateActive, JoinCursor: front, Generation: cur.Generation + 1, rev: cur.rev}
 	if had && !cur.Left() {
@@ -64,11 +81,11 @@ func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channe
 	}
 	m, err = s.store.put(ctx, m)
 	if err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	fence, err := s.fence(ctx)
 	if err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	if err := s.catchUp(ctx, m, fence); err != nil {
 		return s.abandonJoin(ctx, m, fence, "catch-up failed: "+err.Error())
@@ -82,9 +99,9 @@ func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channe
 	}
 	m.Activated = true
 	if m, err = s.store.put(ctx, m); err != nil {
-		return mesh.DeliveryReply{Reason: "activation superseded by a concurrent leave or rejoin"}
+		return opReply{Reason: "activation superseded by a concurrent leave or rejoin"}
 	}
-	return mesh.DeliveryReply{Durable: true, Generation: m.Generation, Frontier: m.JoinCursor}
+	return opReply{Durable: true, Generation: m.Generation, Frontier: m.JoinCursor}
 }
 
 func isFamily(ch string) bool {
@@ -166,42 +183,42 @@ func (s *Service) catchUpEvicted(ctx context.Context, channel string, cursor uin
 // abandonJoin ends an activation that cannot stand: the hold is
 // tombstoned at fence (copies already stored up to it stay deliverable)
 // and the member is told it is live only, and why.
-func (s *Service) abandonJoin(ctx context.Context, m Membership, fence uint64, reason string) mesh.DeliveryReply {
+func (s *Service) abandonJoin(ctx context.Context, m Membership, fence uint64, reason string) opReply {
 	m.LeaveCursor, m.State = fence, StateLeft
 	if _, err := s.store.put(ctx, m); err != nil {
 		reason += "; ending the partial hold failed too: " + err.Error()
 	}
-	return mesh.DeliveryReply{Durable: false, Generation: m.Generation, Reason: reason}
+	return opReply{Durable: false, Generation: m.Generation, Reason: reason}
 }
 
 // durableLeave ends a durable hold at the CHAT frontier: copies up to it
 // stay deliverable, nothing after it is stored. A leave naming an older
 // generation than the current hold is refused.
-func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, channel string, gen uint64) mesh.DeliveryReply {
+func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, channel string, gen uint64) opReply {
 	cur, had := s.store.get(p, uid, channel)
 	if !had || cur.Left() {
-		return mesh.DeliveryReply{AlreadyLeft: true}
+		return opReply{AlreadyLeft: true}
 	}
 	if gen != 0 && gen != cur.Generation {
-		return mesh.DeliveryReply{Error: fmt.Sprintf("stale generation %d: the hold on %q is at generation %d", gen, channel, cur.Generation)}
+		return opReply{Error: fmt.Sprintf("stale generation %d: the hold on %q is at generation %d", gen, channel, cur.Generation)}
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	cur.LeaveCursor, cur.State = front, StateLeft
 	if _, err := s.store.put(ctx, cur); err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
-	return mesh.DeliveryReply{Generation: cur.Generation}
+	return opReply{Generation: cur.Generation}
 }
 
 // readHistory returns the newest retained posts of a channel within the
 // caller's read ACL, oldest first, bounded by count, time and size.
 // The caller's read ACL is checked by the endpoint before this runs.
-func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) mesh.DeliveryReply {
+func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) opReply {
 	if err := wire.ValidateConcreteChannel(req.Channel); err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	limit := req.Limit
 	if limit <= 0 {
@@ -214,7 +231,7 @@ func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) mesh.De
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	upTo := front
 	if req.UpToSeq > 0 {
@@ -233,12 +250,12 @@ func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) mesh.De
 		return true
 	})
 	if err != nil {
-		return mesh.DeliveryReply{Error: err.Error()}
+		return opReply{Error: err.Error()}
 	}
 	for size(items) > maxHistoryBytes && len(items) > 0 {
 		items, complete = items[1:], false
 	}
-	return mesh.DeliveryReply{Items: items, Complete: complete, Frontier: front}
+	return opReply{Items: items, Complete: complete, Frontier: front}
 }
 
 func size(items []mesh.HistoryItem) int {

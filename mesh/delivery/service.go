@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"os"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -78,7 +79,7 @@ type Service struct {
 	ctlMu     sync.Mutex // serializes control operations
 	chat      jetstream.Stream
 	incarn    string
-	leaseRev  uint64
+	leaseRev  atomic.Uint64 // the lease revision we wrote last: run writes it, Close reads it
 
 	inflight sync.WaitGroup // reader transfers waiting for their acks
 
@@ -202,7 +203,7 @@ func (s *Service) acquire() error {
 	if err != nil {
 		return err
 	}
-	s.leaseRev = rev
+	s.leaseRev.Store(rev)
 	return nil
 }
 
@@ -231,18 +232,18 @@ func (s *Service) renew() error {
 	if err != nil {
 		return err
 	}
-	if ent.Revision() != s.leaseRev {
+	if ent.Revision() != s.leaseRev.Load() {
 		return errors.New("the lease was rewritten by someone else")
 	}
 	if time.Since(ent.Created()) < LeaseRenew {
 		return nil
 	}
 	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
-	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev)
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev.Load())
 	if err != nil {
 		return err
 	}
-	s.leaseRev = rev
+	s.leaseRev.Store(rev)
 	return nil
 }
 
@@ -303,11 +304,11 @@ func (s *Service) serve() error {
 		return err
 	}
 	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
-	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev)
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev.Load())
 	if err != nil {
 		return fmt.Errorf("marking the lease ready: %w", err)
 	}
-	s.leaseRev = rev
+	s.leaseRev.Store(rev)
 	return nil
 }
 
@@ -346,9 +347,9 @@ func (s *Service) stopServing() {
 func (s *Service) Close() {
 	serving := s.isServing()
 	s.stopServing()
-	if serving && s.leaseRev != 0 {
+	if rev := s.leaseRev.Load(); serving && rev != 0 {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		_ = s.leaseKV.Delete(ctx, LeaseKey, jetstream.LastRevision(s.leaseRev))
+		_ = s.leaseKV.Delete(ctx, LeaseKey, jetstream.LastRevision(rev))
 		cancel()
 	}
 	s.cancel()

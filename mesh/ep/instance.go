@@ -40,11 +40,13 @@ func LoadOrCreateInstanceID(path string) (string, error) {
 		return "", fmt.Errorf("writing instance file: %w", err)
 	}
 	defer os.Remove(tmp.Name())
-	if err := tmp.Chmod(0o600); err == nil {
+	// One err for every step: a failed write must never be linked into place.
+	err = tmp.Chmod(0o600)
+	if err == nil {
 		_, err = tmp.Write(append(b, '\n'))
-		if err == nil {
-			err = tmp.Sync()
-		}
+	}
+	if err == nil {
+		err = tmp.Sync()
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

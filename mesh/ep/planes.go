@@ -3,6 +3,8 @@ package ep
 import (
 	"strconv"
 	"strings"
+
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // EventSubject is where an instance publishes events at its epoch: cotal.<s>.epe.<e>.<iid>.<epoch>.<topic…>.
@@ -50,7 +52,7 @@ func ContractSubject(space, hexDigest string) (string, error) {
 // digestHex normalizes sha256:<hex> or <hex> to the bare 64 lowercase hex characters.
 func digestHex(ref string) (string, error) {
 	hex := strings.TrimPrefix(ref, digestPrefix)
-	if len(hex) != 64 || !allBytes(hex, func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }) {
+	if len(hex) != 64 || !wire.AllBytes(hex, func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }) {
 		return "", refuse(ErrInvalidDigest, "digest %q must be sha256: followed by 64 characters of 0-9 a-f", ref)
 	}
 	return hex, nil

@@ -32,26 +32,9 @@ func ReservedCommand(command string) bool {
 
 func isLowerAlnum(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' }
 
-func isIDByte(c byte) bool {
-	return 'A' <= c && c <= 'Z' || isLowerAlnum(c) || c == '_' || c == '-'
-}
-
-// allBytes reports whether s is non-empty and every byte passes ok.
-func allBytes(s string, ok func(byte) bool) bool {
-	if s == "" {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !ok(s[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // validLabel is one DNS label: [a-z0-9]([a-z0-9-]*[a-z0-9])?.
 func validLabel(l string) bool {
-	if !allBytes(l, func(c byte) bool { return isLowerAlnum(c) || c == '-' }) {
+	if !wire.AllBytes(l, func(c byte) bool { return isLowerAlnum(c) || c == '-' }) {
 		return false
 	}
 	return l[0] != '-' && l[len(l)-1] != '-'
@@ -90,20 +73,22 @@ func EndpointName(token string) string { return strings.ReplaceAll(token, "_", "
 
 // ValidCommand reports whether s is a command token: 1-32 of a-z 0-9 -.
 func ValidCommand(s string) bool {
-	return len(s) <= 32 && allBytes(s, func(c byte) bool { return isLowerAlnum(c) || c == '-' })
+	return len(s) <= 32 && wire.AllBytes(s, func(c byte) bool { return isLowerAlnum(c) || c == '-' })
 }
 
 // ValidNonce reports whether s is a reply nonce: 22-64 of A-Z a-z 0-9 _ -.
-func ValidNonce(s string) bool { return len(s) >= 22 && len(s) <= 64 && allBytes(s, isIDByte) }
+func ValidNonce(s string) bool {
+	return len(s) >= 22 && len(s) <= 64 && wire.AllBytes(s, wire.IsNameByte)
+}
 
 // ValidID reports whether s fits an id, instanceId, goalId or sessionId slot: 1-64 of A-Z a-z 0-9 _ -.
-func ValidID(s string) bool { return len(s) <= 64 && allBytes(s, isIDByte) }
+func ValidID(s string) bool { return len(s) <= 64 && wire.AllBytes(s, wire.IsNameByte) }
 
 // validSpaceToken accepts a space token that SanitizeToken leaves unchanged, so a parsed space rebuilds to itself.
 func validSpaceToken(s string) bool { return s != "" && wire.SanitizeToken(s) == s }
 
 // validTopicToken accepts one event or fact topic token; wildcards and dots never reach a publish subject.
-func validTopicToken(s string) bool { return allBytes(s, isIDByte) }
+func validTopicToken(s string) bool { return wire.AllBytes(s, wire.IsNameByte) }
 
 // parseEpoch reads a decimal uint in its one canonical spelling (no sign, no leading zeros).
 func parseEpoch(s string) (uint64, bool) {

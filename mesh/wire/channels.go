@@ -35,7 +35,7 @@ func ValidateChannel(ch string) error {
 			if i != len(segs)-1 {
 				return refuse(ErrInvalidChannel, "invalid channel %q: > may only be the last segment", ch)
 			}
-		case !allBytes(seg, isNameByte):
+		case !AllBytes(seg, IsNameByte):
 			return refuse(ErrInvalidChannel, "invalid channel %q: segment %q is not allowed; %s", ch, seg, channelRule)
 		}
 	}

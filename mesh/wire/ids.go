@@ -38,7 +38,7 @@ func ValidLifecycleUID(s string) bool {
 	if len(s) < 26 || len(s) > 32 {
 		return false
 	}
-	return allBytes(s, func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' })
+	return AllBytes(s, func(c byte) bool { return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' })
 }
 
 // NewID mints a random UUID v4 for a message id, which also serves as the JetStream dedup key.

@@ -25,7 +25,7 @@ func (p Principal) Valid() error {
 	if !ValidOwner(p.Owner) {
 		return refuse(ErrInvalidPrincipal, "owner %q must be local or u_ followed by 26 characters of a-z 2-7", p.Owner)
 	}
-	if !allBytes(p.Actor, isWordByte) {
+	if !AllBytes(p.Actor, isWordByte) {
 		return refuse(ErrInvalidPrincipal, "actor %q must be one token of A-Z a-z 0-9 _ (no . * > -)", p.Actor)
 	}
 	if len(p.Actor) > MaxTokenLength {

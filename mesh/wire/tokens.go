@@ -13,11 +13,13 @@ func isWordByte(c byte) bool {
 	return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_'
 }
 
-// isNameByte is the routing-token alphabet: [A-Za-z0-9_-].
-func isNameByte(c byte) bool { return isWordByte(c) || c == '-' }
+// IsNameByte is the routing-token alphabet [A-Za-z0-9_-], which is also
+// the control surface's id and nonce alphabet.
+func IsNameByte(c byte) bool { return isWordByte(c) || c == '-' }
 
-// allBytes reports whether s is non-empty and every byte passes ok.
-func allBytes(s string, ok func(byte) bool) bool {
+// AllBytes reports whether s is non-empty and every byte passes ok: the
+// one check behind every token alphabet of wire and ep.
+func AllBytes(s string, ok func(byte) bool) bool {
 	if s == "" {
 		return false
 	}
@@ -31,7 +33,7 @@ func allBytes(s string, ok func(byte) bool) bool {
 
 // ValidToken reports whether s can fill an owner or actor slot as-is; those slots are refused, never rewritten, and '-' is kept for the dash-form.
 func ValidToken(s string) bool {
-	return len(s) <= MaxTokenLength && allBytes(s, isWordByte)
+	return len(s) <= MaxTokenLength && AllBytes(s, isWordByte)
 }
 
 // SanitizeToken turns a free-form space or role name into one routing token; it is lossy, so never decode a token back into a name.
@@ -43,7 +45,7 @@ func SanitizeToken(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	for _, r := range s {
-		if r < utf8.RuneSelf && isNameByte(byte(r)) {
+		if r < utf8.RuneSelf && IsNameByte(byte(r)) {
 			b.WriteByte(byte(r))
 		} else {
 			b.WriteByte('_')
@@ -54,7 +56,7 @@ func SanitizeToken(s string) string {
 
 // ValidSpace refuses a space name the user typed when SanitizeToken would have to change it, so two spellings never share a mesh.
 func ValidSpace(s string) error {
-	if len(s) > MaxTokenLength || !allBytes(s, isNameByte) {
+	if len(s) > MaxTokenLength || !AllBytes(s, IsNameByte) {
 		return refuse(ErrInvalidSpace, "invalid space name %q: use 1-%d characters of A-Z a-z 0-9 _ -", s, MaxTokenLength)
 	}
 	return nil
@@ -79,7 +81,7 @@ func ValidOwner(s string) bool {
 	}
 	return len(s) == len(ownerPrefix)+ownerSuffixLength &&
 		strings.HasPrefix(s, ownerPrefix) &&
-		allBytes(s[len(ownerPrefix):], isBase32Lower)
+		AllBytes(s[len(ownerPrefix):], isBase32Lower)
 }
 
 // nkeyLength is the length of an encoded NATS public nkey.
@@ -87,5 +89,5 @@ const nkeyLength = 56
 
 // IsNkeyShaped spots a connection nkey where a principal belongs; the nkey authenticates transport only and is never an owner.
 func IsNkeyShaped(s string) bool {
-	return len(s) == nkeyLength && allBytes(s, isBase32Upper)
+	return len(s) == nkeyLength && AllBytes(s, isBase32Upper)
 }

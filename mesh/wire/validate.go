@@ -99,7 +99,7 @@ func (p Part) validate() error {
 // validDigest matches sha256:<64 lowercase hex>.
 func validDigest(d string) bool {
 	hexPart, ok := strings.CutPrefix(d, "sha256:")
-	return ok && len(hexPart) == 64 && allBytes(hexPart, func(c byte) bool {
+	return ok && len(hexPart) == 64 && AllBytes(hexPart, func(c byte) bool {
 		return '0' <= c && c <= '9' || 'a' <= c && c <= 'f'
 	})
 }
@@ -111,7 +111,7 @@ func validExtensionKind(k string) bool {
 		return false
 	}
 	for _, s := range segs {
-		if !allBytes(s, func(c byte) bool {
+		if !AllBytes(s, func(c byte) bool {
 			return 'A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '-'
 		}) {
 			return false

@@ -1,4 +1,4 @@
-package mesh
+package render
 
 import (
 	"fmt"
@@ -26,25 +26,6 @@ func Glyph(p presence.Peer) string {
 	return "?"
 }
 
-// Age says how old a fact is, for a person.
-func Age(now, t time.Time) string {
-	if t.IsZero() {
-		return "-"
-	}
-	d := now.Sub(t)
-	switch {
-	case d < 0:
-		return "0s"
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d.Seconds()))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm", int(d.Minutes()))
-	case d < 48*time.Hour:
-		return fmt.Sprintf("%dh", int(d.Hours()))
-	}
-	return fmt.Sprintf("%dd", int(d.Hours()/24))
-}
-
 // ViewHeader is one line saying whether the roster can be trusted.
 func ViewHeader(v presence.View, now time.Time) string {
 	switch v.State {
@@ -56,9 +37,9 @@ func ViewHeader(v presence.View, now time.Time) string {
 	return ""
 }
 
-// FormatRoster renders peers one per line with the age of every fact:
+// Roster renders peers one per line with the age of every fact:
 // how long since the status began and since the peer was last heard.
-func FormatRoster(peers []presence.Peer, v presence.View, now time.Time) string {
+func Roster(peers []presence.Peer, v presence.View, now time.Time) string {
 	var b strings.Builder
 	if h := ViewHeader(v, now); h != "" {
 		b.WriteString(h + "\n")
