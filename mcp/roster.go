@@ -8,6 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 func rosterText(peers []presence.Peer, v presence.View, me, space string) string {
 	now := time.Now()
 	var b strings.Builder
-	if h := mesh.ViewHeader(v, now); h != "" {
+	if h := render.ViewHeader(v, now); h != "" {
 		b.WriteString(h + "\n")
 	}
 	if len(peers) == 0 {
@@ -57,7 +58,7 @@ func peerLine(p presence.Peer, me string, collides bool, now time.Time) string {
 	if p.Offline && p.OfflineReason != "" {
 		status = "offline (" + p.OfflineReason + ")"
 	}
-	parts := []string{status + " for " + mesh.Age(now, p.StatusSince)}
+	parts := []string{status + " for " + render.Age(now, p.StatusSince)}
 	if !p.Offline {
 		act := wire.CleanLabel(p.Record.Activity)
 		if act == "" && p.Status == presence.Working {
@@ -80,8 +81,8 @@ func peerLine(p presence.Peer, me string, collides bool, now time.Time) string {
 			parts = append(parts, "muted "+strings.Join(muted, ", "))
 		}
 	}
-	parts = append(parts, "heard "+mesh.Age(now, p.LastHeard)+" ago")
-	return mesh.Glyph(p) + " " + name + " — " + strings.Join(parts, " · ")
+	parts = append(parts, "heard "+render.Age(now, p.LastHeard)+" ago")
+	return render.Glyph(p) + " " + name + " — " + strings.Join(parts, " · ")
 }
 
 // rosterSummary is the roster in one line: who is online and how.

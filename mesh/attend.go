@@ -2,6 +2,7 @@ package mesh
 
 import (
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -40,7 +41,7 @@ func Attend(it *Item, me wire.Principal, global presence.Attention, channelMode 
 	if it.Directed() {
 		return Inject
 	}
-	mention := mentions(it.Msg, me)
+	mention := render.Mentions(it.Msg, me)
 	switch {
 	case channelMode == ModeMuted:
 		return Drop

@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -94,7 +95,7 @@ func (e *Endpoint) TakeWindow(ctx context.Context, budget int, peek bool) (Windo
 	used, full := 0, false
 	var left []*Item
 	for _, it := range keep {
-		line := Render(it, e.me)
+		line := render.Item(it.Kind, it.Subject, it.Msg, it.Historical, e.me)
 		n := utf8.RuneCountInString(line) + 1
 		switch {
 		case n > budget:

@@ -103,7 +103,11 @@ type Service struct {
 
 	ctx    context.Context
 	cancel context.CancelFunc
-	done   chan struct{}
+	done   chan struct{} // closed when the run goroutine ends
+	// stopRun ends the run goroutine (Close); closeOnce makes Close safe
+	// to repeat.
+	stopRun   chan struct{}
+	closeOnce sync.Once
 }
 
 // Start opens what the service needs and begins contending for the lease.
@@ -116,7 +120,7 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), hosts: map[string]*agentHost{}, takeOver: opts.TakeOver}
+	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), stopRun: make(chan struct{}), hosts: map[string]*agentHost{}, takeOver: opts.TakeOver}
 	if s.reg, err = mesh.OpenRegistry(ctx, js, s.space); err != nil {
 		return nil, err
 	}
@@ -186,6 +190,8 @@ func (s *Service) run() {
 		}
 		select {
 		case <-s.ctx.Done():
+			return
+		case <-s.stopRun:
 			return
 		case <-t.C:
 		}
@@ -343,8 +349,14 @@ func (s *Service) stopServing() {
 }
 
 // Close stops serving, waits for in-flight copies to settle, and gives
-// the lease back so a successor starts at once.
-func (s *Service) Close() {
+// the lease back so a successor starts at once. The run goroutine, the only
+// writer of the lease, ends first, so nothing renews or takes the lease
+// again behind the delete. Close may be called more than once.
+func (s *Service) Close() { s.closeOnce.Do(s.close) }
+
+func (s *Service) close() {
+	close(s.stopRun)
+	<-s.done
 	serving := s.isServing()
 	s.stopServing()
 	if rev := s.leaseRev.Load(); serving && rev != 0 {
@@ -353,7 +365,6 @@ func (s *Service) Close() {
 		cancel()
 	}
 	s.cancel()
-	<-s.done
 	s.roster.Close()
 }
 

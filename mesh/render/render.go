@@ -23,7 +23,7 @@ func Item(kind wire.Kind, sub wire.Subject, m wire.Message, historical bool, me 
 		b.WriteString("[@" + wire.CleanLabel(sub.Role) + " from " + who + "] ")
 	default:
 		b.WriteString("[#" + wire.CleanLabel(sub.Channel))
-		if mentions(m, me) {
+		if Mentions(m, me) {
 			b.WriteString(" @you")
 		}
 		b.WriteString(" " + who + "] ")
@@ -32,8 +32,8 @@ func Item(kind wire.Kind, sub wire.Subject, m wire.Message, historical bool, me 
 	return b.String()
 }
 
-// mentions reports whether m @mentions this principal's name.
-func mentions(m wire.Message, me wire.Principal) bool {
+// Mentions reports whether m @mentions this principal's name.
+func Mentions(m wire.Message, me wire.Principal) bool {
 	for _, n := range m.Mentions {
 		if strings.EqualFold(n, me.Actor) {
 			return true
