@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -94,11 +94,11 @@ and the file is ignored.`,
 			}
 			ctx, cancel := ctxTimeout()
 			defer cancel()
-			earlier, err := app.Lifecycles(p, id.Principal)
+			earlier, err := issue.Lifecycles(p, id.Principal)
 			if err != nil {
 				return err
 			}
-			c, provisioned, err := app.Mint(ctx, p, id, nc)
+			c, provisioned, err := issue.Mint(ctx, p, id, nc)
 			if err != nil {
 				return err
 			}

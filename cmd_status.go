@@ -13,9 +13,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -179,7 +180,7 @@ func probeSandbox(p config.Paths) sandbox.Report {
 	if err != nil {
 		return sandbox.Report{Mode: sandbox.None, Reason: "cannot find the cotal executable, the seat launcher: " + err.Error()}
 	}
-	return sandbox.Probe(exe, append(app.SeatProtect(p), filepath.Dir(seat.LaunchDir(app.RunDir(p), "x", "x"))))
+	return sandbox.Probe(exe, append(host.SeatProtect(p), filepath.Dir(seat.LaunchDir(issue.RunDir(p), "x", "x"))))
 }
 
 // describeSandbox says in a line how seats here are sandboxed.
