@@ -12,6 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -62,8 +63,10 @@ and the file is ignored.`,
 			if err != nil {
 				return err
 			}
-			if rec, err := config.ReadBrokerRecord(p); err == nil && rec.Mode == config.ModeOpen && rec.Stopped.IsZero() && broker.PIDAlive(rec.PID) {
-				return usagef("mesh %s runs in open mode: it takes no credentials (restart it without --open to use them)", p.Space)
+			if s, err := host.Probe(p); err == nil {
+				if rec, err := s.Serving(); err == nil && rec.Mode == config.ModeOpen {
+					return usagef("mesh %s runs in open mode: it takes no credentials (restart it without --open to use them)", p.Space)
+				}
 			}
 			id := broker.Identity{
 				Space: p.Space, Principal: wire.Principal{Owner: "local", Actor: name},
