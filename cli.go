@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
 )
 
@@ -144,22 +144,34 @@ type target struct {
 var errMeshDown = errors.New("mesh is not running")
 
 // resolveTarget finds the mesh a client command talks to: --server and
-// --creds win; else the space's broker.json and the local operator's creds.
+// --creds win; else the process holding the space's store lock, reached
+// as its broker.json says, as the local operator.
 func (g *globals) resolveTarget() (target, error) {
 	_, p, _, err := g.paths()
 	if err != nil {
 		return target{}, err
 	}
 	t := target{paths: p, url: g.server, creds: g.creds}
-	rec, rerr := config.ReadBrokerRecord(p)
-	t.record = rec
-	if t.url == "" {
-		if rerr != nil || !rec.Stopped.IsZero() || !broker.PIDAlive(rec.PID) {
-			return t, fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)", errMeshDown, p.Space, p.Space)
+	if t.url != "" {
+		t.record, _ = config.ReadBrokerRecord(p)
+	} else {
+		s, err := host.Probe(p)
+		if err != nil {
+			return t, err
 		}
-		t.url = rec.URL
+		t.record, err = s.Serving()
+		var re *host.RecordError
+		switch {
+		case errors.Is(err, host.ErrNotRunning):
+			return t, fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)", errMeshDown, p.Space, p.Space)
+		case errors.As(err, &re) && re.Starting:
+			return t, fmt.Errorf("%w; try again in a moment, or pass --server", err)
+		case err != nil:
+			return t, fmt.Errorf("%w; `cotal down --with-agents --space %s` stops it and the next `cotal up` writes broker.json again, or pass --server", err, p.Space)
+		}
+		t.url = t.record.URL
 	}
-	if t.creds == "" && rec.Mode != config.ModeOpen && g.server == "" {
+	if t.creds == "" && t.record.Mode != config.ModeOpen && g.server == "" {
 		t.creds = p.OperatorCreds()
 	}
 	return t, nil

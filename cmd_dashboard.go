@@ -6,17 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/cotal-go/cotal/app"
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat"
@@ -45,14 +42,10 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 		f.timeout = d
 	}
 	noBell, _ := fs.GetBool("no-bell")
-	ctx := cmd.Context()
-	if ctx == nil {
-		ctx = context.Background()
-	}
 	if f.detach || !interactive(g) {
-		return runUp(ctx, g, f)
+		return runUp(cmd.Context(), g, f)
 	}
-	return runDashboard(ctx, g, f, !noBell)
+	return runDashboard(cmd.Context(), g, f, !noBell)
 }
 
 // interactive reports whether a person is at a terminal on both ends.
@@ -61,10 +54,11 @@ func interactive(g *globals) bool {
 	return ok && term.IsTerminal(out.Fd()) && term.IsTerminal(os.Stdin.Fd())
 }
 
-// runDashboard shows the dashboard. When no live process serves the space
-// it starts the mesh in this process first (its log goes to mesh.log: the
+// runDashboard shows the dashboard. When no process serves the space it
+// hosts the mesh in this process first (its log goes to mesh.log: the
 // screen is the dashboard's) and stops it on quit; otherwise it is a client
-// and quitting leaves the mesh running.
+// and quitting leaves the mesh running. The dashboard asks before quitting
+// with live seats; a quit signal ends it without asking.
 func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error {
 	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
 		return usagef("--sync %q: use always or interval", f.sync)
@@ -73,7 +67,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error 
 	if err != nil {
 		return err
 	}
-	ctx, stop := signal.NotifyContext(ctx, syscall.SIGTERM, syscall.SIGHUP)
+	ctx, stop := untilQuit(ctx, nil)
 	defer stop()
 	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
 		return err
@@ -84,20 +78,21 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error 
 	}
 	defer logf.Close()
 
-	m, err := hostUnlessRunning(ctx, g, data, p, f, logf)
+	h, err := hostUnlessRunning(ctx, g, data, p, f, logf)
 	if err != nil {
 		return err
 	}
-	hosting := m != nil
-	var meshDone chan error
+	hosting := h != nil
 	stopMesh := func() error { return nil }
 	if hosting {
-		meshCtx, cancel := context.WithCancel(context.Background())
-		meshDone = make(chan error, 1)
-		go func() { meshDone <- m.Run(meshCtx) }()
+		// The mesh outlives a quit signal until the dashboard has let go
+		// of it.
+		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+		done := make(chan error, 1)
+		go func() { done <- h.Run(runCtx) }()
 		stopMesh = func() error {
 			cancel()
-			return <-meshDone
+			return <-done
 		}
 	}
 
@@ -113,9 +108,9 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error 
 		Endpoint: e, Bell: bell, Log: sink,
 	}
 	local := ""
-	if hosting && m.Manager() != nil {
-		cfg.ConfirmQuit = m.Manager().Live
-		local = m.Manager().InstanceID()
+	if hosting && h.Manager() != nil {
+		cfg.ConfirmQuit = h.Live
+		local = h.Manager().InstanceID()
 	}
 	desk := newSeatDesk(g.epClient, personaDir(), local)
 	defer desk.close()
@@ -138,20 +133,18 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error 
 }
 
 // hostUnlessRunning starts the space's mesh in this process and returns
-// it, or returns nil when a live process (or --server) already serves it.
-func hostUnlessRunning(ctx context.Context, g *globals, data string, p config.Paths, f *upFlags, log io.Writer) (*app.Mesh, error) {
+// it, or returns nil when a process (its store lock says) or --server
+// already serves it.
+func hostUnlessRunning(ctx context.Context, g *globals, data string, p config.Paths, f *upFlags, log io.Writer) (*host.Host, error) {
 	if g.server != "" {
 		return nil, nil
 	}
-	if rec, err := config.ReadBrokerRecord(p); err == nil && rec.Stopped.IsZero() && broker.PIDAlive(rec.PID) {
-		return nil, nil
-	}
-	m, err := app.Start(ctx, app.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: log, Verbose: f.verbose})
-	var running *app.AlreadyRunningError
+	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: log, Verbose: f.verbose})
+	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
-		return nil, nil // lost a race with another `cotal`: be its client
+		return nil, nil // be its client
 	}
-	return m, err
+	return h, err
 }
 
 // personaDir is the project whose personas the spawn picker lists: the one

@@ -2,15 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 )
 
 func newDownCmd(g *globals) *cobra.Command {
@@ -23,13 +22,17 @@ func newDownCmd(g *globals) *cobra.Command {
 the mesh's terminals, so stopping the mesh stops them: bare down refuses while
 any seat is live and names them; --with-agents stops them too.`,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			_, p, _, err := g.paths()
 			if err != nil {
 				return err
 			}
-			rec, err := config.ReadBrokerRecord(p)
-			if err != nil || !rec.Stopped.IsZero() || !broker.PIDAlive(rec.PID) {
+			// The store lock says whether the mesh runs, never broker.json.
+			s, err := host.Probe(p)
+			if err != nil {
+				return err
+			}
+			if !s.Running {
 				fmt.Fprintf(g.stdout, "mesh %s is not running\n", p.Space)
 				return nil
 			}
@@ -39,10 +42,15 @@ any seat is live and names them; --with-agents stops them too.`,
 				// Every manager's seats, those of supervise processes too:
 				// the mesh's own stop would take only its own.
 				stopped, err := stopEverySeat(g)
-				if err != nil {
+				var re *host.RecordError
+				switch {
+				case errors.As(err, &re) && !re.Starting:
+					// Its managers cannot be reached; the mesh still stops
+					// its own seats as it stops.
+					fmt.Fprintf(g.stderr, "cotal: %v\ncannot ask its managers for their seats: stopping the mesh stops its own; seats of supervise processes keep running\n", re)
+				case err != nil:
 					return fmt.Errorf("stopping the seats: %w; the mesh is still running", err)
-				}
-				if len(stopped) > 0 {
+				case len(stopped) > 0:
 					fmt.Fprintf(g.stdout, "stopped %d seat(s): %s\n", len(stopped), strings.Join(stopped, ", "))
 				}
 			} else {
@@ -55,22 +63,21 @@ any seat is live and names them; --with-agents stops them too.`,
 					return exitError{exitFail}
 				}
 			}
-			if err := syscall.Kill(rec.PID, syscall.SIGTERM); err != nil {
-				return fmt.Errorf("stopping pid %d: %w", rec.PID, err)
+			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
+			defer cancel()
+			pid, err := host.Stop(ctx, p, func(pid int) {
+				fmt.Fprintf(g.stderr, "waiting for mesh %s (pid %d) to stop...\n", p.Space, pid)
+			})
+			switch {
+			case errors.Is(err, host.ErrNotRunning):
+				fmt.Fprintf(g.stdout, "mesh %s is not running\n", p.Space) // it stopped meanwhile
+				return nil
+			case errors.Is(err, context.DeadlineExceeded):
+				return fmt.Errorf("mesh %s (pid %d) still running after %s; see %s", p.Space, pid, timeout, p.LogFile())
+			case err != nil:
+				return err
 			}
-			start := time.Now()
-			said := false
-			for broker.PIDAlive(rec.PID) {
-				if time.Since(start) > timeout {
-					return fmt.Errorf("mesh %s (pid %d) still running after %s; see %s", p.Space, rec.PID, timeout, p.LogFile())
-				}
-				if !said && time.Since(start) > 2*time.Second {
-					said = true
-					fmt.Fprintf(g.stderr, "waiting for mesh %s (pid %d) to stop...\n", p.Space, rec.PID)
-				}
-				time.Sleep(20 * time.Millisecond)
-			}
-			fmt.Fprintf(g.stdout, "mesh %s stopped (pid %d)\n", p.Space, rec.PID)
+			fmt.Fprintf(g.stdout, "mesh %s stopped (pid %d)\n", p.Space, pid)
 			return nil
 		},
 	}

@@ -12,7 +12,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -35,7 +35,7 @@ func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 		}
 		caller = ep.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
 	} else {
-		p := app.OperatorPrincipal()
+		p := issue.OperatorPrincipal()
 		caller = ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
 	}
 	connID := caller.Owner + "-" + caller.Actor + "-" + caller.UID

@@ -6,17 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
@@ -61,7 +59,7 @@ until you leave.
 					return usageError{err}
 				}
 			}
-			ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+			ctx, stop := untilQuit(cmd.Context(), nil)
 			defer stop()
 			opts := mesh.Options{Role: role, Subscribe: channels, Name: name}
 			if g.creds == "" {
@@ -112,7 +110,7 @@ func (g *globals) mintForJoin(ctx context.Context, name, role string, channels [
 		return "", err
 	}
 	defer nc.Close()
-	c, _, err := app.Mint(ctx, t.paths, id, nc)
+	c, _, err := issue.Mint(ctx, t.paths, id, nc)
 	if err != nil {
 		return "", err
 	}

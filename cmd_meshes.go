@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/url"
@@ -11,36 +12,36 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 )
 
 // connectIfRunning connects to the space's running mesh as the local
-// operator, or returns nil when it is not running. A mesh that runs (it
-// holds the store lock) but cannot be reached is an error: what needs the
-// mesh now must not be put off to its next start.
+// operator, or returns nil when it is not running (no process holds its
+// store lock). A mesh that runs but cannot be reached is an error: what
+// needs the mesh now must not be put off to its next start.
 func connectIfRunning(g *globals) (*nats.Conn, error) {
 	_, p, _, err := g.paths()
 	if err != nil {
 		return nil, err
 	}
-	rec, err := config.ReadBrokerRecord(p)
-	if err != nil || !rec.Stopped.IsZero() || !broker.PIDAlive(rec.PID) {
-		return nil, nil
+	s, err := host.Probe(p)
+	if err != nil || !s.Running {
+		return nil, err
+	}
+	rec, err := s.Serving()
+	if err != nil {
+		return nil, err
 	}
 	t := target{paths: p, record: rec, url: rec.URL}
 	if rec.Mode != config.ModeOpen {
 		t.creds = p.OperatorCreds()
 	}
 	nc, err := t.connect("cotal mint")
-	if err == nil {
-		return nc, nil
+	if err != nil {
+		return nil, fmt.Errorf("mesh %s runs (pid %d) but did not answer: %w", p.Space, s.PID, err)
 	}
-	if l, lerr := broker.AcquireLock(p.LockFile()); lerr == nil {
-		l.Release() // nothing serves the space: broker.json is stale
-		return nil, nil
-	}
-	return nil, fmt.Errorf("mesh %s runs (pid %d) but did not answer: %w", p.Space, rec.PID, err)
+	return nc, nil
 }
 
 // meshRow is one line of `cotal meshes`.
@@ -110,20 +111,34 @@ func newMeshesCmd(g *globals) *cobra.Command {
 
 func meshState(p config.Paths, def string) meshRow {
 	r := meshRow{Space: p.Space, StoreDir: p.StoreDir, Default: p.Space == def, State: "never started"}
-	rec, err := config.ReadBrokerRecord(p)
+	s, err := host.Probe(p)
 	if err != nil {
+		r.State = "unknown (" + err.Error() + ")"
 		return r
 	}
+	var re *host.RecordError
+	switch _, err := s.Serving(); {
+	case errors.As(err, &re):
+		r.PID = s.PID
+		r.State = "running, broker.json damaged"
+		if re.Starting {
+			r.State = "starting"
+		}
+		return r
+	case s.RecordErr != nil:
+		return r // nothing runs and nothing says it ever did
+	}
+	rec := s.Record
 	r.URL, r.PID, r.Mode, r.Started = rec.URL, rec.PID, rec.Mode, rec.Started
 	switch {
+	case s.Running && !reachable(rec.URL):
+		r.State = "unreachable"
+	case s.Running:
+		r.State = "running"
 	case !rec.Stopped.IsZero():
 		r.State = "stopped"
-	case !broker.PIDAlive(rec.PID):
-		r.State = "crashed (pid gone)"
-	case !reachable(rec.URL):
-		r.State = "unreachable"
 	default:
-		r.State = "running"
+		r.State = "crashed (pid gone)"
 	}
 	return r
 }

@@ -10,9 +10,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -62,8 +63,10 @@ and the file is ignored.`,
 			if err != nil {
 				return err
 			}
-			if rec, err := config.ReadBrokerRecord(p); err == nil && rec.Mode == config.ModeOpen && rec.Stopped.IsZero() && broker.PIDAlive(rec.PID) {
-				return usagef("mesh %s runs in open mode: it takes no credentials (restart it without --open to use them)", p.Space)
+			if s, err := host.Probe(p); err == nil {
+				if rec, err := s.Serving(); err == nil && rec.Mode == config.ModeOpen {
+					return usagef("mesh %s runs in open mode: it takes no credentials (restart it without --open to use them)", p.Space)
+				}
 			}
 			id := broker.Identity{
 				Space: p.Space, Principal: wire.Principal{Owner: "local", Actor: name},
@@ -94,11 +97,11 @@ and the file is ignored.`,
 			}
 			ctx, cancel := ctxTimeout()
 			defer cancel()
-			earlier, err := app.Lifecycles(p, id.Principal)
+			earlier, err := issue.Lifecycles(p, id.Principal)
 			if err != nil {
 				return err
 			}
-			c, provisioned, err := app.Mint(ctx, p, id, nc)
+			c, provisioned, err := issue.Mint(ctx, p, id, nc)
 			if err != nil {
 				return err
 			}

@@ -13,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -32,7 +32,7 @@ func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint,
 		o.Space = t.paths.Space
 	}
 	if o.Creds == "" && o.Name == "" {
-		o.Name = app.OperatorPrincipal().Actor
+		o.Name = issue.OperatorPrincipal().Actor
 	}
 	if o.Logf == nil {
 		o.Logf = func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal: "+format+"\n", args...) }

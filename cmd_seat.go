@@ -5,11 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/signal"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
@@ -17,11 +13,10 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
-	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -384,69 +379,25 @@ seats asks for a second Ctrl-C before stopping them.`,
 			if err != nil {
 				return err
 			}
-			if idFile == "" {
-				idFile = filepath.Join(t.paths.StoreDir, "supervise.id")
-			}
-			if project == "" {
-				cwd, _ := os.Getwd()
-				if project = config.ProjectDir(cwd); project == "" {
-					project = cwd
-				}
-			}
-			exe, err := os.Executable()
-			if err != nil {
-				exe = "" // seats start unsandboxed, and ps says so
-			}
-			nc, err := t.connect("cotal supervise")
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			mgr, err := seat.New(seat.Options{
-				Space: t.paths.Space, URL: t.url, Conn: nc,
-				Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
-				InstanceFile: idFile, ProjectDir: project, Readiness: readiness,
-				Minter: app.NewSeatMinter(t.paths, nc, t.record.Mode == config.ModeOpen), Open: t.record.Mode == config.ModeOpen,
-				Logf:     func(f string, a ...any) { fmt.Fprintf(g.stderr, "manager: "+f+"\n", a...) },
-				Launcher: exe, RunDir: app.RunDir(t.paths), Protect: app.SeatProtect(t.paths),
+			h, err := host.Start(cmd.Context(), host.Config{
+				Paths: t.paths, Open: t.record.Mode == config.ModeOpen, Log: g.stderr,
+				ProjectDir: project, Readiness: readiness,
+				Supervise: &host.Supervise{URL: t.url, Creds: t.creds, InstanceFile: idFile},
 			})
 			if err != nil {
 				return err
 			}
-			sctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
-			err = mgr.Start(sctx)
-			cancel()
-			if err != nil {
-				return err
-			}
+			ctx, stop := untilQuit(cmd.Context(), hostQuit(g, h))
+			defer stop()
+			mgr := h.Manager()
 			fmt.Fprintf(g.stdout, "manager instance %s serving space %s at epoch %d; Ctrl-C to stop\n", mgr.InstanceID(), t.paths.Space, mgr.Epoch())
-			waitForQuit(g, mgr.Live)
-			return mgr.Close()
+			return h.Run(ctx)
 		},
 	}
 	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
 	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
 	cmd.Flags().DurationVar(&readiness, "readiness", seat.DefaultReadiness, "how long a spawned seat has to come up before its goal is uncertain")
 	return cmd
-}
-
-// waitForQuit blocks until Ctrl-C (or SIGTERM). With live seats, the first
-// Ctrl-C names them and only a second one within 10 s goes on: seats are
-// never stopped by surprise. SIGTERM (cotal down --with-agents) goes on at
-// once.
-func waitForQuit(g *globals, live func() []string) {
-	sigs := make(chan os.Signal, 2)
-	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	defer signal.Stop(sigs)
-	var armed time.Time
-	for sig := range sigs {
-		names := live()
-		if sig == syscall.SIGTERM || len(names) == 0 || (!armed.IsZero() && time.Since(armed) < 10*time.Second) {
-			return
-		}
-		armed = time.Now()
-		fmt.Fprintf(g.stderr, "\n%d seat(s) still running: %s\nstopping now stops them; press Ctrl-C again within 10 s to stop them and quit\n", len(names), strings.Join(names, ", "))
-	}
 }
 
 // describeStep is a spawn progress event in words.

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -13,9 +15,10 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
@@ -49,7 +52,10 @@ type statusReport struct {
 	// SeatSandbox is how a seat started on this machine would be kept
 	// from the store's keys and creds, found by launching a probe.
 	SeatSandbox sandbox.Report `json:"seatSandbox"`
-	Error       string         `json:"error,omitempty"`
+	// BrokerFileError names the damage of a broker.json that cannot be
+	// read; the store lock still says whether the mesh runs.
+	BrokerFileError string `json:"brokerFileError,omitempty"`
+	Error           string `json:"error,omitempty"`
 }
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -90,14 +96,28 @@ func gatherStatus(g *globals) statusReport {
 	}
 	r := statusReport{Space: p.Space, StoreDir: p.StoreDir, SeatSandbox: probeSandbox(p)}
 	r.StoreBytes, _ = broker.DirSize(p.JetStreamDir())
-	rec, rerr := config.ReadBrokerRecord(p)
-	if rerr == nil {
-		r.URL, r.PID, r.Mode, r.Sync, r.Started, r.Stopped, r.StoreLimit = rec.URL, rec.PID, rec.Mode, rec.Sync, rec.Started, rec.Stopped, rec.MaxStore
-		r.Up = rec.Stopped.IsZero() && broker.PIDAlive(rec.PID)
+	// The store lock says whether the mesh runs; broker.json only how to
+	// reach it, and it is never trusted to say that the mesh is down.
+	s, err := host.Probe(p)
+	if err != nil {
+		r.Error = err.Error()
+		return r
 	}
+	if s.RecordErr != nil && !errors.Is(s.RecordErr, fs.ErrNotExist) {
+		r.BrokerFileError = s.RecordErr.Error()
+	}
+	_, serr := s.Serving()
+	if rec := s.Record; s.RecordErr == nil && (!s.Running || serr == nil) {
+		r.URL, r.PID, r.Mode, r.Sync, r.Started, r.Stopped, r.StoreLimit = rec.URL, rec.PID, rec.Mode, rec.Sync, rec.Started, rec.Stopped, rec.MaxStore
+	}
+	r.Up = s.Running
 	meshPID := 0 // the live process holding this store, when there is one
-	if r.Up {
-		meshPID = r.PID
+	if s.Running {
+		r.PID, meshPID = s.PID, s.PID
+		if serr != nil && g.server == "" {
+			r.Error = serr.Error()
+			return r
+		}
 	}
 	if !r.Up && g.server == "" {
 		return r
@@ -180,7 +200,7 @@ func probeSandbox(p config.Paths) sandbox.Report {
 	if err != nil {
 		return sandbox.Report{Mode: sandbox.None, Reason: "cannot find the cotal executable, the seat launcher: " + err.Error()}
 	}
-	return sandbox.Probe(exe, append(app.SeatProtect(p), filepath.Dir(seat.LaunchDir(app.RunDir(p), "x", "x"))))
+	return sandbox.Probe(exe, append(host.SeatProtect(p), filepath.Dir(seat.LaunchDir(issue.RunDir(p), "x", "x"))))
 }
 
 // describeSandbox says in a line how seats here are sandboxed.
@@ -220,17 +240,24 @@ func printStatus(g *globals, r statusReport) {
 		return
 	case r.Up && r.Reachable:
 		fmt.Fprintf(w, "mesh %s: up (pid %d, started %s ago)\n", r.Space, r.PID, render.Age(time.Now(), r.Started))
+	case r.Up && r.URL == "":
+		fmt.Fprintf(w, "mesh %s: UNREACHABLE (pid %d holds the store, but its broker.json does not say where)\n", r.Space, r.PID)
 	case r.Up:
-		fmt.Fprintf(w, "mesh %s: UNREACHABLE (pid %d alive, but %s does not answer)\n", r.Space, r.PID, r.URL)
+		fmt.Fprintf(w, "mesh %s: UNREACHABLE (pid %d holds the store, but %s does not answer)\n", r.Space, r.PID, r.URL)
 	case !r.Stopped.IsZero():
 		fmt.Fprintf(w, "mesh %s: down (stopped %s ago)\n", r.Space, render.Age(time.Now(), r.Stopped))
 	case r.PID != 0:
 		fmt.Fprintf(w, "mesh %s: down (pid %d gone without stopping cleanly)\n", r.Space, r.PID)
+	case r.BrokerFileError != "":
+		fmt.Fprintf(w, "mesh %s: down (nothing holds the store; its broker.json is damaged)\n", r.Space)
 	default:
 		fmt.Fprintf(w, "mesh %s: down (never started here; `cotal up` starts it)\n", r.Space)
 	}
 	if r.URL != "" {
 		fmt.Fprintf(w, "  url        %s\n", r.URL)
+	}
+	if r.BrokerFileError != "" {
+		fmt.Fprintf(w, "  broker.json DAMAGED: %s\n", r.BrokerFileError)
 	}
 	switch r.Mode {
 	case config.ModeAuth:

@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/app"
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 )
 
 // envDetachedChild marks the background process `up --detach` starts.
@@ -65,13 +59,10 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 		return err
 	}
 	if f.detach && os.Getenv(envDetachedChild) == "" {
-		return upDetached(g, p, f)
+		return upDetached(ctx, g, p, f)
 	}
-	if ctx == nil {
-		ctx = context.Background()
-	}
-	m, err := app.Start(ctx, app.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose})
-	var running *app.AlreadyRunningError
+	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose})
+	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(g.stdout, running.Error())
 		return nil
@@ -79,7 +70,9 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if err != nil {
 		return err
 	}
-	b := m.Broker()
+	ctx, stop := untilQuit(ctx, hostQuit(g, h))
+	defer stop()
+	b := h.Broker()
 	mode := "auth mode: per-agent credentials"
 	if f.open {
 		mode = "OPEN mode: no authentication, owner local; anyone on this machine can read and post as anyone"
@@ -92,42 +85,14 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if os.Getenv(envDetachedChild) == "" {
 		fmt.Fprintln(g.stdout, "press Ctrl-C to stop")
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	done := make(chan error, 1)
-	go func() { done <- m.Run(ctx) }()
-	live := func() []string { return nil }
-	if mgr := m.Manager(); mgr != nil {
-		live = mgr.Live
-	}
-	waitForQuit(g, live)
-	cancel()
-	err = <-done
+	err = h.Run(ctx)
 	fmt.Fprintf(g.stdout, "mesh %s stopped\n", p.Space)
 	return err
 }
 
-// upDetached starts `cotal up` as a background process in its own session,
-// its output going to the space's mesh.log, and waits until it has written
-// broker.json (ready and provisioned) or has exited.
-func upDetached(g *globals, p config.Paths, f *upFlags) error {
-	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
-		return err
-	}
-	if lock, err := broker.AcquireLockPatiently(p.LockFile(), 3*time.Second); err != nil {
-		var lerr *broker.LockError
-		if errors.As(err, &lerr) {
-			rec, _ := config.ReadBrokerRecord(p)
-			fmt.Fprintf(g.stdout, "mesh %s already running (pid %d, url %s)\n", p.Space, lerr.PID, rec.URL)
-			return nil
-		}
-		return err
-	} else {
-		lock.Release()
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return err
-	}
+// upDetached runs `cotal up` as a background process and reports it once
+// it is ready, or says the space already runs.
+func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) error {
 	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync}
 	if f.open {
 		args = append(args, "--open")
@@ -135,71 +100,29 @@ func upDetached(g *globals, p config.Paths, f *upFlags) error {
 	if f.verbose {
 		args = append(args, "--verbose")
 	}
-	logf, err := os.OpenFile(p.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
-	if err != nil {
-		return fmt.Errorf("opening log %s: %w", p.LogFile(), err)
-	}
-	defer logf.Close()
-	logStart, _ := logf.Seek(0, io.SeekEnd)
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), envDetachedChild+"=1")
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
-		return fmt.Errorf("starting the background mesh: %w", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-
 	start := time.Now()
-	deadline := time.NewTimer(f.timeout)
-	defer deadline.Stop()
-	tick := time.NewTicker(20 * time.Millisecond)
-	defer tick.Stop()
-	said := false
-	for {
-		select {
-		case err := <-exited:
-			rec, rerr := config.ReadBrokerRecord(p)
-			if err == nil && rerr == nil && rec.Stopped.IsZero() && broker.PIDAlive(rec.PID) {
-				fmt.Fprintf(g.stdout, "mesh %s already running (pid %d, url %s)\n", p.Space, rec.PID, rec.URL)
-				return nil
-			}
-			return fmt.Errorf("background mesh exited before it was ready (%v); its log %s says:\n%s", err, p.LogFile(), logTail(p.LogFile(), logStart))
-		case <-deadline.C:
-			return fmt.Errorf("background mesh (pid %d) not ready after %s; see %s, stop it with `cotal down --space %s`", cmd.Process.Pid, f.timeout, p.LogFile(), p.Space)
-		case <-tick.C:
-			rec, err := config.ReadBrokerRecord(p)
-			if err == nil && rec.PID == cmd.Process.Pid && rec.Stopped.IsZero() {
-				fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s mode, sync %s) in %s\n", p.Space, rec.URL, rec.PID, rec.Mode, rec.Sync, time.Since(start).Round(time.Millisecond))
-				if rec.Mode == config.ModeOpen {
-					fmt.Fprintln(g.stdout, "OPEN mode: no authentication; anyone on this machine can read and post as anyone")
-				}
-				if rec.Sync == config.SyncInterval {
-					fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
-				}
-				fmt.Fprintf(g.stdout, "log %s; stop it with `cotal down --space %s`\n", p.LogFile(), p.Space)
-				_ = cmd.Process.Release()
-				return nil
-			}
-			if !said && time.Since(start) > 2*time.Second {
-				said = true
-				fmt.Fprintf(g.stderr, "waiting for mesh %s to be ready (pid %d)...\n", p.Space, cmd.Process.Pid)
-			}
-		}
+	rec, err := host.Detach(ctx, host.DetachConfig{
+		Paths: p, Args: args, Env: []string{envDetachedChild + "=1"}, Timeout: f.timeout,
+		Slow: func(pid int) { fmt.Fprintf(g.stderr, "waiting for mesh %s to be ready (pid %d)...\n", p.Space, pid) },
+	})
+	var running *host.AlreadyRunningError
+	var late *host.NotReadyError
+	switch {
+	case errors.As(err, &running):
+		fmt.Fprintln(g.stdout, running.Error())
+		return nil
+	case errors.As(err, &late):
+		return fmt.Errorf("%w, stop it with `cotal down --space %s`", err, p.Space)
+	case err != nil:
+		return err
 	}
-}
-
-// logTail returns what the log gained since offset, trimmed to its last lines.
-func logTail(path string, offset int64) string {
-	b, err := os.ReadFile(path)
-	if err != nil || int64(len(b)) < offset {
-		return "(no log)"
+	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s mode, sync %s) in %s\n", p.Space, rec.URL, rec.PID, rec.Mode, rec.Sync, time.Since(start).Round(time.Millisecond))
+	if rec.Mode == config.ModeOpen {
+		fmt.Fprintln(g.stdout, "OPEN mode: no authentication; anyone on this machine can read and post as anyone")
 	}
-	b = bytes.TrimSpace(b[offset:])
-	lines := strings.Split(string(b), "\n")
-	if len(lines) > 20 {
-		lines = lines[len(lines)-20:]
+	if rec.Sync == config.SyncInterval {
+		fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
-	return "  " + strings.Join(lines, "\n  ")
+	fmt.Fprintf(g.stdout, "log %s; stop it with `cotal down --space %s`\n", p.LogFile(), p.Space)
+	return nil
 }

@@ -4,8 +4,14 @@
 package main
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/signal"
+	"strings"
+	"syscall"
 
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
@@ -14,4 +20,48 @@ func main() {
 	// becomes the seat's agent; nothing below runs.
 	sandbox.Main()
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+}
+
+// quitSignals ask cotal to stop: Ctrl-C, SIGTERM (what `cotal down`
+// sends), a closed terminal.
+var quitSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
+
+// untilQuit is the one place cotal catches signals. The context it returns
+// ends at the first quit signal accept takes (nil takes every one); a
+// signal accept declines is dropped and the command goes on. Only commands
+// that run until stopped call it: every other one keeps the default, so
+// Ctrl-C ends it at once. Once the context has ended, signals have their
+// default effect again.
+func untilQuit(parent context.Context, accept func(os.Signal) bool) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(parent)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, quitSignals...)
+	go func() {
+		defer signal.Stop(sigs)
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case s := <-sigs:
+				if accept == nil || accept(s) {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	return ctx, cancel
+}
+
+// hostQuit is what a hosting command's untilQuit accepts: the host's quit
+// rule, a SIGTERM forcing it, each refusal naming the live seats.
+func hostQuit(g *globals, h *host.Host) func(os.Signal) bool {
+	return func(s os.Signal) bool {
+		live, ok := h.AskQuit(s == syscall.SIGTERM)
+		if !ok {
+			fmt.Fprintf(g.stderr, "\n%d seat(s) still running: %s\nstopping now stops them; press Ctrl-C again within %d s to stop them and quit\n",
+				len(live), strings.Join(live, ", "), int(host.QuitWindow.Seconds()))
+		}
+		return ok
+	}
 }

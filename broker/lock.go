@@ -42,11 +42,9 @@ func AcquireLock(path string) (*Lock, error) {
 		return nil, fmt.Errorf("opening lock %s: %w", path, err)
 	}
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
-		b, _ := os.ReadFile(path)
-		f.Close()
-		pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {
-			return nil, &LockError{Path: path, PID: pid}
+			return nil, &LockError{Path: path, PID: holderPID(f)}
 		}
 		return nil, fmt.Errorf("locking %s: %w", path, err)
 	}
@@ -54,6 +52,85 @@ func AcquireLock(path string) (*Lock, error) {
 		_, _ = f.WriteAt([]byte(strconv.Itoa(os.Getpid())+"\n"), 0)
 	}
 	return &Lock{f: f}, nil
+}
+
+// LockHolder reports whether a process holds the lock at path, and which,
+// without taking the lock or writing to its file: what says a space's
+// mesh runs, whatever broker.json says. A missing file, or one that
+// cannot exist (its directory is a file), is held by nobody. pid is 0 when
+// the holder cannot be named.
+func LockHolder(path string) (pid int, held bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, fmt.Errorf("opening lock %s: %w", path, err)
+	}
+	defer f.Close()
+	// A shared lock is refused exactly while another holds the exclusive
+	// one; taken, it is dropped at once.
+	err = syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+	if err == nil {
+		_ = syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		return 0, false, nil
+	}
+	if !errors.Is(err, syscall.EWOULDBLOCK) {
+		return 0, false, fmt.Errorf("probing lock %s: %w", path, err)
+	}
+	return holderPID(f), true, nil
+}
+
+// holderPID names the process holding f's file locked: the kernel's own
+// record where it keeps one (/proc/locks on Linux), else the pid the holder
+// wrote into the file. The file can name an earlier holder for the moment
+// between a new holder's flock and its write, the kernel never; a file
+// the kernel shows only shared (probe) locks on has no holder: 0.
+func holderPID(f *os.File) int {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(int(f.Fd()), &st); err == nil {
+		if b, err := os.ReadFile("/proc/locks"); err == nil {
+			if pid, seen := flockHolder(string(b), uint64(st.Dev), st.Ino); seen {
+				return pid
+			}
+		}
+	}
+	b := make([]byte, 32)
+	n, _ := f.ReadAt(b, 0)
+	pid, _ := strconv.Atoi(strings.TrimSpace(string(b[:n])))
+	return pid
+}
+
+// flockHolder finds the exclusive flock on the file dev/ino in the text of
+// /proc/locks ("1: FLOCK  ADVISORY  WRITE 4242 fe:00:9980865 0 EOF"). seen
+// says whether any lock on that file is listed; pid is the exclusive
+// holder's, 0 when only shared locks are.
+func flockHolder(locks string, dev, ino uint64) (pid int, seen bool) {
+	major := (dev>>8)&0xfff | (dev>>32)&^uint64(0xfff)
+	minor := dev&0xff | (dev>>12)&^uint64(0xff)
+	for line := range strings.Lines(locks) {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" { // "->" marks a waiter, not a holder
+			continue
+		}
+		id := strings.Split(f[5], ":")
+		if len(id) != 3 {
+			continue
+		}
+		ma, err1 := strconv.ParseUint(id[0], 16, 64)
+		mi, err2 := strconv.ParseUint(id[1], 16, 64)
+		in, err3 := strconv.ParseUint(id[2], 10, 64)
+		if err1 != nil || err2 != nil || err3 != nil || ma != major || mi != minor || in != ino {
+			continue
+		}
+		seen = true
+		if f[3] == "WRITE" {
+			if p, err := strconv.Atoi(f[4]); err == nil && p > 0 {
+				return p, true
+			}
+		}
+	}
+	return 0, seen
 }
 
 // Release drops the lock.

@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 )
 
 // fixtureMessages is how many CHAT messages the chat100k store holds.
@@ -153,7 +153,7 @@ func buildChatFixture(b *testing.B) string {
 	dir := b.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	m, err := app.Start(ctx, app.Config{Paths: config.Paths{Space: "bench", StoreDir: dir}, Sync: config.SyncInterval})
+	m, err := host.Start(ctx, host.Config{Paths: config.Paths{Space: "bench", StoreDir: dir}, Sync: config.SyncInterval})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
@@ -74,7 +74,7 @@ func TestMeshGoneAndBack(t *testing.T) {
 		t.Errorf("the refusal took %s", d)
 	}
 
-	m, err := app.Start(ctxT(t), app.Config{Paths: h.paths, ProjectDir: h.project})
+	m, err := host.Start(ctxT(t), host.Config{Paths: h.paths, ProjectDir: h.project})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,10 +13,11 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -40,7 +41,7 @@ func ctxT(t testing.TB) context.Context {
 // store, with personas in a temp project.
 type meshH struct {
 	t       testing.TB
-	m       *app.Mesh
+	m       *host.Host
 	paths   config.Paths
 	project string
 	op      *nats.Conn
@@ -49,7 +50,7 @@ type meshH struct {
 func startMesh(t testing.TB) *meshH {
 	t.Helper()
 	h := &meshH{t: t, paths: config.Paths{Space: space, StoreDir: t.TempDir()}, project: t.TempDir()}
-	m, err := app.Start(ctxT(t), app.Config{Paths: h.paths, ProjectDir: h.project, Readiness: 10 * time.Second})
+	m, err := host.Start(ctxT(t), host.Config{Paths: h.paths, ProjectDir: h.project, Readiness: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func (h *meshH) mint(name, role string, subscribe, allowPublish []string) string
 	if allowPublish == nil {
 		id.AllowPublish = []string{}
 	}
-	cr, _, err := app.Mint(ctxT(h.t), h.paths, id, h.op)
+	cr, _, err := issue.Mint(ctxT(h.t), h.paths, id, h.op)
 	if err != nil {
 		h.t.Fatal(err)
 	}

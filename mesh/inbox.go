@@ -233,6 +233,13 @@ func (b *inbox) evict(it *Item) {
 	if !it.stored() {
 		return
 	}
+	if it.remote != nil {
+		// Handed over by the delivery service: give it back now, so the
+		// service holds it (its own inbox, its own eviction rule) rather
+		// than keeping it out for a reader that dropped it.
+		go func() { _ = it.remote(true) }()
+		return
+	}
 	key := it.evictionKey()
 	if len(b.evictions) > 4*4096 {
 		b.evictions = map[string]int{} // keys of copies settled elsewhere

@@ -17,8 +17,9 @@ import (
 const (
 	takeWait       = 10 * time.Second // one long poll for stored items
 	takeBatch      = 64
-	remoteBeat     = presence.Heartbeat // how often a mediated endpoint says it is alive
-	serviceBackoff = 5 * time.Second    // the longest wait between tries when the service is away
+	roomPoll       = 250 * time.Millisecond // how often a full inbox is looked at again
+	remoteBeat     = presence.Heartbeat     // how often a mediated endpoint says it is alive
+	serviceBackoff = 5 * time.Second        // the longest wait between tries when the service is away
 )
 
 // remoteState is what a mediated endpoint keeps of the service's answers.
@@ -180,12 +181,23 @@ func (e *Endpoint) bindRemote(ctx context.Context) error {
 	return nil
 }
 
-// pump long-polls the service for stored items and queues them.
+// pump long-polls the service for stored items and queues them, taking
+// no more than the inbox has room for: what does not fit stays with the
+// service until the application reads.
 func (e *Endpoint) pump() {
 	backoff := 250 * time.Millisecond
 	for e.ctx.Err() == nil {
+		room := min(takeBatch, MaxInbox-e.inbox.size())
+		if room <= 0 {
+			select {
+			case <-e.ctx.Done():
+				return
+			case <-time.After(roomPoll):
+			}
+			continue
+		}
 		ctx, cancel := context.WithTimeout(e.ctx, takeWait+10*time.Second)
-		err := e.takeRemote(ctx, takeBatch, takeWait)
+		err := e.takeRemote(ctx, room, takeWait)
 		cancel()
 		if err == nil {
 			backoff = 250 * time.Millisecond

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat"
 )
@@ -38,7 +38,7 @@ func (l *logBuffer) String() string {
 // being dropped.
 func TestUnrecordedSpawnFailureIsLogged(t *testing.T) {
 	var log logBuffer
-	h := startMeshWith(t, app.Config{
+	h := startMeshWith(t, host.Config{
 		Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 500 * time.Millisecond, Log: &log,
 	})
 	h.persona("quiet", "sh", []string{"-c", "sleep 1; exit 3"}, nil)

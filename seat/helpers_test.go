@@ -16,9 +16,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -162,7 +162,7 @@ func ctxT(t testing.TB) context.Context {
 // with personas in a temp project and an operator ep client.
 type harness struct {
 	t       testing.TB
-	m       *app.Mesh
+	m       *host.Host
 	paths   config.Paths
 	project string
 	op      *nats.Conn
@@ -176,15 +176,15 @@ const space = "seats"
 // startMesh starts a mesh whose manager gives up on readiness after readiness.
 func startMesh(t testing.TB, readiness time.Duration) *harness {
 	t.Helper()
-	return startMeshWith(t, app.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: readiness})
+	return startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: readiness})
 }
 
 // startMeshWith starts a mesh as cfg says, with personas in a temp project.
-func startMeshWith(t testing.TB, cfg app.Config) *harness {
+func startMeshWith(t testing.TB, cfg host.Config) *harness {
 	t.Helper()
 	h := &harness{t: t, paths: cfg.Paths, project: t.TempDir()}
 	cfg.ProjectDir = h.project
-	m, err := app.Start(ctxT(t), cfg)
+	m, err := host.Start(ctxT(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

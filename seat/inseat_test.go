@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -20,7 +20,7 @@ func TestSendFromInsideASeatIsTheSeat(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("shell", "sh", nil, map[string]string{"COTAL_BIN": cotalBin, "COTAL_HOME": t.TempDir()})
 
-	cr, _, err := app.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "alice"}, AllowPublish: []string{}}, h.op)
+	cr, _, err := issue.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "alice"}, AllowPublish: []string{}}, h.op)
 	if err != nil {
 		t.Fatal(err)
 	}

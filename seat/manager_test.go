@@ -10,7 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -209,7 +209,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 		t.Fatalf("live seats %v, want %d", live, 2+burst)
 	}
 
-	minted, seatCreds := countFiles(app.MintedDir(h.paths)), countFiles(h.paths.AuthDir())+countFiles(app.RunDir(h.paths))
+	minted, seatCreds := countFiles(issue.MintedDir(h.paths)), countFiles(h.paths.AuthDir())+countFiles(issue.RunDir(h.paths))
 	before := seatNames(ps(t, h.c, h.iid))
 	_, err := spawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell", Name: "shell"})
 	e := errCode(t, err)
@@ -219,7 +219,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 	if after := seatNames(ps(t, h.c, h.iid)); strings.Join(after, ",") != strings.Join(before, ",") {
 		t.Fatalf("ps after the refusal %v, before %v", after, before)
 	}
-	if n, m := countFiles(app.MintedDir(h.paths)), countFiles(h.paths.AuthDir())+countFiles(app.RunDir(h.paths)); n != minted || m != seatCreds {
+	if n, m := countFiles(issue.MintedDir(h.paths)), countFiles(h.paths.AuthDir())+countFiles(issue.RunDir(h.paths)); n != minted || m != seatCreds {
 		t.Fatalf("the refused spawn minted: minted records %d→%d, auth and launch files %d→%d", minted, n, seatCreds, m)
 	}
 

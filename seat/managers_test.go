@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -27,7 +27,7 @@ func (h *harness) extraManager(name string) (*seat.Manager, *nats.Conn) {
 		Space: space, URL: h.m.Broker().URL(), Conn: nc,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
 		InstanceFile: filepath.Join(h.t.TempDir(), name+".id"), ProjectDir: h.project,
-		Minter: app.NewSeatMinter(h.paths, nc, false), Readiness: 5 * time.Second,
+		Minter: issue.NewSeatMinter(h.paths, nc, false), Readiness: 5 * time.Second,
 	})
 	if err != nil {
 		nc.Close()

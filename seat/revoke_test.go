@@ -10,8 +10,8 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -29,7 +29,7 @@ func TestStoppedSeatsCredentialIsRevoked(t *testing.T) {
 	url := h.m.Broker().URL()
 
 	// What a seat could have copied out of its creds file while it ran.
-	file := filepath.Join(seat.LaunchDir(app.RunDir(h.paths), "shell", acc.UID), "seat.creds")
+	file := filepath.Join(seat.LaunchDir(issue.RunDir(h.paths), "shell", acc.UID), "seat.creds")
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestNameWithAnUnrevokedCredentialIsNotHandedOut(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("alice", "sh", nil, nil)
 	alice := wire.Principal{Owner: "local", Actor: "alice"}
-	if _, _, err := app.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: alice}, h.op); err != nil {
+	if _, _, err := issue.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: alice}, h.op); err != nil {
 		t.Fatal(err)
 	}
 	if acc := h.ready("alice"); acc.Name != "alice_2" {
@@ -83,7 +83,7 @@ func TestNameWithAnUnrevokedCredentialIsNotHandedOut(t *testing.T) {
 		t.Fatalf("pinned spawn of minted alice: %v, want %s", e, ep.CodeAlreadyExists)
 	}
 	// A re-mint keeps the name held: the new credential is live.
-	if _, _, err := app.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: alice}, h.op); err != nil {
+	if _, _, err := issue.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: alice}, h.op); err != nil {
 		t.Fatal(err)
 	}
 	if acc := h.ready("alice"); acc.Name != "alice_3" {

@@ -11,16 +11,17 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 // launchDir is where a spawned seat's creds and launch material live.
 func (h *harness) launchDir(acc seat.SpawnAccepted) string {
-	return seat.LaunchDir(app.RunDir(h.paths), acc.Name, acc.UID)
+	return seat.LaunchDir(issue.RunDir(h.paths), acc.Name, acc.UID)
 }
 
 // firstFile is some regular file under dir, for a seat to try to read.
@@ -70,7 +71,7 @@ func (h *harness) secrets(t *testing.T, other seat.SpawnAccepted) map[string]str
 	return map[string]string{
 		"keys":       broker.KeysFile(h.paths),
 		"operator":   h.paths.OperatorCreds(),
-		"minted":     firstFile(t, app.MintedDir(h.paths)),
+		"minted":     firstFile(t, issue.MintedDir(h.paths)),
 		"stored":     firstFile(t, h.paths.JetStreamDir()),
 		"other-seat": filepath.Join(h.launchDir(other), "seat.creds"),
 	}
@@ -213,7 +214,7 @@ func coldStore(t *testing.T) string {
 }
 
 func TestSeatSandboxFallsBackToLandlockPathRules(t *testing.T) {
-	h := startMeshWith(t, app.Config{Paths: config.Paths{Space: space, StoreDir: coldStore(t)}, Readiness: 5 * time.Second,
+	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: coldStore(t)}, Readiness: 5 * time.Second,
 		SandboxSkip: []string{sandbox.Namespace}})
 	h.persona("shell", "sh", nil, nil)
 	other := h.ready("shell")
@@ -232,7 +233,7 @@ func TestSeatSandboxFallsBackToLandlockPathRules(t *testing.T) {
 // A seat that cannot be sandboxed still runs, and ps says why; its
 // probe then reads the keys, which shows the probe would see a leak.
 func TestUnsandboxedSeatIsReported(t *testing.T) {
-	h := startMeshWith(t, app.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 5 * time.Second,
+	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 5 * time.Second,
 		SandboxSkip: []string{sandbox.Namespace, sandbox.Landlock}})
 	h.persona("shell", "sh", nil, nil)
 	other := h.ready("shell")

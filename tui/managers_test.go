@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat/client"
@@ -38,7 +38,7 @@ func hostManagers(t *testing.T, personas map[string]string) (*Managers, string, 
 		}
 	}
 	p := config.Paths{Space: testSpace, StoreDir: t.TempDir()}
-	m, err := app.Start(ctx, app.Config{Paths: p, ProjectDir: project, Readiness: 5 * time.Second})
+	m, err := host.Start(ctx, host.Config{Paths: p, ProjectDir: project, Readiness: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

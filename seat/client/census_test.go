@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -24,7 +24,7 @@ func byManager(cs *client.Census) []string {
 // lists every seat once, under the manager that runs it, sorted by name;
 // pinned to one manager it lists only that one's.
 func TestCensusAttributesEachRowToItsManager(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.persona("shell", "sh")
 	b, _ := h.extraManager("b")
 	bid := b.InstanceID()
@@ -63,7 +63,7 @@ func TestCensusAttributesEachRowToItsManager(t *testing.T) {
 // connection gone, its registration left) is named missing, the census is
 // incomplete, and the live manager's seats are still listed.
 func TestCensusNamesAManagerThatDoesNotAnswer(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.persona("shell", "sh")
 	b, bnc := h.extraManager("b")
 	h.up(h.c, "shell", "left", h.iid)
@@ -121,7 +121,7 @@ func TestFindPrefersARunningSeat(t *testing.T) {
 // manager it finds the exited one; an unknown name is a NoSeatError naming
 // the seats.
 func TestLocateTakesTheRunningSeatOverAnExitedOne(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.persona("shell", "sh")
 	b, _ := h.extraManager("b")
 	rounds := []struct{ name, first, second string }{
@@ -170,7 +170,7 @@ func TestLocateTakesTheRunningSeatOverAnExitedOne(t *testing.T) {
 // as IsNoManager; what runs there is nothing, and stopping everything
 // stops nothing.
 func TestNoManagerMeansNoSeats(t *testing.T) {
-	h := startMesh(t, app.Config{NoManager: true})
+	h := startMesh(t, host.Config{NoManager: true})
 	_, err := h.c.Census(ctxT(t), "")
 	if !client.IsNoManager(err) {
 		t.Fatalf("census without a manager: %v, want a no-manager refusal", err)
@@ -187,7 +187,7 @@ func TestNoManagerMeansNoSeats(t *testing.T) {
 // does: every running seat of every manager, named, sorted; exited ones
 // are left alone.
 func TestStopEverySeatStopsThoseOfEveryManager(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.persona("shell", "sh")
 	h.persona("quick", "sh", "-c", "echo bye; exit 3")
 	b, _ := h.extraManager("b")

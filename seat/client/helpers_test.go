@@ -12,10 +12,11 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -43,7 +44,7 @@ func ctxT(t testing.TB) context.Context {
 // personas in a temp project, and a manager client as the space's operator.
 type harness struct {
 	t       testing.TB
-	m       *app.Mesh
+	m       *host.Host
 	paths   config.Paths
 	project string
 	op      *nats.Conn
@@ -51,7 +52,7 @@ type harness struct {
 	iid     string // the mesh-hosted manager; "" with NoManager
 }
 
-func startMesh(t testing.TB, cfg app.Config) *harness {
+func startMesh(t testing.TB, cfg host.Config) *harness {
 	t.Helper()
 	cfg.Paths = config.Paths{Space: space, StoreDir: t.TempDir()}
 	if cfg.Readiness == 0 {
@@ -59,7 +60,7 @@ func startMesh(t testing.TB, cfg app.Config) *harness {
 	}
 	h := &harness{t: t, paths: cfg.Paths, project: t.TempDir()}
 	cfg.ProjectDir = h.project
-	m, err := app.Start(ctxT(t), cfg)
+	m, err := host.Start(ctxT(t), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func (h *harness) connectAs(creds string) *client.Client {
 // agent mints an agent identity with caps and connects as it.
 func (h *harness) agent(name string, caps ...string) *client.Client {
 	h.t.Helper()
-	cr, _, err := app.Mint(ctxT(h.t), h.paths, broker.Identity{
+	cr, _, err := issue.Mint(ctxT(h.t), h.paths, broker.Identity{
 		Space: space, Principal: wire.Principal{Owner: "local", Actor: name}, AllowPublish: []string{}, Capabilities: caps,
 	}, h.op)
 	if err != nil {
@@ -136,7 +137,7 @@ func (h *harness) agent(name string, caps ...string) *client.Client {
 // inside the seat does.
 func (h *harness) asSeat(sp client.Spawned) *client.Client {
 	h.t.Helper()
-	return h.connectAs(filepath.Join(seat.LaunchDir(app.RunDir(h.paths), sp.Name, sp.UID), "seat.creds"))
+	return h.connectAs(filepath.Join(seat.LaunchDir(issue.RunDir(h.paths), sp.Name, sp.UID), "seat.creds"))
 }
 
 // persona writes .cotal/agents/<name>.md running command with args.
@@ -176,7 +177,7 @@ func (h *harness) extraManager(name string) (*seat.Manager, *nats.Conn) {
 		Space: space, URL: h.m.Broker().URL(), Conn: nc,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
 		InstanceFile: filepath.Join(h.t.TempDir(), name+".id"), ProjectDir: h.project,
-		Minter: app.NewSeatMinter(h.paths, nc, false), Readiness: 5 * time.Second,
+		Minter: issue.NewSeatMinter(h.paths, nc, false), Readiness: 5 * time.Second,
 	})
 	if err != nil {
 		nc.Close()

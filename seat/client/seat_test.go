@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -16,7 +16,7 @@ import (
 // counts what it accepted, the screen shows the answer, inspect is the
 // census row, and stop returns the row once the seat is offline.
 func TestOperatorTypesReadsAndStops(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.persona("shell", "sh")
 	h.up(h.c, "shell", "", h.iid)
 	r, err := h.c.Locate(ctxT(t), "shell", "")
@@ -61,7 +61,7 @@ func TestOperatorTypesReadsAndStops(t *testing.T) {
 // inspects and stops the seat it spawned, addressed as Spawned.Owned; the
 // same calls on another agent's seat are refused, and that seat runs on.
 func TestOwnerModeReachesOnlyTheSpawnersSeats(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.persona("shell", "sh")
 	alice := h.agent("alice", broker.CapSpawn)
 	bob := h.agent("bob", broker.CapSpawn)

@@ -3,7 +3,7 @@ package client_test
 import (
 	"testing"
 
-	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -12,7 +12,7 @@ import (
 // self calls set its presence (the census shows it), join and leave a
 // channel and read its inbox; the operator, not a seat, is refused.
 func TestSelfCallsActOnTheCallersOwnSeat(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.agentFile("shell", "---\nname: shell\nagent: command\ncommand: sh\nallowSubscribe: [ops]\n---\n")
 	sp := h.up(h.c, "shell", "", h.iid)
 	me := h.asSeat(sp).Self(h.iid)

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/app"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -32,7 +32,7 @@ func follow(t *testing.T, c *client.Client, sp client.Spawned) (ep.GoalResult, [
 // then ready) to succeeded; one that exits at once ends failed, saying
 // how.
 func TestSpawnIsFollowedToItsOutcome(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	h.persona("shell", "sh")
 	h.persona("quick", "sh", "-c", "echo leaving now; exit 7")
 
@@ -82,7 +82,7 @@ func TestSpawnIsFollowedToItsOutcome(t *testing.T) {
 // no outcome before its readiness bound; a follow that gives up earlier
 // says so with the context's error.
 func TestAwaitSpawnEndsWithItsContext(t *testing.T) {
-	h := startMesh(t, app.Config{Readiness: 10 * time.Second})
+	h := startMesh(t, host.Config{Readiness: 10 * time.Second})
 	h.persona("mute", "sleep", "30")
 	sp, err := h.c.Spawn(ctxT(t), client.SpawnArgs{Persona: "mute"}, h.iid)
 	if err != nil {
@@ -103,7 +103,7 @@ func TestAwaitSpawnEndsWithItsContext(t *testing.T) {
 // TestSpawnRefusalIsTheManagersWord: a spawn the manager refuses comes
 // back as its ep error, not run.
 func TestSpawnRefusalIsTheManagersWord(t *testing.T) {
-	h := startMesh(t, app.Config{})
+	h := startMesh(t, host.Config{})
 	_, err := h.c.Spawn(ctxT(t), client.SpawnArgs{Persona: "nobody"}, "")
 	if e := errCode(t, err); e.Code != ep.CodeNotFound || !strings.Contains(e.Message, "nobody") {
 		t.Fatalf("spawn of an unknown persona: %v", e)

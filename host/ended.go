@@ -1,4 +1,4 @@
-package app
+package host
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -17,31 +18,31 @@ import (
 // process, a seat's stop under any manager), and catches up with what
 // ended while no mesh ran: seats a crashed process left, revocations
 // recorded while the mesh was down.
-func (m *Mesh) followRevocations(ctx context.Context, nc *nats.Conn) error {
-	stop, err := m.broker.OnRevoked(func(r broker.Revocation) {
+func (h *Host) followRevocations(ctx context.Context, nc *nats.Conn) error {
+	stop, err := h.broker.OnRevoked(func(r broker.Revocation) {
 		p, err := wire.ParsePrincipal(r.Principal)
 		if err != nil {
-			m.logf("revocation of %q names no principal: %v", r.Principal, err)
+			h.logf("revocation of %q names no principal: %v", r.Principal, err)
 			return
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(h.life, 10*time.Second)
 		defer cancel()
-		m.lifecycleEnded(ctx, p, r.UID)
+		h.lifecycleEnded(ctx, p, r.UID)
 	})
 	if err != nil {
 		return fmt.Errorf("following revocations: %w", err)
 	}
-	m.unwatch = stop
-	if err := retireOrphanSeats(ctx, m.cfg.Paths, nc); err != nil {
+	h.unwatch = stop
+	if err := issue.RetireOrphanSeats(ctx, h.cfg.Paths, nc); err != nil {
 		return fmt.Errorf("revoking the credentials of seats a stopped process left: %w", err)
 	}
-	return m.endRevokedWhileDown(ctx, nc)
+	return h.endRevokedWhileDown(ctx, nc)
 }
 
 // endRevokedWhileDown ends the lifecycles revoked while no mesh ran: the
 // revoked ones whose ACL row is still there.
-func (m *Mesh) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
-	revs := m.broker.Authority().Revocations()
+func (h *Host) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
+	revs := h.broker.Authority().Revocations()
 	if len(revs) == 0 {
 		return nil
 	}
@@ -59,13 +60,13 @@ func (m *Mesh) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
 	if err != nil {
 		return err
 	}
-	kv, err := js.KeyValue(ctx, wire.ACLBucket(m.cfg.Paths.Space))
+	kv, err := js.KeyValue(ctx, wire.ACLBucket(h.cfg.Paths.Space))
 	if err != nil {
-		return fmt.Errorf("ACL bucket of %s: %w", m.cfg.Paths.Space, err)
+		return fmt.Errorf("ACL bucket of %s: %w", h.cfg.Paths.Space, err)
 	}
 	keys, err := kv.ListKeys(ctx)
 	if err != nil {
-		return fmt.Errorf("listing the ACL rows of %s: %w", m.cfg.Paths.Space, err)
+		return fmt.Errorf("listing the ACL rows of %s: %w", h.cfg.Paths.Space, err)
 	}
 	var todo []ended
 	for k := range keys.Keys() {
@@ -74,7 +75,7 @@ func (m *Mesh) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
 		}
 	}
 	for _, e := range todo {
-		m.lifecycleEnded(ctx, e.p, e.uid)
+		h.lifecycleEnded(ctx, e.p, e.uid)
 	}
 	return nil
 }
@@ -86,19 +87,19 @@ func (m *Mesh) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
 // the delivery service ends the lifecycle: its read ACL row is marked
 // ended (granting nothing), its durable memberships are tombstoned and its
 // stored copies and durables go. An open mesh has none of these.
-func (m *Mesh) lifecycleEnded(ctx context.Context, p wire.Principal, uid string) {
+func (h *Host) lifecycleEnded(ctx context.Context, p wire.Principal, uid string) {
 	var err error
-	if m.delivery != nil {
-		err = m.delivery.EndLifecycle(ctx, p, uid)
-	} else if nc, ierr := m.broker.Internal(); ierr == nil {
-		err = deleteACLRow(ctx, nc, m.cfg.Paths.Space, p, uid)
+	if d := h.Delivery(); d != nil {
+		err = d.EndLifecycle(ctx, p, uid)
+	} else if nc, ierr := h.broker.Internal(); ierr == nil {
+		err = issue.DeleteACLRow(ctx, nc, h.cfg.Paths.Space, p, uid)
 	} else {
 		err = ierr
 	}
 	if err != nil {
-		m.logf("ending lifecycle %s %s: %v", p, uid, err)
+		h.logf("ending lifecycle %s %s: %v", p, uid, err)
 	}
-	if m.cfg.OnLifecycleEnded != nil {
-		m.cfg.OnLifecycleEnded(p, uid)
+	if h.cfg.OnLifecycleEnded != nil {
+		h.cfg.OnLifecycleEnded(p, uid)
 	}
 }

@@ -1,4 +1,4 @@
-package app
+package issue
 
 import (
 	"context"
@@ -115,11 +115,11 @@ func (h *seatHost) alive() bool {
 	return broker.PIDAlive(h.PID) && (h.Start == "" || processStart(h.PID) == h.Start)
 }
 
-// retireOrphanSeats revokes the credentials of seats whose hosting process
+// RetireOrphanSeats revokes the credentials of seats whose hosting process
 // is gone (a crash, a kill): no seat holds them any more, only whoever
 // copied one. Without this, the names of a crashed mesh's seats would stay
 // taken.
-func retireOrphanSeats(ctx context.Context, p config.Paths, nc *nats.Conn) error {
+func RetireOrphanSeats(ctx context.Context, p config.Paths, nc *nats.Conn) error {
 	recs, err := liveMinted(p, func(r mintedRecord) bool { return r.Seat != nil && !r.Seat.alive() })
 	if err != nil || len(recs) == 0 {
 		return err
@@ -138,14 +138,5 @@ func retireOrphanSeats(ctx context.Context, p config.Paths, nc *nats.Conn) error
 }
 
 // RunDir holds what lives only while its process does: the seats' launch
-// directories.
+// directories, where the seat minter writes each seat's creds.
 func RunDir(p config.Paths) string { return filepath.Join(p.StoreDir, "run") }
-
-// SeatProtect are the store's directories no seat may see into: the keys,
-// the operator's and minted creds and identity records (auth), and the
-// stored messages of everyone (JetStream). The manager adds the seats'
-// launch directories.
-func SeatProtect(p config.Paths) []string { return []string{p.AuthDir(), p.JetStreamDir()} }
-
-// ManagerFile is where the mesh-hosted manager keeps its instance id.
-func ManagerFile(p config.Paths) string { return filepath.Join(p.StoreDir, "manager.id") }

@@ -1,4 +1,4 @@
-package app
+package issue
 
 import (
 	"context"
@@ -158,7 +158,7 @@ func end(ctx context.Context, p config.Paths, auth *broker.Authority, recs []min
 		return nil
 	}
 	for _, f := range recs {
-		if err := deleteACLRow(ctx, nc, p.Space, f.rec.Principal, f.rec.UID); err != nil {
+		if err := DeleteACLRow(ctx, nc, p.Space, f.rec.Principal, f.rec.UID); err != nil {
 			return err
 		}
 	}
@@ -185,8 +185,8 @@ func pushAccount(ctx context.Context, auth *broker.Authority, nc *nats.Conn, ajw
 	return broker.PushAccount(ctx, sys, ajwt)
 }
 
-// deleteACLRow deletes one lifecycle's read ACL row, if it has one.
-func deleteACLRow(ctx context.Context, nc *nats.Conn, space string, principal wire.Principal, uid string) error {
+// DeleteACLRow deletes one lifecycle's read ACL row, if it has one.
+func DeleteACLRow(ctx context.Context, nc *nats.Conn, space string, principal wire.Principal, uid string) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err

@@ -1,4 +1,4 @@
-package app_test
+package host_test
 
 // Attacks on the mesh by a compromised agent: everything an agent credential
 // might try over raw nats.go, directly and through JetStream answering on a
@@ -21,9 +21,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
@@ -103,7 +103,7 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(project, ".cotal", "agents", "shell.md"), []byte("---\nname: shell\nagent: command\ncommand: sh\n---\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	m, err := app.Start(context.Background(), app.Config{Paths: p, ProjectDir: project, Readiness: 10 * time.Second})
+	m, err := host.Start(context.Background(), host.Config{Paths: p, ProjectDir: project, Readiness: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,23 +1,26 @@
-package app_test
+package host_test
 
 import (
 	"context"
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
@@ -26,12 +29,21 @@ import (
 // and waits to be killed: a real holder that can die with the lock held.
 const envHoldLock = "COTAL_TEST_HOLD_LOCK"
 
+// envIgnoreTerm makes that lock holder ignore SIGTERM.
+const envIgnoreTerm = "COTAL_TEST_IGNORE_TERM"
+
 func TestMain(m *testing.M) {
 	sandbox.Main() // seats start through this binary: it is the manager's launcher
+	if os.Getenv(envServe) != "" {
+		os.Exit(serve(os.Args[1:]))
+	}
 	if dir := os.Getenv(envMintSeat); dir != "" {
 		os.Exit(mintSeatAndExit(dir))
 	}
 	if path := os.Getenv(envHoldLock); path != "" {
+		if os.Getenv(envIgnoreTerm) != "" {
+			signal.Ignore(syscall.SIGTERM)
+		}
 		if _, err := broker.AcquireLock(path); err != nil {
 			os.Exit(3)
 		}
@@ -41,9 +53,9 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-func start(t *testing.T, p config.Paths, open bool) *app.Mesh {
+func start(t *testing.T, p config.Paths, open bool) *host.Host {
 	t.Helper()
-	m, err := app.Start(context.Background(), app.Config{Data: filepath.Join(p.StoreDir, "..", "data"), Paths: p, Open: open})
+	m, err := host.Start(context.Background(), host.Config{Data: filepath.Join(p.StoreDir, "..", "data"), Paths: p, Open: open})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,8 +135,8 @@ func TestRestartKeepsStreamsBucketsAndKeys(t *testing.T) {
 func TestSecondStartIsRefusedPolitely(t *testing.T) {
 	p := config.Paths{Space: "twice", StoreDir: t.TempDir()}
 	m := start(t, p, false)
-	_, err := app.Start(context.Background(), app.Config{Paths: p})
-	var running *app.AlreadyRunningError
+	_, err := host.Start(context.Background(), host.Config{Paths: p})
+	var running *host.AlreadyRunningError
 	if !errors.As(err, &running) {
 		t.Fatalf("second start: want AlreadyRunningError, got %v", err)
 	}
@@ -149,7 +161,7 @@ func TestLockOfDeadProcessIsRecovered(t *testing.T) {
 	if _, err := out.Read(buf); err != nil || string(buf) != "locked\n" {
 		t.Fatalf("lock holder did not start: %q %v", buf, err)
 	}
-	if _, err := app.Start(context.Background(), app.Config{Paths: p}); err == nil {
+	if _, err := host.Start(context.Background(), host.Config{Paths: p}); err == nil {
 		t.Fatal("start succeeded while another process held the lock")
 	}
 	_ = cmd.Process.Kill()
@@ -166,7 +178,7 @@ func TestUnwritableStoreDirIsNamed(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(file, "store")
-	_, err := app.Start(context.Background(), app.Config{Paths: config.Paths{Space: "x", StoreDir: dir}})
+	_, err := host.Start(context.Background(), host.Config{Paths: config.Paths{Space: "x", StoreDir: dir}})
 	if err == nil || !strings.Contains(err.Error(), dir) {
 		t.Fatalf("want an error naming %s, got %v", dir, err)
 	}
@@ -189,7 +201,7 @@ func TestOpenModeAcceptsAnonymousClients(t *testing.T) {
 func TestMintBeforeUpIsProvisionedByUp(t *testing.T) {
 	p := config.Paths{Space: "early", StoreDir: t.TempDir()}
 	id := broker.Identity{Space: "early", Principal: wire.Principal{Owner: "local", Actor: "bob"}, Role: "reviewer"}
-	c, provisioned, err := app.Mint(context.Background(), p, id, nil)
+	c, provisioned, err := issue.Mint(context.Background(), p, id, nil)
 	if err != nil || provisioned {
 		t.Fatalf("mint while down: provisioned=%v err=%v", provisioned, err)
 	}

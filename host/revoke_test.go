@@ -1,4 +1,4 @@
-package app_test
+package host_test
 
 import (
 	"context"
@@ -16,10 +16,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cotal-go/cotal/app"
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 )
@@ -47,10 +48,10 @@ func (e *endings) has(p wire.Principal, uid string) error {
 	return fmt.Errorf("the mesh ended %v, not %s/%s", e.got, p, uid)
 }
 
-func startWatched(t *testing.T, p config.Paths) (*app.Mesh, *endings) {
+func startWatched(t *testing.T, p config.Paths) (*host.Host, *endings) {
 	t.Helper()
 	e := &endings{}
-	m, err := app.Start(context.Background(), app.Config{Paths: p, NoManager: true, OnLifecycleEnded: e.add})
+	m, err := host.Start(context.Background(), host.Config{Paths: p, NoManager: true, OnLifecycleEnded: e.add})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -60,7 +61,7 @@ func startWatched(t *testing.T, p config.Paths) (*app.Mesh, *endings) {
 
 // cliConn is the local operator's connection as the CLI opens it: over
 // loopback TCP with the operator creds file, another process's view.
-func cliConn(t *testing.T, m *app.Mesh, p config.Paths) *nats.Conn {
+func cliConn(t *testing.T, m *host.Host, p config.Paths) *nats.Conn {
 	t.Helper()
 	nc, err := nats.Connect(m.Broker().URL(), nats.UserCredentials(p.OperatorCreds()), nats.MaxReconnects(0))
 	if err != nil {
@@ -70,12 +71,12 @@ func cliConn(t *testing.T, m *app.Mesh, p config.Paths) *nats.Conn {
 	return nc
 }
 
-// mintTo mints id with app.Mint and writes its creds where an agent keeps them.
+// mintTo mints id with issue.Mint and writes its creds where an agent keeps them.
 func mintTo(t *testing.T, p config.Paths, id broker.Identity, nc *nats.Conn) (string, broker.Identity) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	c, _, err := app.Mint(ctx, p, id, nc)
+	c, _, err := issue.Mint(ctx, p, id, nc)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +118,7 @@ func works(t *testing.T, url, creds string) {
 	nc.Close()
 }
 
-func kvOf(t *testing.T, m *app.Mesh, bucket string) jetstream.KeyValue {
+func kvOf(t *testing.T, m *host.Host, bucket string) jetstream.KeyValue {
 	t.Helper()
 	nc, err := m.Broker().Internal()
 	if err != nil {
@@ -186,13 +187,13 @@ func TestRemintRevokesTheEarlierCredential(t *testing.T) {
 	if err := ended.has(alice.Principal, newID.UID); err == nil {
 		t.Error("the mesh ended the new lifecycle too")
 	}
-	uids, err := app.Lifecycles(p, alice.Principal)
+	uids, err := issue.Lifecycles(p, alice.Principal)
 	if err != nil || len(uids) != 1 || uids[0] != newID.UID {
 		t.Errorf("live lifecycles of alice %v (%v), want only %s", uids, err, newID.UID)
 	}
 }
 
-func mustJS(t *testing.T, m *app.Mesh) jetstream.JetStream {
+func mustJS(t *testing.T, m *host.Host) jetstream.JetStream {
 	t.Helper()
 	nc, err := m.Broker().Internal()
 	if err != nil {
@@ -263,7 +264,7 @@ func mintSeatAndExit(dir string) int {
 	p := config.Paths{Space: "orphan", StoreDir: dir}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	s, err := app.NewSeatMinter(p, nil, false).MintSeat(ctx, seat.MintRequest{Name: "ghost"})
+	s, err := issue.NewSeatMinter(p, nil, false).MintSeat(ctx, seat.MintRequest{Name: "ghost"})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 3
@@ -290,22 +291,22 @@ func TestSeatsOfAGoneProcessAreRevokedAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A seat whose host (this process) still runs keeps its credential.
-	kept, err := app.NewSeatMinter(p, nil, false).MintSeat(context.Background(), seat.MintRequest{Name: "kept"})
+	kept, err := issue.NewSeatMinter(p, nil, false).MintSeat(context.Background(), seat.MintRequest{Name: "kept"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ghostP, keptP := wire.Principal{Owner: "local", Actor: "ghost"}, wire.Principal{Owner: "local", Actor: "kept"}
-	if !app.Held(p, ghostP) || !app.Held(p, keptP) {
+	if !issue.Held(p, ghostP) || !issue.Held(p, keptP) {
 		t.Fatal("the minted seat names are not held before the start")
 	}
 
 	m, _ := startWatched(t, p)
 	refusedAt(t, m.Broker().URL(), ghost)
 	works(t, m.Broker().URL(), kept.Creds)
-	if app.Held(p, ghostP) {
+	if issue.Held(p, ghostP) {
 		t.Error("the gone seat's name is still held")
 	}
-	if !app.Held(p, keptP) {
+	if !issue.Held(p, keptP) {
 		t.Error("the running seat's name is no longer held")
 	}
 	if _, err := os.Stat(ghostFile); !os.IsNotExist(err) {

@@ -1,0 +1,134 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/cotal-go/cotal/config"
+)
+
+// DetachConfig says how Detach starts a background mesh.
+type DetachConfig struct {
+	Paths   config.Paths
+	Args    []string      // the arguments that make this executable run the mesh in the foreground
+	Env     []string      // added to this process's environment for the child
+	Timeout time.Duration // how long the child has to be ready
+	Slow    func(pid int) // told once when readiness takes over 2 s
+}
+
+// ExitedError is returned by Detach when the background mesh exits before
+// it is ready; Log holds what it wrote to the space's log meanwhile.
+type ExitedError struct {
+	Err     error // how it exited (nil: status 0)
+	LogFile string
+	Log     string // its last lines, indented
+}
+
+func (e *ExitedError) Error() string {
+	return fmt.Sprintf("background mesh exited before it was ready (%v); its log %s says:\n%s", e.Err, e.LogFile, e.Log)
+}
+
+func (e *ExitedError) Unwrap() error { return e.Err }
+
+// NotReadyError is returned by Detach when the background mesh is neither
+// ready nor gone after the timeout. It is left running.
+type NotReadyError struct {
+	PID     int
+	After   time.Duration
+	LogFile string
+}
+
+func (e *NotReadyError) Error() string {
+	return fmt.Sprintf("background mesh (pid %d) not ready after %s; see %s", e.PID, e.After, e.LogFile)
+}
+
+// Detach starts the space's mesh as a background process of this
+// executable in its own session, its output appended to the space's
+// mesh.log, and waits until it is ready (its broker.json is written),
+// exits, or the timeout passes. It returns the child's broker.json. When a
+// process already runs the space, before or by a race the child lost, the
+// error is an *AlreadyRunningError.
+func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
+	p := c.Paths
+	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
+		return config.BrokerRecord{}, err
+	}
+	if s, err := Probe(p); err != nil {
+		return config.BrokerRecord{}, err
+	} else if s.Running {
+		return config.BrokerRecord{}, alreadyRunning(s)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return config.BrokerRecord{}, err
+	}
+	logf, err := os.OpenFile(p.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return config.BrokerRecord{}, fmt.Errorf("opening log %s: %w", p.LogFile(), err)
+	}
+	defer logf.Close()
+	logStart, _ := logf.Seek(0, io.SeekEnd)
+	cmd := exec.Command(exe, c.Args...)
+	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		return config.BrokerRecord{}, fmt.Errorf("starting the background mesh: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	start := time.Now()
+	deadline := time.NewTimer(c.Timeout)
+	defer deadline.Stop()
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	slow := c.Slow
+	for {
+		select {
+		case err := <-exited:
+			if s, perr := Probe(p); err == nil && perr == nil && s.Running {
+				return config.BrokerRecord{}, alreadyRunning(s)
+			}
+			return config.BrokerRecord{}, &ExitedError{Err: err, LogFile: p.LogFile(), Log: logTail(p.LogFile(), logStart)}
+		case <-deadline.C:
+			return config.BrokerRecord{}, &NotReadyError{PID: cmd.Process.Pid, After: c.Timeout, LogFile: p.LogFile()}
+		case <-ctx.Done():
+			return config.BrokerRecord{}, fmt.Errorf("waiting for the background mesh (pid %d): %w", cmd.Process.Pid, ctx.Err())
+		case <-tick.C:
+			// The child is ours: its pid in broker.json is no stale
+			// record but the sign that it is ready.
+			rec, err := config.ReadBrokerRecord(p)
+			if err == nil && rec.PID == cmd.Process.Pid && rec.Stopped.IsZero() {
+				_ = cmd.Process.Release()
+				return rec, nil
+			}
+			if slow != nil && time.Since(start) > 2*time.Second {
+				slow(cmd.Process.Pid)
+				slow = nil
+			}
+		}
+	}
+}
+
+// logTail returns what the log gained since offset, trimmed to its last
+// lines.
+func logTail(path string, offset int64) string {
+	b, err := os.ReadFile(path)
+	if err != nil || int64(len(b)) < offset {
+		return "(no log)"
+	}
+	b = bytes.TrimSpace(b[offset:])
+	lines := strings.Split(string(b), "\n")
+	if len(lines) > 20 {
+		lines = lines[len(lines)-20:]
+	}
+	return "  " + strings.Join(lines, "\n  ")
+}
