@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -29,6 +30,8 @@ func (m *Manager) commands() []ep.Command {
 		{Name: "screen", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(ScreenReply{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
 		{Name: "despawn", Modes: owned, Input: schemaOf(DespawnArgs{}), Output: schemaOf(Row{}), Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
 		{Name: "input", Input: schemaOf(InputArgs{}), Output: schemaOf(InputReply{}), Capability: "operator", Authorize: m.operatorOnly, Handler: m.input},
+		{Name: "keys", Input: schemaOf(KeysArgs{}), Output: schemaOf(InputReply{}), Capability: "operator", Authorize: m.operatorOnly, Handler: m.keysCmd},
+		{Name: "attach", Modes: owned, Input: schemaOf(AttachArgs{}), Output: schemaOf(AttachReply{}), Capability: "lifecycle", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.attachCmd},
 		{Name: "inbox", Modes: self, Input: schemaOf(InboxArgs{}), Output: schemaOf(InboxReply{}), Capability: "self", Handler: m.selfInbox},
 		{Name: "set-status", Modes: self, Input: schemaOf(StatusArgs{}), Output: schemaOf(StatusSet{}), Capability: "self", Handler: m.selfStatus},
 		{Name: "join", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(JoinedReply{}), Capability: "self", Handler: m.selfJoin},
@@ -54,7 +57,9 @@ func (m *Manager) ps(context.Context, *ep.Call) (any, *ep.Error) {
 	m.mu.Unlock()
 	rows := make([]Row, 0, len(seats))
 	for _, s := range seats {
-		rows = append(rows, s.row())
+		r := s.row()
+		r.Sessions = m.sessionRows(r.Name)
+		rows = append(rows, r)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
 	return PsReply{Instance: m.iid, Epoch: m.server.Epoch(), NowMs: time.Now().UnixMilli(), Seats: rows}, nil
@@ -70,7 +75,9 @@ func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
-	return s.row(), nil
+	r := s.row()
+	r.Sessions = m.sessionRows(r.Name)
+	return r, nil
 }
 
 func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
@@ -98,6 +105,7 @@ func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running", a.Name)
 	}
 	graceful := a.Graceful == nil || *a.Graceful
+	m.endSessions(s.name, attach.ReasonTargetDespawn)
 	if err := s.stop(ctx, graceful); err != nil {
 		return nil, ep.Failed(ep.CodeInternal, "stopping %s: %v", a.Name, err)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/attach"
 )
 
 // Defaults of a manager.
@@ -63,6 +64,7 @@ type Options struct {
 	ProjectDir   string // where .cotal/agents/ personas live
 	Minter       Minter
 	Open         bool // an open mesh: no identity records, no security claims
+	MaxSessions  int  // attach sessions open at once (--max-sessions); 0: 64
 	Readiness    time.Duration
 	Settle       time.Duration
 	MaxSeats     int
@@ -94,6 +96,7 @@ type Manager struct {
 	seats    map[string]*Seat   // by name, live and exited
 	reserved map[string]bool    // names being spawned
 	records  jetstream.KeyValue // the identity records, opened on first use
+	sessions *attach.Registry   // attach sessions of this incarnation; nil until Start
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -138,7 +141,12 @@ func New(opts Options) (*Manager, error) {
 }
 
 // Start CAS-increments the epoch, writes the registration and serves.
-func (m *Manager) Start(ctx context.Context) error { return m.server.Start(ctx) }
+func (m *Manager) Start(ctx context.Context) error {
+	if err := m.server.Start(ctx); err != nil {
+		return err
+	}
+	return m.openSessions()
+}
 
 // InstanceID names this manager instance.
 func (m *Manager) InstanceID() string { return m.iid }
@@ -187,6 +195,7 @@ func (m *Manager) StopAll(ctx context.Context) {
 // --with-agents, the dashboard asks).
 func (m *Manager) Close() error {
 	err := m.server.Close()
+	m.endSessions("", attach.ReasonManagerRestart)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	m.StopAll(ctx)
 	cancel()

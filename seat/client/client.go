@@ -97,3 +97,23 @@ func (c *Client) Input(ctx context.Context, s Seat, text string, enter bool) (In
 	_, err := c.call(ctx, "input", InputArgs{Name: s.Name, Text: text, Enter: &enter}, &r, s.options()...)
 	return r, err
 }
+
+// Keys types named keys into a seat raw (tmux names such as Escape, Enter,
+// C-c, Up, F1, or single characters), with no paste markers: what answers
+// a prompt or leaves an editor. Operator only.
+func (c *Client) Keys(ctx context.Context, s Seat, keys ...string) (InputReply, error) {
+	var r InputReply
+	_, err := c.call(ctx, "keys", KeysArgs{Name: s.Name, Keys: keys}, &r, s.options()...)
+	return r, err
+}
+
+// Attach asks the seat's manager for an attach session, held by this
+// client's caller; the reply is the signed grant, already served, to dial
+// with seat/attach.
+func (c *Client) Attach(ctx context.Context, s Seat) (json.RawMessage, error) {
+	var r AttachReply
+	if _, err := c.call(ctx, "attach", AttachArgs{Name: s.Name}, &r, s.options()...); err != nil {
+		return nil, err
+	}
+	return r.Grant, nil
+}

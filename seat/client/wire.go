@@ -1,5 +1,7 @@
 package client
 
+import "encoding/json"
+
 // The manager's command arguments and replies. The manager generates each
 // command's closed JSON Schema from these structs (ep.SchemaFor), so a
 // contract cannot drift from what its handler decodes and returns.
@@ -30,6 +32,36 @@ type Row struct {
 	// creds: "namespace", "landlock" or "unsandboxed: <reason>"; "" until
 	// its process has started.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Sessions are the people attached to the seat now.
+	Sessions []SessionRow `json:"sessions,omitempty"`
+}
+
+// SessionRow is one attach session on a seat.
+type SessionRow struct {
+	ID       string `json:"id"`     // the first characters of the session id, enough to tell sessions apart
+	Holder   string `json:"holder"` // owner.actor of whoever attached
+	SinceMs  int64  `json:"sinceMs"`
+	BytesOut int64  `json:"bytesOut"` // output sent to the holder
+	Dropped  int64  `json:"dropped"`  // output dropped because the holder fell behind
+	Live     bool   `json:"live"`
+}
+
+// AttachArgs asks for an attach session on a seat; the holder is the caller.
+type AttachArgs struct {
+	Name string `json:"name" schema:"minLength=1,maxLength=64"`
+}
+
+// AttachReply is the grant only: a signed, one-use, holder-bound session
+// offer, already redeemed and served. Never a URL or a secret.
+type AttachReply struct {
+	Grant json.RawMessage `json:"grant"`
+}
+
+// KeysArgs types named keys into a seat raw, with no paste markers: tmux
+// key names (Escape, Enter, C-c, Up, F1...) or single characters.
+type KeysArgs struct {
+	Name string   `json:"name" schema:"minLength=1,maxLength=64"`
+	Keys []string `json:"keys" schema:"minItems=1,maxItems=256"`
 }
 
 // Running reports whether the seat's process runs.

@@ -1,0 +1,156 @@
+package seat
+
+import (
+	"context"
+	"errors"
+
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/seat/attach"
+	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/seat/pty"
+)
+
+// The attach and keys commands' wire types.
+type (
+	AttachArgs  = client.AttachArgs  // asks for an attach session on a seat
+	AttachReply = client.AttachReply // the grant only
+	KeysArgs    = client.KeysArgs    // named keys typed raw
+	SessionRow  = client.SessionRow  // one attach session on a seat
+)
+
+// openSessions makes the attach registry of this incarnation; it runs once
+// Start has committed the epoch, which every grant is pinned to.
+func (m *Manager) openSessions() error {
+	reg, err := attach.NewRegistry(attach.RegistryOptions{
+		Space: m.opts.Space, Endpoint: Endpoint, MaxSessions: m.opts.MaxSessions,
+		Serving: attach.Serving{InstanceID: m.iid, Epoch: m.server.Epoch()},
+	})
+	if err != nil {
+		return err
+	}
+	m.mu.Lock()
+	m.sessions = reg
+	m.mu.Unlock()
+	return nil
+}
+
+func (m *Manager) sessionRegistry() (*attach.Registry, *ep.Error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.sessions == nil {
+		return nil, ep.Refuse(ep.CodeUnavailable, "manager %s is still starting; attach again in a moment", m.iid)
+	}
+	return m.sessions, nil
+}
+
+// attachCmd offers the caller a session on a seat (the operator, or in
+// owner mode the agent that spawned it), redeems it for that caller and
+// serves it, then replies with the grant alone: the session's rail is
+// subscribed before the caller hears of it (spec §12, static mode).
+func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+	var a AttachArgs
+	_ = c.Decode(&a)
+	s, e := m.ownedSeat(c, a.Name)
+	if e != nil {
+		return nil, e
+	}
+	s.mu.Lock()
+	p := s.pty
+	s.mu.Unlock()
+	if p == nil || !p.Running() {
+		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running; there is no terminal to attach to", a.Name)
+	}
+	reg, e := m.sessionRegistry()
+	if e != nil {
+		return nil, e
+	}
+	holder := attach.HolderOf(c.Caller(), 0)
+	g, err := reg.Offer(attach.Target{Name: s.name, LifecycleUID: s.uid}, holder)
+	if err != nil {
+		return nil, asEpError(err)
+	}
+	raw, err := g.Marshal()
+	if err != nil {
+		return nil, ep.Failed(ep.CodeInternal, "encoding the grant: %v", err)
+	}
+	if _, _, err := reg.Redeem(raw, holder); err != nil {
+		return nil, asEpError(err)
+	}
+	// The context bounds only the rail's setup: the session outlives this
+	// call and ends with its holder, its seat, its grant or this manager.
+	if _, err := reg.Serve(ctx, m.opts.Conn, g, p); err != nil {
+		return nil, asEpError(err)
+	}
+	return AttachReply{Grant: raw}, nil
+}
+
+func asEpError(err error) *ep.Error {
+	var e *ep.Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return ep.Failed(ep.CodeInternal, "%v", err)
+}
+
+// keysCmd types named keys into a seat raw, as a person's keyboard would
+// (no paste markers): what answers a prompt or leaves an editor. Operator
+// only, like input.
+func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
+	var a KeysArgs
+	_ = c.Decode(&a)
+	if _, err := pty.ParseKeys(a.Keys...); err != nil {
+		return nil, ep.Refuse(ep.CodeBadRequest, "%v; nothing was written", err)
+	}
+	s, e := m.seat(a.Name)
+	if e != nil {
+		return nil, e
+	}
+	s.mu.Lock()
+	p := s.pty
+	s.mu.Unlock()
+	if p == nil || !p.Running() {
+		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running; nothing was written", a.Name)
+	}
+	n, err := p.Keys(a.Keys...)
+	if errors.Is(err, pty.ErrNotRunning) {
+		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s exited; nothing was written", a.Name)
+	}
+	if err != nil {
+		return nil, ep.Failed(ep.CodeInternal, "writing to %s: %v (%d bytes accepted)", a.Name, err, n)
+	}
+	return InputReply{Name: a.Name, Bytes: n}, nil
+}
+
+// sessionRows are the sessions attached to a seat, for ps.
+func (m *Manager) sessionRows(name string) []SessionRow {
+	m.mu.Lock()
+	reg := m.sessions
+	m.mu.Unlock()
+	if reg == nil {
+		return nil
+	}
+	var out []SessionRow
+	for _, st := range reg.Sessions(name) {
+		if !st.Live {
+			continue
+		}
+		out = append(out, SessionRow{ID: st.ID, Holder: st.Holder.ID, SinceMs: st.Since.UnixMilli(), BytesOut: st.BytesOut, Dropped: st.Dropped, Live: st.Live})
+	}
+	return out
+}
+
+// endSessions ends a seat's sessions (it is being stopped) or all of them
+// (the manager is closing).
+func (m *Manager) endSessions(name string, reason attach.Reason) {
+	m.mu.Lock()
+	reg := m.sessions
+	m.mu.Unlock()
+	if reg == nil {
+		return
+	}
+	if name == "" {
+		reg.Close(reason)
+		return
+	}
+	reg.EndTarget(name, reason)
+}
