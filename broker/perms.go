@@ -66,7 +66,7 @@ const (
 // (the seat connector answers them); the broker vouches for the caller
 // through the subject. The last four are what a seat's MCP server reads
 // and steers its connector with (seat/selfconnector.go).
-var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode"}
+var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello"}
 
 // OwnerCommands are the manager commands a spawn-capable agent may call in
 // owner mode, on the seats it spawned (the manager refuses any other).

@@ -42,6 +42,10 @@ type Config struct {
 	// OnLifecycleEnded, when set, is told of each lifecycle the mesh ended
 	// (see Host.lifecycleEnded), after the mesh's own part is done.
 	OnLifecycleEnded func(p wire.Principal, uid string)
+	// FloorQuiet is how long after a person's keystroke in an attach
+	// session nothing is injected into the seat (tests shorten it); 0:
+	// the manager's default.
+	FloorQuiet time.Duration
 	// SandboxSkip names seat sandbox modes not to use (seat/sandbox's
 	// Namespace, Landlock), to force a fallback.
 	SandboxSkip []string

@@ -35,6 +35,7 @@ func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile stri
 		Minter: issue.NewSeatMinter(cfg.Paths, nc, cfg.Open), Open: cfg.Open,
 		Readiness: cfg.Readiness, Logf: h.logf,
 		Launcher: launcher(), RunDir: issue.RunDir(cfg.Paths), Protect: SeatProtect(cfg.Paths), SandboxSkip: cfg.SandboxSkip,
+		FloorQuiet: cfg.FloorQuiet,
 	})
 	if err != nil {
 		return err

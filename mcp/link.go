@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/seat"
 )
 
 // Link states, as cotal_connection_status reports them.
@@ -49,6 +50,41 @@ type link struct {
 	lastErrAt time.Time
 	dials     int
 	changed   chan struct{} // closed and replaced when a dial ends
+	client    string        // the MCP client that connected, "" until one did
+	greeted   bool          // the seat's connector was told the client is in
+}
+
+// clientIn records that the MCP client connected and tells the seat's
+// connector when the link is up (or as soon as it is).
+func (l *link) clientIn(client string) {
+	l.mu.Lock()
+	l.client = client
+	l.mu.Unlock()
+	l.greet()
+}
+
+// greet tells a seat's connector, once, that the MCP client is in: the
+// seat's readiness. A standalone server has no one to tell.
+func (l *link) greet() {
+	l.mu.Lock()
+	sc, ok := l.conn.(*seatConnector)
+	if !ok || l.greeted || l.client == "" {
+		l.mu.Unlock()
+		return
+	}
+	l.greeted = true
+	client := l.client
+	l.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), selfCallTimeout)
+	defer cancel()
+	if err := sc.call(ctx, seat.CmdHello, seat.HelloArgs{Client: client}, nil); err != nil {
+		l.mu.Lock()
+		l.greeted = false
+		l.mu.Unlock()
+		if l.opts.Logf != nil {
+			l.opts.Logf("telling the seat's connector the client is in: %v", err)
+		}
+	}
 }
 
 func newLink(opts Options) *link {
@@ -143,6 +179,7 @@ func (l *link) dial() error {
 	l.e, l.conn, l.everUp, l.upSince, l.downSince = e, c, true, time.Now(), time.Time{}
 	l.lastErr = nil
 	l.signal()
+	go l.greet()
 	return nil
 }
 

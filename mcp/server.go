@@ -73,6 +73,15 @@ func New(opts Options) *Server {
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "cotal", Title: "cotal mesh", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
+		// A harness seat is ready when its MCP client is in: tell the
+		// seat's connector, once the link to it is up.
+		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
+			client := "an MCP client"
+			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
+				client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+			}
+			s.link.clientIn(client)
+		},
 	})
 	for _, t := range toolSet() {
 		s.sdk.AddTool(t.sdkTool(), s.handler(t))

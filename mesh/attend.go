@@ -41,6 +41,9 @@ func Attend(it *Item, me wire.Principal, global presence.Attention, channelMode 
 	if it.Directed() {
 		return Inject
 	}
+	if it.PullOnly {
+		return Pull
+	}
 	mention := render.Mentions(it.Msg, me)
 	switch {
 	case channelMode == ModeMuted:

@@ -45,6 +45,8 @@ func TestAttendFollowsTheAttentionTable(t *testing.T) {
 		{"history, open, idle", history, open, "", true, Pull},
 		{"history mention, open", historyMention, open, "", false, Inject},
 		{"normal override is none", ambient, open, ModeNormal, true, Inject},
+		{"held back before, open now", &Item{Kind: wire.KindChannel, PullOnly: true, Msg: wire.Message{Channel: "team", Mentions: []string{"me"}}}, open, "", true, Pull},
+		{"a dm is never held back", &Item{Kind: wire.KindDM, PullOnly: true}, focus, "", false, Inject},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if got := Attend(tc.it, me, tc.global, tc.mode, tc.idle); got != tc.want {

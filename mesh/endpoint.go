@@ -75,6 +75,10 @@ type Options struct {
 	// nothing until asked: see Collect.
 	OneShot bool
 
+	// Offline endpoints consume but write no presence until GoOnline: a
+	// seat's connector before its seat is ready.
+	Offline bool
+
 	// Act names the identity a trusted connection (Conn) acts for: a
 	// seat's connector in the manager, an agent's host in the delivery
 	// service. The broker does not restrict such a connection, so the
@@ -340,6 +344,9 @@ func (e *Endpoint) bind(ctx context.Context) error {
 	}
 	if err := e.startConsuming(); err != nil {
 		return err
+	}
+	if e.opts.Offline {
+		return nil
 	}
 	return e.GoOnline(ctx)
 }

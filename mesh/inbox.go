@@ -20,10 +20,14 @@ type Item struct {
 	Kind       wire.Kind
 	Msg        wire.Message
 	Subject    wire.Subject
-	Historical bool      // backfill, not a live arrival
-	Durable    bool      // a stored copy that must be acked
-	Seq        uint64    // stream sequence of a stored copy, 0 for a live one
-	Received   time.Time // when this endpoint got it
+	Historical bool   // backfill, not a live arrival
+	Durable    bool   // a stored copy that must be acked
+	Seq        uint64 // stream sequence of a stored copy, 0 for a live one
+	// PullOnly items are left for the agent's own inbox read and never
+	// injected, whatever its attention later becomes (one held back
+	// under focus, or on a quiet channel, stays so).
+	PullOnly bool
+	Received time.Time // when this endpoint got it
 
 	msg    jetstream.Msg            // nil for a live copy
 	remote func(release bool) error // settles a stored copy the delivery service handed over
@@ -311,7 +315,13 @@ func (b *inbox) take(max int) []*Item {
 		out = append(out, b.channel[0])
 		b.channel = b.channel[1:]
 	}
-	for _, it := range out {
+	b.handOverLocked(out)
+	return out
+}
+
+// handOverLocked marks items as handed over; it needs mu.
+func (b *inbox) handOverLocked(items []*Item) {
+	for _, it := range items {
 		it.box = b
 		if id := it.Msg.ID; id != "" {
 			delete(b.pending, id)
@@ -321,8 +331,88 @@ func (b *inbox) take(max int) []*Item {
 		}
 		b.remember(it.handedOver()...)
 	}
+}
+
+// takeWhere removes and hands over the queued items keep chooses, in
+// order, directed first, leaving the rest queued.
+func (b *inbox) takeWhere(keep func(*Item) bool) []*Item {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var out []*Item
+	for _, q := range []*[]*Item{&b.directed, &b.channel} {
+		rest := (*q)[:0]
+		for _, it := range *q {
+			if keep(it) {
+				out = append(out, it)
+			} else {
+				rest = append(rest, it)
+			}
+		}
+		*q = rest
+	}
+	b.handOverLocked(out)
 	return out
 }
+
+// anyWhere reports whether a queued item satisfies pred.
+func (b *inbox) anyWhere(pred func(*Item) bool) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, q := range [][]*Item{b.directed, b.channel} {
+		for _, it := range q {
+			if pred(it) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// requeue puts handed-over items back in front, not handed over any more:
+// a hand-over that did not happen (an injection the pty refused).
+func (b *inbox) requeue(items []*Item) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var directed, channel []*Item
+	for _, it := range items {
+		for _, k := range it.handedOver() {
+			b.seen.remove(k)
+		}
+		if id := it.Msg.ID; id != "" {
+			b.pending[id] = it
+		}
+		if it.Directed() {
+			directed = append(directed, it)
+		} else {
+			channel = append(channel, it)
+		}
+	}
+	b.directed = append(directed, b.directed...)
+	b.channel = append(channel, b.channel...)
+	b.signal()
+}
+
+// TakeWhere hands over the queued items keep chooses, leaving the rest
+// queued: a connector injecting some arrivals and holding others.
+func (e *Endpoint) TakeWhere(keep func(*Item) bool) []*Item { return e.inbox.takeWhere(keep) }
+
+// Mark applies fn to every queued item, under the inbox's lock: fn must
+// only set fields of the item (PullOnly).
+func (e *Endpoint) Mark(fn func(*Item)) {
+	e.inbox.mu.Lock()
+	defer e.inbox.mu.Unlock()
+	for _, q := range [][]*Item{e.inbox.directed, e.inbox.channel} {
+		for _, it := range q {
+			fn(it)
+		}
+	}
+}
+
+// AnyWhere reports whether a queued item satisfies pred.
+func (e *Endpoint) AnyWhere(pred func(*Item) bool) bool { return e.inbox.anyWhere(pred) }
+
+// Requeue gives items back to the inbox, in front, as never handed over.
+func (e *Endpoint) Requeue(items []*Item) { e.inbox.requeue(items) }
 
 // maxRecent bounds the hand-overs a one-shot reader carries to its next run.
 const maxRecent = 1024

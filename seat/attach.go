@@ -55,9 +55,9 @@ func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, e
 	}
 	s.mu.Lock()
-	p := s.pty
+	p, term := s.pty, s.term
 	s.mu.Unlock()
-	if p == nil || !p.Running() {
+	if p == nil || term == nil || !p.Running() {
 		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running; there is no terminal to attach to", a.Name)
 	}
 	reg, e := m.sessionRegistry()
@@ -78,7 +78,7 @@ func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	// The context bounds only the rail's setup: the session outlives this
 	// call and ends with its holder, its seat, its grant or this manager.
-	if _, err := reg.Serve(ctx, m.opts.Conn, g, p); err != nil {
+	if _, err := reg.Serve(ctx, m.opts.Conn, g, term); err != nil {
 		return nil, asEpError(err)
 	}
 	return AttachReply{Grant: raw}, nil

@@ -38,7 +38,13 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	if err != nil {
 		return nil, err
 	}
-	env := m.seatEnv(s, p)
+	hargs, henv, err := m.harnessMCP(p, dir)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	args = append(hargs, args...)
+	env := withCotalOnPath(append(m.seatEnv(s, p), henv...), m.cotalBinary())
 	var proc *pty.Seat
 	rep := sandbox.Report{Mode: sandbox.None, Reason: "the manager has no launcher"}
 	if m.opts.Launcher == "" {

@@ -65,10 +65,13 @@ type Options struct {
 	Minter       Minter
 	Open         bool // an open mesh: no identity records, no security claims
 	MaxSessions  int  // attach sessions open at once (--max-sessions); 0: 64
-	Readiness    time.Duration
-	Settle       time.Duration
-	MaxSeats     int
-	Logf         func(format string, args ...any)
+	// FloorQuiet is how long after a person's last keystroke in an attach
+	// session nothing is injected into the seat; 0: 10 s.
+	FloorQuiet time.Duration
+	Readiness  time.Duration
+	Settle     time.Duration
+	MaxSeats   int
+	Logf       func(format string, args ...any)
 
 	// Launcher is the seat launcher (the cotal binary; see seat/sandbox).
 	// Empty starts seats directly, unsandboxed.
@@ -115,6 +118,9 @@ func New(opts Options) (*Manager, error) {
 	if opts.MaxSeats == 0 {
 		opts.MaxSeats = DefaultMaxSeats
 	}
+	if opts.FloorQuiet == 0 {
+		opts.FloorQuiet = floorQuiet
+	}
 	iid, err := ep.LoadOrCreateInstanceID(opts.InstanceFile)
 	if err != nil {
 		return nil, fmt.Errorf("manager instance id %s: %w", opts.InstanceFile, err)
@@ -147,6 +153,9 @@ func (m *Manager) Start(ctx context.Context) error {
 	}
 	return m.openSessions()
 }
+
+// Launcher is the cotal binary seats start through and run as `cotal`.
+func (m *Manager) Launcher() string { return m.cotalBinary() }
 
 // InstanceID names this manager instance.
 func (m *Manager) InstanceID() string { return m.iid }

@@ -193,7 +193,9 @@ func TestSeatEnvironmentIsTheAllowList(t *testing.T) {
 		"PERSONA_VAR": "p", "LC_TIME": "C", "TERM": "xterm-256color", "COTAL_NAME": acc.Name, "COTAL_LIFECYCLE_UID": acc.UID,
 		"COTAL_SPACE": space, "COTAL_MANAGER_INSTANCE": h.iid, "COTAL_URL": h.m.Broker().URL(),
 		"COTAL_CREDS": filepath.Join(dir, "seat.creds"), "COTAL_LAUNCH_MATERIAL": filepath.Join(dir, "launch.json"),
-		"PATH": os.Getenv("PATH"),
+		// The cotal that runs this manager comes first, so `cotal` inside
+		// the seat is it.
+		"PATH": filepath.Dir(h.m.Manager().Launcher()) + string(os.PathListSeparator) + os.Getenv("PATH"),
 	} {
 		if env[k] != want {
 			t.Errorf("the seat has %s=%q, want %q", k, env[k], want)

@@ -43,9 +43,18 @@ type Seat struct {
 	sandbox string // what the launcher achieved, as ps shows it
 	pty     *pty.Seat
 	conn    *mesh.Endpoint // nil until ready, nil again after exit
-	state   string
-	readyAt time.Time
-	exitAt  time.Time
+
+	floor   floor      // what a person attached to it typed
+	term    *floorTerm // its terminal as attach sessions see it; nil until it starts
+	heldWhy string     // why injection waits for its person, "" for none
+
+	// hello is closed when the seat's MCP server says its client
+	// connected: a harness seat's readiness.
+	hello     chan struct{}
+	helloOnce sync.Once
+	state     string
+	readyAt   time.Time
+	exitAt    time.Time
 }
 
 func ms(t time.Time) int64 {
@@ -75,7 +84,9 @@ func (s *Seat) row() Row {
 			r.ExitedMs = ms(s.exitAt)
 		}
 	}
+	r.Held = s.heldWhy
 	if s.conn != nil {
+		r.Waiting = s.conn.Pending()
 		if rec, ok := s.conn.PresenceRecord(); ok {
 			r.Mesh, r.MeshSinceMs, r.Activity = string(rec.Status), rec.StatusSince, rec.Activity
 		}
@@ -160,4 +171,11 @@ func (s *Seat) screen() (string, time.Time, bool) {
 // tail is the last lines of the seat's screen, for a failure message.
 func tail(p *pty.Seat, n int) string {
 	return strings.Join(p.Tail(n), "\n")
+}
+
+// connector is the seat's connector, nil before it joins and after exit.
+func (s *Seat) connector() *mesh.Endpoint {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
 }

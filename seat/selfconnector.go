@@ -16,7 +16,13 @@ const (
 	CmdInboxWindow = "inbox-window"  // one inbox read for a model (mesh.Endpoint.TakeWindow)
 	CmdAttention   = "set-attention" // the global attention mode, mirrored to presence
 	CmdChannelMode = "channel-mode"  // a per-channel override: normal, quiet or muted
+	CmdHello       = "hello"         // the seat's MCP server has a client: a harness seat is ready
 )
+
+// HelloArgs name the MCP client that connected to the seat's `cotal mcp`.
+type HelloArgs struct {
+	Client string `json:"client,omitempty" schema:"maxLength=200"`
+}
 
 // InboxWindowArgs asks for one inbox read.
 type InboxWindowArgs struct {
@@ -46,6 +52,7 @@ func (m *Manager) selfConnectorCommands() []ep.Command {
 		{Name: CmdInboxWindow, Modes: self, Input: ep.SchemaFor(InboxWindowArgs{}), Output: ep.SchemaFor(mesh.Window{}), Capability: "self", Handler: m.selfInboxWindow},
 		{Name: CmdAttention, Modes: self, Input: ep.SchemaFor(AttentionArgs{}), Output: ep.SchemaFor(mesh.PresenceState{}), Capability: "self", Handler: m.selfAttention},
 		{Name: CmdChannelMode, Modes: self, Input: ep.SchemaFor(ChannelModeArgs{}), Output: ep.SchemaFor(ChannelModeReply{}), Capability: "self", Handler: m.selfChannelMode},
+		{Name: CmdHello, Modes: self, Input: ep.SchemaFor(HelloArgs{}), Output: ep.SchemaFor(struct{}{}), Capability: "self", Handler: m.selfHello},
 	}
 }
 
@@ -102,4 +109,18 @@ func (m *Manager) selfChannelMode(_ context.Context, c *ep.Call) (any, *ep.Error
 		modes = map[string]mesh.ChannelMode{}
 	}
 	return ChannelModeReply{Modes: modes}, nil
+}
+
+// selfHello is the seat's MCP server saying its client connected: the seat
+// is ready (its readiness wait ends).
+func (m *Manager) selfHello(_ context.Context, c *ep.Call) (any, *ep.Error) {
+	s, e := m.seatOf(c.Caller())
+	if e != nil {
+		return nil, e
+	}
+	var a HelloArgs
+	_ = c.Decode(&a)
+	s.helloOnce.Do(func() { close(s.hello) })
+	m.logf("seat %s: its MCP client connected (%s)", s.name, a.Client)
+	return struct{}{}, nil
 }

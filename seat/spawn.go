@@ -16,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/pty"
 )
 
 // allocate picks the seat's name: a pinned one must be free, an unpinned
@@ -116,7 +117,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
-		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting,
+		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting, hello: make(chan struct{}),
 	}
 	m.mu.Lock()
 	m.seats[name] = s
@@ -184,7 +185,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		return
 	}
 	s.mu.Lock()
-	s.pty = proc
+	s.pty, s.term = proc, &floorTerm{Seat: proc, f: &s.floor}
 	s.mu.Unlock()
 	// Past the readiness bound a seat still starting reads uncertain (its
 	// goal says so too); it may still come up, and then reads ready.
@@ -200,24 +201,38 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	_ = g.Progress(c, "running", map[string]any{"step": "launched", "pid": proc.PID()})
 	cancel()
 
-	// Ready: first output, and still running a moment later.
-	ready := false
-	select {
-	case <-proc.FirstOutput():
-		select {
-		case <-proc.Done():
-		case <-time.After(m.opts.Settle):
-			ready = true
-		case <-ctx.Done():
-		}
-	case <-proc.Done():
-	case <-ctx.Done():
+	// The connector is the seat's identity on the mesh: it joins as the
+	// process starts, so the seat's own `cotal mcp` finds it.
+	joinErr := m.connect(s, p)
+	if errors.Is(joinErr, errExitedEarly) {
+		joinErr = nil // not a mesh problem: it fails below as exited before ready
 	}
-	if ready {
-		m.connect(s, p)
+	ready := false
+	if joinErr == nil && proc.Running() {
+		ready = m.awaitReady(ctx, s, p, proc)
+	}
+	switch {
+	case joinErr != nil:
+		m.uncertainGoal(g, fmt.Sprintf("%s is running but its connector could not join the mesh (%v); it is not on the mesh", s.name, joinErr))
+	case ready:
+		// Ready: now it is on the roster (its presence is the spec's
+		// readiness fact).
 		c, cancel := fctx()
+		err := s.connector().GoOnline(c)
+		cancel()
+		if err != nil {
+			m.uncertainGoal(g, fmt.Sprintf("%s is ready but could not go online: %v", s.name, err))
+			break
+		}
+		s.mu.Lock()
+		s.state, s.readyAt = StateReady, time.Now()
+		s.mu.Unlock()
+		if injects(p) {
+			m.startInjector(s, s.connector(), proc)
+		}
+		c, cancel = fctx()
 		_ = g.Progress(c, "running", map[string]any{"step": "ready"})
-		err := g.Succeed(c, SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
+		err = g.Succeed(c, SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
 		cancel()
 		if errors.Is(err, ep.ErrGoalTerminal) {
 			m.logf("seat %s came up after its goal ended uncertain", s.name)
@@ -238,7 +253,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	s.conn = nil
 	s.state, s.exitAt = StateExited, exitAt
 	s.mu.Unlock()
-	if !ready {
+	if !ready && joinErr == nil {
 		code, sig, _ := proc.ExitStatus()
 		how := fmt.Sprintf("exit status %d", code)
 		if sig != "" {
@@ -265,13 +280,13 @@ func (m *Manager) failGoal(g *ep.Goal, name string, e *ep.Error) {
 	m.logf("seat %s: spawn failed, and %s: %s", name, why, strings.ReplaceAll(e.Message, "\n", "\n  "))
 }
 
-// connect puts a ready seat on the mesh: the connector acts for the seat
-// on the manager's own trusted connection (the seat's credential has no
-// JetStream right, so the seat process reads nothing from storage itself):
-// it writes the seat's presence, binds its DM, role and backstop durables
-// and holds its channels, enforcing the seat's read and post lists. A
-// connector that cannot connect leaves the seat running and says why.
-func (m *Manager) connect(s *Seat, p *Persona) {
+// connect puts a seat on the mesh, not yet on the roster (it goes online
+// when the seat is ready): the connector acts for the seat on the
+// manager's own trusted connection (the seat's credential has no JetStream
+// right, so the seat process reads nothing from storage itself): it writes
+// the seat's presence, binds its DM, role and backstop durables and holds
+// its channels, enforcing the seat's read and post lists.
+func (m *Manager) connect(s *Seat, p *Persona) error {
 	ctx, cancel := context.WithTimeout(m.ctx, 10*time.Second)
 	defer cancel()
 	act := &mesh.Identity{
@@ -285,22 +300,65 @@ func (m *Manager) connect(s *Seat, p *Persona) {
 		act.Profile = "open"
 	}
 	o := mesh.Options{
-		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags,
+		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,
 		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	if err != nil {
 		m.logf("seat %s is running but could not join the mesh: %v", s.name, err)
+		s.mu.Lock()
 		s.state = StateUncertain
-		return
+		s.mu.Unlock()
+		return err
 	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.pty == nil || !s.pty.Running() {
 		_ = conn.Close()
-		return
+		return errExitedEarly
 	}
-	s.conn, s.state, s.readyAt = conn, StateReady, time.Now()
+	s.conn = conn
+	return nil
+}
+
+// errExitedEarly is connect's answer when the process exited before its
+// connector joined.
+var errExitedEarly = errors.New("the process exited before its connector joined")
+
+// awaitReady waits for the seat's readiness rule (harness.go): its MCP
+// client connected to its `cotal mcp`, or its first output and still
+// running a moment later. It reports false when the process exits first.
+func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty.Seat) bool {
+	if readiness(p) == ReadyMCP {
+		select {
+		case <-s.hello:
+			return true
+		case <-proc.Done():
+		case <-ctx.Done():
+		}
+		return false
+	}
+	select {
+	case <-proc.FirstOutput():
+		select {
+		case <-proc.Done():
+		case <-time.After(m.opts.Settle):
+			return true
+		case <-ctx.Done():
+		}
+	case <-proc.Done():
+	case <-ctx.Done():
+	}
+	return false
+}
+
+// uncertainGoal ends a spawn uncertain, naming why: the seat is kept.
+func (m *Manager) uncertainGoal(g *ep.Goal, why string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
+	defer cancel()
+	if _, err := g.Finish(ctx, ep.GoalUncertain, map[string]string{"reason": why}, nil); err != nil {
+		m.logf("%s (writing it on goal %s: %v)", why, g.ID(), err)
+	}
 }
 
 // onMesh reports whether a name is taken on the mesh right now: an

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -40,4 +41,28 @@ func Mentions(m wire.Message, me wire.Principal) bool {
 		}
 	}
 	return false
+}
+
+// Block frames rendered items for injection into an agent's terminal (spec
+// §12): a header with their count, one line each (peer text indented off
+// column 0 by Item), and a tail telling the model to do the work with its
+// own tools, check it, then reply, and never to claim what it did not do.
+// A line marked repeat was written before without confirmation.
+func Block(lines []string, repeat []bool) string {
+	var b strings.Builder
+	n := len(lines)
+	if n == 1 {
+		b.WriteString("[cotal] 1 new peer message:\n")
+	} else {
+		fmt.Fprintf(&b, "[cotal] %d new peer messages:\n", n)
+	}
+	for i, l := range lines {
+		if i < len(repeat) && repeat[i] {
+			b.WriteString("(possible repeat) ")
+		}
+		b.WriteString(l)
+		b.WriteByte('\n')
+	}
+	b.WriteString("[cotal] Do what these ask with your own tools and check the result, then reply with cotal_dm, cotal_send or cotal_anycast (cotal_roster shows who is here). Never report an action you did not perform.")
+	return b.String()
 }

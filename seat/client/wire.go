@@ -34,6 +34,12 @@ type Row struct {
 	Sandbox string `json:"sandbox,omitempty"`
 	// Sessions are the people attached to the seat now.
 	Sessions []SessionRow `json:"sessions,omitempty"`
+	// Held says why messages wait to be injected into the seat: its
+	// person is typing, or left a line unsent; "" when nothing holds them.
+	Held string `json:"held,omitempty"`
+	// Waiting counts the messages its connector holds, not yet handed to
+	// the agent.
+	Waiting int `json:"waiting,omitempty"`
 }
 
 // SessionRow is one attach session on a seat.
