@@ -55,12 +55,13 @@ type link struct {
 }
 
 // clientIn records that the MCP client connected and tells the seat's
-// connector when the link is up (or as soon as it is).
+// connector when the link is up (or as soon as it is), in the background:
+// the client's handshake does not wait for it.
 func (l *link) clientIn(client string) {
 	l.mu.Lock()
 	l.client = client
 	l.mu.Unlock()
-	l.greet()
+	go l.greet()
 }
 
 // greet tells a seat's connector, once, that the MCP client is in: the

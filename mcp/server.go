@@ -73,15 +73,25 @@ func New(opts Options) *Server {
 	s.sdk = sdk.NewServer(&sdk.Implementation{Name: "cotal", Title: "cotal mesh", Version: opts.Version}, &sdk.ServerOptions{
 		Instructions: instructions,
 		Capabilities: &sdk.ServerCapabilities{Tools: &sdk.ToolCapabilities{}},
-		// A harness seat is ready when its MCP client is in: tell the
-		// seat's connector, once the link to it is up.
-		InitializedHandler: func(_ context.Context, req *sdk.InitializedRequest) {
-			client := "an MCP client"
-			if p := req.Session.InitializeParams(); p != nil && p.ClientInfo != nil {
-				client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+	})
+	// A harness seat is ready when its MCP client is in: tell the seat's
+	// connector, once the link to it is up. A client of the legacy
+	// handshake is in once it sent initialized; one of the 2026-07-28
+	// protocol never does, and is in once its server/discover succeeded.
+	s.sdk.AddReceivingMiddleware(func(next sdk.MethodHandler) sdk.MethodHandler {
+		return func(ctx context.Context, method string, req sdk.Request) (sdk.Result, error) {
+			res, err := next(ctx, method, req)
+			if err == nil && (method == "notifications/initialized" || method == "server/discover") {
+				client := "an MCP client"
+				if ss, ok := req.GetSession().(*sdk.ServerSession); ok {
+					if p := ss.InitializeParams(); p != nil && p.ClientInfo != nil {
+						client = p.ClientInfo.Name + " " + p.ClientInfo.Version
+					}
+				}
+				s.link.clientIn(client)
 			}
-			s.link.clientIn(client)
-		},
+			return res, err
+		}
 	})
 	for _, t := range toolSet() {
 		s.sdk.AddTool(t.sdkTool(), s.handler(t))
