@@ -56,39 +56,114 @@ func sendError(err error) error {
 }
 
 func newSendCmd(g *globals) *cobra.Command {
-	var asJSON bool
-	var mentions []string
+	var (
+		asJSON   bool
+		mentions []string
+		waitFor  string
+		timeout  time.Duration
+	)
 	cmd := &cobra.Command{
 		Use:   "send",
 		Short: "Send a channel post, a DM or an anycast task",
 		Long: `Send as the local operator, or as --creds / COTAL_CREDS.
 
 A receipt says where the message was stored and how the recipient looked at
-send time; it never claims delivery.`,
+send time; it never claims delivery.
+
+--wait follows the message at its recipient, rung by rung: stored (the broker
+has it), taken (the recipient's connector holds it), injected into its
+terminal or pulled by its inbox read (one rung), acked (settled). A DM or a
+task is followed to its recipient; a post to every peer it @mentions. When
+--timeout ends first, the command says which rung was reached and why it
+waits there, and exits 1.`,
 	}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print the receipt as JSON")
-	print := func(r mesh.Receipt, head string) {
+	cmd.PersistentFlags().StringVar(&waitFor, "wait", "", "wait until the message reaches this rung: "+strings.Join(wire.Rungs, ", "))
+	cmd.PersistentFlags().DurationVar(&timeout, "timeout", 30*time.Second, "how long --wait waits")
+	print := func(r mesh.Receipt, head string, progress []mesh.Progress, reached bool, sent time.Time) {
 		if asJSON {
-			b, _ := json.MarshalIndent(r, "", "  ")
+			out := any(r)
+			if waitFor != "" {
+				out = struct {
+					mesh.Receipt
+					Wait     string          `json:"wait"`
+					Reached  bool            `json:"reached"`
+					Progress []mesh.Progress `json:"progress"`
+				}{r, waitFor, reached, progress}
+			}
+			b, _ := json.MarshalIndent(out, "", "  ")
 			fmt.Fprintln(g.stdout, string(b))
 			return
 		}
 		fmt.Fprintf(g.stdout, "%s: %s\n", head, r)
+		for _, p := range progress {
+			fmt.Fprintln(g.stdout, "  "+describeProgress(p, sent))
+		}
+		if waitFor != "" && !reached {
+			fmt.Fprintf(g.stderr, "gave up after %s: not every recipient reached %s\n", timeout, waitFor)
+		}
 	}
 	// sendCmd is one of the three send verbs: it connects as a one-shot
-	// endpoint, sends, and prints the receipt.
+	// endpoint, sends, and prints the receipt; with --wait it follows the
+	// message first.
 	sendCmd := func(use, short string, send func(ctx context.Context, e *mesh.Endpoint, to, text string) (mesh.Receipt, error), head func(mesh.Receipt) string) *cobra.Command {
 		return &cobra.Command{
 			Use: use, Short: short, Args: cobra.MinimumNArgs(2),
 			RunE: func(_ *cobra.Command, args []string) error {
-				return g.oneShot(func(ctx context.Context, e *mesh.Endpoint) error {
-					r, err := send(ctx, e, args[0], strings.Join(args[1:], " "))
-					if err != nil {
-						return sendError(err)
+				if waitFor != "" && wire.RungRank(waitFor) == 0 {
+					return usageError{fmt.Errorf("--wait %q: not a rung (one of %s)", waitFor, strings.Join(wire.Rungs, ", "))}
+				}
+				if timeout <= 0 {
+					return usageError{fmt.Errorf("--timeout must be positive")}
+				}
+				limit := 10 * time.Second
+				if waitFor != "" {
+					limit += timeout
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), limit)
+				defer cancel()
+				e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
+				if err != nil {
+					return err
+				}
+				defer e.Close()
+				var w *mesh.ReceiptWatch
+				if waitFor != "" {
+					if w, err = e.WatchReceipts(); err != nil {
+						return err
 					}
-					print(r, head(r))
+					defer w.Close()
+				}
+				sent := time.Now()
+				r, err := send(ctx, e, args[0], strings.Join(args[1:], " "))
+				if err != nil {
+					return sendError(err)
+				}
+				if w == nil {
+					print(r, head(r), nil, true, sent)
 					return nil
-				})
+				}
+				want := 1
+				if r.Kind == wire.KindChannel {
+					if want = len(r.Mentions); want == 0 {
+						return usageError{fmt.Errorf("--wait follows a DM, a task, or a post's @mentions: this post mentions nobody (it was sent: %s)", r)}
+					}
+				}
+				if !asJSON && timeout > 2*time.Second {
+					fmt.Fprintf(g.stderr, "sent; waiting up to %s for %s...\n", timeout, waitFor)
+				}
+				wctx, wcancel := context.WithTimeout(ctx, timeout)
+				defer wcancel()
+				progress := w.Wait(wctx, r.ID, waitFor, want, nil)
+				reached := countReached(progress, waitFor) >= want
+				if !reached {
+					progress = explainWaiting(ctx, e, r, progress)
+				}
+				print(r, head(r), progress, reached, sent)
+				if !reached {
+					return exitError{exitFail}
+				}
+				return nil
 			},
 		}
 	}
@@ -107,6 +182,57 @@ send time; it never claims delivery.`,
 		}, func(r mesh.Receipt) string { return "asked @" + r.ToService })
 	cmd.AddCommand(msg, dm, ask)
 	return cmd
+}
+
+func countReached(progress []mesh.Progress, rung string) int {
+	n := 0
+	for _, p := range progress {
+		if p.Reaches(rung) {
+			n++
+		}
+	}
+	return n
+}
+
+// explainWaiting fills in why a message nobody took yet waits: for a DM,
+// how its recipient looks on the roster now.
+func explainWaiting(ctx context.Context, e *mesh.Endpoint, r mesh.Receipt, progress []mesh.Progress) []mesh.Progress {
+	if r.Kind != wire.KindDM || len(progress) != 1 || progress[0].To != "" {
+		return progress
+	}
+	p := &progress[0]
+	p.To = r.To
+	peer, err := e.ResolvePeer(ctx, r.To)
+	switch {
+	case err != nil:
+		p.Why = "recipient's state unknown: " + err.Error()
+	case peer.Status == "offline" || peer.Status == "":
+		p.Why = "recipient offline: its connector takes it when it comes back"
+	default:
+		p.Why = "recipient " + peer.Status + ", but its connector has not taken it (its inbox may be full)"
+	}
+	return progress
+}
+
+// describeProgress is one recipient's line under a receipt.
+func describeProgress(p mesh.Progress, sent time.Time) string {
+	who := p.To
+	if who == "" {
+		who = "the recipient"
+	} else if pr, err := wire.ParsePrincipal(who); err == nil {
+		who = pr.Actor
+	}
+	s := who + ": reached " + p.Reached
+	if p.Latest != "" && p.Latest != p.Reached {
+		s += ", then back at " + p.Latest
+	}
+	if p.Why != "" {
+		s += " (" + p.Why + ")"
+	}
+	if !p.At.IsZero() {
+		s += fmt.Sprintf(", %s after send", p.At.Sub(sent).Round(time.Millisecond))
+	}
+	return s
 }
 
 // itemJSON is one inbox item in `cotal inbox --json`.

@@ -174,6 +174,9 @@ func (id Identity) Permissions() jwt.Permissions {
 		for _, ch := range id.AllowSubscribe {
 			sub[wire.ChatFilter(s, ch)] = true
 		}
+		// The receipts of its own messages, which only trusted
+		// connectors publish.
+		sub[wire.ReceiptFilter(s, me)+".*"] = true
 		id.deliveryRows(pub, wire.DeliveryCommands)
 		id.controlRows(pub, sub)
 	}

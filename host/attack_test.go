@@ -218,6 +218,8 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		{"ps as herself", root + ".ep.one.manager.ps." + caller + "." + ep.NewNonce(), "", "{}"},
 		{"bob's delivery inbox", root + ".ep.one.delivery.take.self.local.bob." + wire.NewLifecycleUID() + "." + ep.NewNonce(), "", "{}"},
 		{"old ctl.delivery rail", root + ".ctl.delivery.local.alice", "", "{}"},
+		{"a forged receipt to bob", root + ".rcpt.local.bob.some-id", "", `{"id":"some-id","to":"local.carol","rung":"acked"}`},
+		{"a receipt of her own", root + ".rcpt.local.alice.some-id", "", `{"id":"some-id","to":"local.carol","rung":"acked"}`},
 	} {
 		t.Run("publish/"+c.name, func(t *testing.T) {
 			a.publish(t, c.subject, c.reply, []byte(c.body))
@@ -233,6 +235,8 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		{"bob's reply rail", root + ".ep.reply.*.*.*.local.bob.*.*"},
 		{"the manager's rails", root + ".ep.one.manager.>"},
 		{"JetStream acks", "$JS.ACK.>"},
+		{"bob's receipts", root + ".rcpt.local.bob.*"},
+		{"every receipt", root + ".rcpt.>"},
 	} {
 		t.Run("subscribe/"+c.name, func(t *testing.T) {
 			if _, err := a.nc.SubscribeSync(c.subject); err != nil {

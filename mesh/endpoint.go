@@ -237,6 +237,9 @@ func (e *Endpoint) identify() error {
 			e.uid = wire.NewLifecycleUID()
 		}
 	}
+	if !e.mediated {
+		e.inbox.noter = e.noter
+	}
 	if err := wire.ValidSpace(e.space); err != nil {
 		return err
 	}

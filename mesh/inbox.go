@@ -34,6 +34,7 @@ type Item struct {
 	stream string                   // the stream of a stored copy: with Seq it names the stored message
 	order  uint64                   // arrival order in the inbox
 	box    *inbox                   // the inbox that handed it over
+	notes  noteState                // its receipts (receipt.go)
 }
 
 // stored reports whether the item is a stored copy with a handle to settle.
@@ -42,13 +43,17 @@ func (it *Item) stored() bool { return it.msg != nil || it.remote != nil }
 // Ack settles a stored copy once the item has been handed over (printed,
 // injected, returned to a tool). A live copy needs no ack.
 func (it *Item) Ack() error {
+	var err error
 	switch {
 	case it.remote != nil:
-		return it.remote(false)
+		err = it.remote(false)
 	case it.msg != nil:
-		return it.msg.DoubleAck(context.Background())
+		err = it.msg.DoubleAck(context.Background())
 	}
-	return nil
+	if err == nil {
+		it.settled()
+	}
+	return err
 }
 
 // Release gives a stored copy back for immediate redelivery (a peek): the
@@ -127,12 +132,13 @@ type inbox struct {
 	directed  []*Item // in arrival order
 	channel   []*Item // in arrival order
 	pending   map[string]*Item
-	evictions map[string]int // evictionKey -> times evicted
-	notice    *Item          // what overflow discarded, waiting to be read
-	discards  []string       // described in the notice
-	notify    chan struct{}  // buffered 1: something arrived
-	seen      *idSet         // keys of items handed over
-	recent    []string       // the newest of them, oldest first, at most maxRecent
+	evictions map[string]int                     // evictionKey -> times evicted
+	notice    *Item                              // what overflow discarded, waiting to be read
+	discards  []string                           // described in the notice
+	notify    chan struct{}                      // buffered 1: something arrived
+	noter     func(*Item) func(rung, why string) // an arrival's receipt publisher; nil: none
+	seen      *idSet                             // keys of items handed over
+	recent    []string                           // the newest of them, oldest first, at most maxRecent
 	order     uint64
 	evicted   int // items pushed out by an overflow
 	discarded int // stored copies acked after MaxEvictions
@@ -150,27 +156,39 @@ func newInbox() *inbox {
 // add queues an item. It reports false when the item duplicates one
 // already handed over or pending (the caller acks a duplicate stored
 // copy silently); true when the inbox owns it, queued or left un-acked
-// for the broker to redeliver.
+// for the broker to redeliver. A queued item's sender hears it was taken.
 func (b *inbox) add(it *Item) bool {
+	if b.noter != nil && it.notes.publish == nil {
+		it.notes.publish = b.noter(it)
+	}
+	queued, owned := b.queue(it)
+	if queued {
+		it.notify(wire.RungTaken, "")
+	}
+	return owned
+}
+
+// queue is add under the lock; queued says the item is in the inbox now.
+func (b *inbox) queue(it *Item) (queued, owned bool) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {
-		return true // un-acked: the next connection gets it
+		return false, true // un-acked: the next connection gets it
 	}
 	for _, k := range it.handedOver() {
 		if b.seen.has(k) {
-			return false
+			return false, false
 		}
 	}
 	if id := it.Msg.ID; id != "" {
 		if cur := b.pending[id]; cur != nil {
-			return b.merge(cur, it)
+			return false, b.merge(cur, it)
 		}
 	}
 	b.order++
 	it.order = b.order
 	if len(b.directed)+len(b.channel) >= MaxInbox && !b.makeRoom(it) {
-		return true
+		return false, true
 	}
 	if it.Directed() {
 		b.directed = append(b.directed, it)
@@ -181,7 +199,7 @@ func (b *inbox) add(it *Item) bool {
 		b.pending[it.Msg.ID] = it
 	}
 	b.signal()
-	return true
+	return true, true
 }
 
 // merge keeps one pending item per id. Only a stored copy's handle may
@@ -235,8 +253,10 @@ func (b *inbox) evict(it *Item) {
 	}
 	b.evicted++
 	if !it.stored() {
+		it.notify(wire.RungTaken, "lost from a full inbox: it had no stored copy")
 		return
 	}
+	it.notify(wire.RungStored, fmt.Sprintf("evicted from a full inbox (%d items): the broker hands it out again", MaxInbox))
 	if it.remote != nil {
 		// Handed over by the delivery service: give it back now, so the
 		// service holds it (its own inbox, its own eviction rule) rather
@@ -253,6 +273,9 @@ func (b *inbox) evict(it *Item) {
 		return
 	}
 	delete(b.evictions, key)
+	it.notes.mu.Lock()
+	it.notes.via = fmt.Sprintf("dropped: the inbox stayed full through %d redeliveries", MaxEvictions)
+	it.notes.mu.Unlock()
 	_ = it.Ack()
 	b.discarded++
 	b.report(it)
@@ -522,6 +545,26 @@ func (e *Endpoint) Next(ctx context.Context) (*Item, error) {
 		case <-e.inbox.notify:
 		}
 	}
+}
+
+// Queue counts the items waiting to be taken, those of them left for an
+// inbox read (PullOnly), and when the oldest arrived.
+func (e *Endpoint) Queue() (n, pullOnly int, oldest time.Time) {
+	b := e.inbox
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, q := range [][]*Item{b.directed, b.channel} {
+		for _, it := range q {
+			n++
+			if it.PullOnly {
+				pullOnly++
+			}
+			if oldest.IsZero() || it.Received.Before(oldest) {
+				oldest = it.Received
+			}
+		}
+	}
+	return n, pullOnly, oldest
 }
 
 // Pending is the number of items waiting to be taken.

@@ -8,6 +8,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -109,6 +110,9 @@ type injector struct {
 
 func (m *Manager) startInjector(s *Seat, conn *mesh.Endpoint, proc *pty.Seat) {
 	in := &injector{m: m, s: s, conn: conn, proc: proc, repeats: map[string]bool{}}
+	s.mu.Lock()
+	s.injects = true
+	s.mu.Unlock()
 	m.wg.Add(1)
 	go func() {
 		defer m.wg.Done()
@@ -132,10 +136,12 @@ func (in *injector) run(ctx context.Context) {
 	}
 }
 
-// once injects what the attention table says is due now.
+// once injects what the attention table says is due now, and tells the
+// senders of what waits why it waits.
 func (in *injector) once() {
 	if why := in.s.held(in.m); why != "" {
 		in.s.setHeld(why)
+		in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "held: "+why) })
 		return
 	}
 	in.s.setHeld("")
@@ -150,13 +156,18 @@ func (in *injector) once() {
 		return mesh.Attend(it, me, att, in.conn.ChannelMode(it.Subject.Channel), idle)
 	}
 	for _, it := range in.conn.TakeWhere(func(it *mesh.Item) bool { return action(it) == mesh.Drop }) {
-		_ = it.Ack()
+		_ = it.Drop("channel #" + it.Subject.Channel + " is muted")
 	}
 	// What is left for the inbox now stays there: a post held back under
 	// focus or on a quiet channel is not injected when attention changes.
 	in.conn.Mark(func(it *mesh.Item) {
-		if action(it) == mesh.Pull {
+		if !it.PullOnly && action(it) == mesh.Pull {
 			it.PullOnly = true
+			why := "attention " + string(att)
+			if in.conn.ChannelMode(it.Subject.Channel) == mesh.ModeQuiet {
+				why = "channel #" + it.Subject.Channel + " is quiet"
+			}
+			it.Note(wire.RungTaken, why+": left for the agent's inbox read")
 		}
 	})
 	if !in.conn.AnyWhere(func(it *mesh.Item) bool { return action(it) == mesh.Inject }) {
@@ -191,11 +202,15 @@ func (in *injector) inject(items []*mesh.Item) {
 			}
 		}
 		in.m.logf("seat %s: injecting %d message(s): %v (%d bytes accepted); they stay in its inbox", in.s.name, len(items), err, n)
+		for _, it := range items {
+			it.Note(wire.RungTaken, "its terminal did not accept the injection; tried again later")
+		}
 		in.conn.Requeue(items)
 		return
 	}
 	for _, it := range items {
 		delete(in.repeats, it.Msg.ID)
+		it.Note(wire.RungInjected, "")
 		_ = it.Ack()
 	}
 }

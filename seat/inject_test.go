@@ -1,6 +1,7 @@
 package seat_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,7 +45,7 @@ func injectMesh(t *testing.T, floor time.Duration, front string) (*harness, seat
 }
 
 // peer is another identity on the mesh, posting as itself.
-func (h *harness) peer(t *testing.T, name string, allowPub []string) *mesh.Endpoint {
+func (h *harness) peer(t testing.TB, name string, allowPub []string) *mesh.Endpoint {
 	t.Helper()
 	id := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: name}, AllowPublish: allowPub}
 	cr, err := h.m.Broker().Authority().Mint(id)
@@ -119,15 +120,23 @@ func TestAttentionDecidesWhatIsInjected(t *testing.T) {
 	selfCall(t, h, acc, seat.CmdAttention, seat.AttentionArgs{Attention: "focus"})
 	selfCall(t, h, acc, seat.CmdChannelMode, seat.ChannelModeArgs{Channel: "noise", Mode: "muted"})
 	selfCall(t, h, acc, seat.CmdChannelMode, seat.ChannelModeArgs{Channel: "calm", Mode: "quiet"})
+	w, err := bob.WatchReceipts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	ids := map[string]string{}
 	post := func(ch, text string, mention bool) {
 		t.Helper()
 		var opts []mesh.SendOption
 		if mention {
 			opts = append(opts, mesh.WithMentions(acc.Name))
 		}
-		if _, err := bob.Send(ctxT(t), ch, text, opts...); err != nil {
+		r, err := bob.Send(ctxT(t), ch, text, opts...)
+		if err != nil {
 			t.Fatal(err)
 		}
+		ids[text] = r.ID
 	}
 	post("team", "ambient-under-focus", false)
 	post("team", "mention-under-focus", true)
@@ -136,6 +145,20 @@ func TestAttentionDecidesWhatIsInjected(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := waitScreen(t, h.c, h.iid, acc.Name, "dm-under-focus", 10*time.Second)
+	// The receipts say what happened to each mention: the muted one was
+	// dropped unread, the one under focus waits for the inbox read.
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if p := w.Wait(wctx, ids["muted-mention"], wire.RungAcked, 1, nil)[0]; p.Reached != wire.RungAcked || p.Why != "dropped: channel #noise is muted" {
+		t.Fatalf("muted mention's receipt: %+v", p)
+	}
+	waitFor(t, 10*time.Second, func() error {
+		p := w.Wait(wctx, ids["mention-under-focus"], wire.RungTaken, 1, nil)[0]
+		if p.Reached != wire.RungTaken || p.Why != "attention focus: left for the agent's inbox read" {
+			return fmt.Errorf("mention under focus: %+v", p)
+		}
+		return nil
+	})
 	for _, no := range []string{"ambient-under-focus", "mention-under-focus", "muted-mention"} {
 		if strings.Contains(text, no) {
 			t.Fatalf("%q was injected under focus:\n%s", no, text)
@@ -186,9 +209,34 @@ func TestFloorHoldsInjectionWhileAPersonTypes(t *testing.T) {
 	}
 	waitFor(t, 5*time.Second, func() error { return log.has("half a line") })
 	bob := h.peer(t, "bob", []string{"team"})
-	if _, err := bob.DM(ctxT(t), acc.Name, "while you type"); err != nil {
+	w, err := bob.WatchReceipts()
+	if err != nil {
 		t.Fatal(err)
 	}
+	defer w.Close()
+	sent, err := bob.DM(ctxT(t), acc.Name, "while you type")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// bob's receipt says it is held, and why.
+	notes := make(chan mesh.Progress, 16)
+	wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go w.Wait(wctx, sent.ID, wire.RungAcked, 1, func(p mesh.Progress) { notes <- p })
+	waitNote := func(ok func(mesh.Progress) bool) mesh.Progress {
+		t.Helper()
+		for {
+			select {
+			case p := <-notes:
+				if ok(p) {
+					return p
+				}
+			case <-wctx.Done():
+				t.Fatal("no such receipt note came")
+			}
+		}
+	}
+	waitNote(func(p mesh.Progress) bool { return p.Latest == wire.RungTaken && p.Why == "held: "+seat.HeldUnsentLine })
 	waitFor(t, 10*time.Second, func() error {
 		r, _ := row(ps(t, h.c, h.iid), acc.Name)
 		if r.Held != seat.HeldUnsentLine || r.Waiting != 1 {
@@ -203,6 +251,9 @@ func TestFloorHoldsInjectionWhileAPersonTypes(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, 10*time.Second, func() error { return log.has("while you type") })
+	if p := waitNote(func(p mesh.Progress) bool { return p.Reached == wire.RungAcked }); !p.Injected || p.Why != "" {
+		t.Fatalf("the receipt reached acked without saying it was injected: %+v", p)
+	}
 	if r, _ := row(ps(t, h.c, h.iid), acc.Name); r.Held != "" {
 		t.Fatalf("still held after the injection: %q", r.Held)
 	}

@@ -47,6 +47,7 @@ type Seat struct {
 	floor   floor      // what a person attached to it typed
 	term    *floorTerm // its terminal as attach sessions see it; nil until it starts
 	heldWhy string     // why injection waits for its person, "" for none
+	injects bool       // an injector puts its arrivals in front of its agent
 
 	// hello is closed when the seat's MCP server says its client
 	// connected: a harness seat's readiness.
@@ -84,9 +85,11 @@ func (s *Seat) row() Row {
 			r.ExitedMs = ms(s.exitAt)
 		}
 	}
-	r.Held = s.heldWhy
+	r.Held, r.Injects = s.heldWhy, s.injects
 	if s.conn != nil {
-		r.Waiting = s.conn.Pending()
+		var oldest time.Time
+		r.Waiting, r.PullOnly, oldest = s.conn.Queue()
+		r.OldestWaitingMs = ms(oldest)
 		if rec, ok := s.conn.PresenceRecord(); ok {
 			r.Mesh, r.MeshSinceMs, r.Activity = string(rec.Status), rec.StatusSince, rec.Activity
 		}

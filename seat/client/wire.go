@@ -38,8 +38,15 @@ type Row struct {
 	// person is typing, or left a line unsent; "" when nothing holds them.
 	Held string `json:"held,omitempty"`
 	// Waiting counts the messages its connector holds, not yet handed to
-	// the agent.
-	Waiting int `json:"waiting,omitempty"`
+	// the agent; PullOnly of them are left for the agent's own inbox read
+	// (its attention or a quiet channel); the oldest arrived at
+	// OldestWaitingMs.
+	Waiting         int   `json:"waiting,omitempty"`
+	PullOnly        int   `json:"pullOnly,omitempty"`
+	OldestWaitingMs int64 `json:"oldestWaitingMs,omitempty"`
+	// Injects says the seat's arrivals are put in front of its agent;
+	// a plain command seat without `inject: true` reads its inbox itself.
+	Injects bool `json:"injects,omitempty"`
 }
 
 // SessionRow is one attach session on a seat.
