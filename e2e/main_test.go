@@ -28,8 +28,8 @@ import (
 )
 
 // cotalBin is the binary TestMain builds; fakeHome is the HOME every run of
-// it sees.
-var cotalBin, fakeHome string
+// it sees; fakeAgentBin is the stand-in coding agent of testdata/fakeagent.
+var cotalBin, fakeHome, fakeAgentBin string
 
 // commandTimeout bounds one cotal invocation. `up --detach` waits at most 30 s
 // for its child by default, so this is well above any healthy run.
@@ -58,7 +58,12 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
-	if err := buildCotal(cotalBin); err != nil {
+	if err := buildCotal(cotalBin, "."); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	fakeAgentBin = filepath.Join(tmp, "fakeagent")
+	if err := buildCotal(fakeAgentBin, "./e2e/testdata/fakeagent"); err != nil {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
@@ -77,9 +82,10 @@ func runMain(m *testing.M) int {
 	return code
 }
 
-// buildCotal builds the module's main package (the parent of this package's
-// directory, where `go test` runs us) into out.
-func buildCotal(out string) error {
+// buildCotal builds a main package of the module (pkg, relative to the
+// module root: the parent of this package's directory, where `go test`
+// runs us) into out.
+func buildCotal(out, pkg string) error {
 	root, err := filepath.Abs("..")
 	if err != nil {
 		return err
@@ -90,7 +96,7 @@ func buildCotal(out string) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, ".")
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", out, pkg)
 	cmd.Dir = root
 	if b, err := cmd.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %w\n%s", err, b)
@@ -108,7 +114,7 @@ func trackSources(root string) {
 		if err != nil {
 			return nil
 		}
-		if d.IsDir() && (d.Name() == ".git" || d.Name() == "testdata") {
+		if d.IsDir() && d.Name() == ".git" {
 			return filepath.SkipDir
 		}
 		if n := d.Name(); strings.HasSuffix(n, ".go") || n == "go.mod" || n == "go.sum" {

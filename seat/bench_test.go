@@ -1,17 +1,26 @@
 package seat_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"golang.org/x/sys/unix"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/pty"
 )
@@ -181,6 +190,171 @@ func BenchmarkInputToScreen(b *testing.B) {
 				}
 			}
 			l = append(l, time.Since(start))
+		}
+		b.StopTimer()
+		l.report(b, "")
+	})
+}
+
+// benchReaderEnv makes this test binary the agent of the injection
+// benchmark: it reads its terminal and, for each injected marker line,
+// prints when it read it.
+const benchReaderEnv = "COTAL_BENCH_READER"
+
+// benchReader prints "got <marker> at <unix ns>" for every line of its
+// terminal holding a marker (the echo of what was typed never starts with
+// "got").
+func benchReader() {
+	// No echo: only the reader's own lines are drawn, so a stamp is never
+	// run together with the echo of the next block.
+	if t, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
+		t.Lflag &^= unix.ECHO
+		_ = unix.IoctlSetTermios(0, unix.TCSETS, t)
+	}
+	fmt.Println("reader ready")
+	sc := bufio.NewScanner(os.Stdin)
+	sc.Buffer(make([]byte, 64<<10), 1<<20)
+	for sc.Scan() {
+		if i := strings.Index(sc.Text(), "mark-"); i >= 0 {
+			at := time.Now().UnixNano()
+			tok, _, _ := strings.Cut(sc.Text()[i:], " ")
+			fmt.Printf("got %s at %d\n", tok, at)
+		}
+	}
+}
+
+// readAt finds when the reader got marker in text, 0 when not yet.
+func readAt(text, marker string) int64 {
+	_, rest, ok := strings.Cut(text, "got "+marker+" at ")
+	if !ok {
+		return 0
+	}
+	digits := rest
+	if i := strings.IndexFunc(rest, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		digits = rest[:i]
+	}
+	if len(digits) < 19 { // the line is not fully drawn yet
+		return 0
+	}
+	n, _ := strconv.ParseInt(digits, 10, 64)
+	return n
+}
+
+// BenchmarkDMToPty is a peer's DM until the seat's agent read the injected
+// line off its terminal, next to the same hand-over done by hand: a
+// JetStream publish to a stream, its push consumer writing the same framed
+// block into the pty of the same reader (pty.Paste), and the ack. Both
+// readers stamp the moment they read the line; the figure is that stamp
+// minus the publish start.
+func BenchmarkDMToPty(b *testing.B) {
+	self, err := os.Executable()
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("seat", func(b *testing.B) {
+		h := startMesh(b, 10*time.Second)
+		body := fmt.Sprintf("---\nname: reader\nagent: command\ncommand: %q\ninject: true\nenv: {%s: \"1\"}\n---\n", self, benchReaderEnv)
+		if err := os.MkdirAll(config.AgentsDir(h.project), 0o700); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(config.AgentsDir(h.project), "reader.md"), []byte(body), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		acc := h.ready("reader")
+		bob := h.peer(b, "bob", nil)
+		w, err := bob.WatchReceipts()
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer w.Close()
+		var l latencies
+		b.ResetTimer()
+		for i := range b.N {
+			marker := fmt.Sprintf("mark-%d", i)
+			start := time.Now()
+			r, err := bob.DM(context.Background(), acc.Name, marker)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			// The reader's stamp is the figure. Look for it only once the
+			// receipt says the DM was injected and acked, so the looking
+			// does not load the box while it measures.
+			wctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			if p := w.Wait(wctx, r.ID, wire.RungAcked, 1, nil); !p[0].Injected || p[0].Reached != wire.RungAcked {
+				b.Fatalf("the receipt of %s: %+v", marker, p)
+			}
+			cancel()
+			var at int64
+			for deadline := start.Add(10 * time.Second); at == 0; at = readAt(screen(b, h.c, h.iid, acc.Name).Screen, marker) {
+				if time.Now().After(deadline) {
+					b.Fatalf("the reader never got %s:\n%s", marker, screen(b, h.c, h.iid, acc.Name).Screen)
+				}
+			}
+			l = append(l, time.Duration(at-start.UnixNano()))
+			b.StartTimer()
+		}
+		b.StopTimer()
+		l.report(b, "")
+	})
+	b.Run("raw", func(b *testing.B) {
+		h := startMesh(b, 10*time.Second)
+		js, err := jetstream.New(h.op)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ctx := context.Background()
+		st, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "BENCH_RAW", Subjects: []string{"benchraw.>"}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		cons, err := st.CreateConsumer(ctx, jetstream.ConsumerConfig{Durable: "r", AckPolicy: jetstream.AckExplicitPolicy})
+		if err != nil {
+			b.Fatal(err)
+		}
+		s, err := pty.Start(ctx, pty.Config{Path: self, Env: append(os.Environ(), benchReaderEnv+"=1")})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer s.Close()
+		out, stop := s.Subscribe()
+		defer stop()
+		for !strings.Contains(s.Screen(), "reader ready") {
+			select {
+			case <-out:
+			case <-time.After(10 * time.Second):
+				b.Fatal("the reader did not start")
+			}
+		}
+		cc, err := cons.Consume(func(m jetstream.Msg) {
+			block := render.Block([]string{"[DM from bob] " + string(m.Data())}, nil)
+			if _, err := s.Paste(block, true); err == nil {
+				_ = m.DoubleAck(ctx)
+			}
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer cc.Stop()
+		var l latencies
+		b.ResetTimer()
+		for i := range b.N {
+			marker := fmt.Sprintf("mark-%d", i)
+			start := time.Now()
+			if _, err := js.Publish(ctx, "benchraw.x", []byte(marker)); err != nil {
+				b.Fatal(err)
+			}
+			b.StopTimer()
+			var at int64
+			for at = readAt(s.Screen(), marker); at == 0; at = readAt(s.Screen(), marker) {
+				select {
+				case <-out:
+				case <-time.After(10 * time.Second):
+					b.Fatalf("the reader never got %s:\n%s", marker, s.Screen())
+				}
+			}
+			l = append(l, time.Duration(at-start.UnixNano()))
+			b.StartTimer()
 		}
 		b.StopTimer()
 		l.report(b, "")
