@@ -275,7 +275,7 @@ func TestUnsandboxedSeatIsReported(t *testing.T) {
 func TestSandboxedSeatStopsWithinTheBound(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("polite", "sh", []string{"-c", "echo up; exec sleep 60"}, nil)
-	h.persona("stubborn", "sh", []string{"-c", `trap "" TERM; echo up; while :; do sleep 1; done`}, nil)
+	h.persona("stubborn", "sh", []string{"-c", `trap "" TERM HUP; echo up; while :; do sleep 1; done`}, nil)
 	for _, c := range []struct {
 		persona     string
 		min, max    time.Duration

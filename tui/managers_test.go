@@ -126,8 +126,8 @@ func TestManagersDriveARealManager(t *testing.T) {
 		}
 		return nil
 	})
-	// An interactive sh ignores SIGTERM: the graceful stop kills it at 3 s.
-	if process, err := d.Stop(ctx(), s); err != nil || process != "killed SIGKILL" {
+	// An interactive sh ignores SIGTERM: the graceful stop hangs it up.
+	if process, err := d.Stop(ctx(), s); err != nil || process != "killed SIGHUP" {
 		t.Fatalf("stop: %q %v", process, err)
 	}
 

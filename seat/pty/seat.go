@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -283,11 +284,17 @@ func (s *Seat) Signal(sig syscall.Signal) error {
 }
 
 // Stop ends the process and returns when Done. Graceful sends SIGTERM to the
-// process group and SIGKILL 3 s later if it is still running; otherwise
-// SIGKILL at once. It returns ctx's error if ctx ends first.
+// process group, or SIGHUP when its leader ignores SIGTERM (an interactive
+// shell does, and ends on the hang-up a closed terminal sends), then
+// SIGKILL 3 s later if it is still running; otherwise SIGKILL at once. It
+// returns ctx's error if ctx ends first.
 func (s *Seat) Stop(ctx context.Context, graceful bool) error {
 	if graceful {
-		if err := s.Signal(syscall.SIGTERM); err != nil && !errors.Is(err, ErrNotRunning) {
+		sig := syscall.SIGTERM
+		if ignores(s.pid, syscall.SIGTERM) {
+			sig = syscall.SIGHUP
+		}
+		if err := s.Signal(sig); err != nil && !errors.Is(err, ErrNotRunning) {
 			return err
 		}
 		t := time.NewTimer(killAfter)
@@ -309,6 +316,22 @@ func (s *Seat) Stop(ctx context.Context, graceful bool) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// ignores reports whether process pid ignores sig, from its SigIgn mask
+// in /proc; false when that cannot be read.
+func ignores(pid int, sig syscall.Signal) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return false
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			mask, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+			return err == nil && mask&(1<<(uint(sig)-1)) != 0
+		}
+	}
+	return false
 }
 
 // Close kills the process group if the process still runs, waits for Done

@@ -128,8 +128,28 @@ func TestStopGracefulTrapped(t *testing.T) {
 	}
 }
 
+// An interactive shell ignores SIGTERM: a graceful stop hangs it up, as
+// closing its terminal would, and it ends at once instead of being killed.
+func TestStopGracefulHangsUpAShellThatIgnoresTerm(t *testing.T) {
+	s := startSeat(t, "sh", "-i")
+	if _, err := s.Paste("echo rea''dy", true); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, s, "ready")
+	start := time.Now()
+	if err := s.Stop(context.Background(), true); err != nil {
+		t.Fatalf("Stop: %v", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("graceful stop of an interactive shell took %v", d)
+	}
+	if _, sig, ok := s.ExitStatus(); !ok || sig != "SIGHUP" {
+		t.Errorf("ExitStatus signal %q, ok %v; want SIGHUP", sig, ok)
+	}
+}
+
 func TestStopGracefulIgnoredKilledAfter3s(t *testing.T) {
-	s := startSeat(t, "sh", "-c", `trap "" TERM; echo ready; while :; do sleep 0.05; done`)
+	s := startSeat(t, "sh", "-c", `trap "" TERM HUP; echo ready; while :; do sleep 0.05; done`)
 	waitScreen(t, s, "ready")
 	start := time.Now()
 	if err := s.Stop(context.Background(), true); err != nil {
@@ -162,7 +182,7 @@ func TestStopNotGraceful(t *testing.T) {
 }
 
 func TestStopHonoursContext(t *testing.T) {
-	s := startSeat(t, "sh", "-c", `trap "" TERM; echo ready; while :; do sleep 0.05; done`)
+	s := startSeat(t, "sh", "-c", `trap "" TERM HUP; echo ready; while :; do sleep 0.05; done`)
 	waitScreen(t, s, "ready")
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
