@@ -18,14 +18,14 @@ var importRules = []struct {
 	forbid []string
 	only   []string // when set, the only module packages it may import
 }{
-	{pkg: "mesh/...", forbid: []string{"seat/...", "tui/...", "broker/...", "host/...", "app/...", "issue/...", "mcp/..."}},
+	{pkg: "mesh/...", forbid: []string{"seat/...", "tui/...", "broker/...", "host/...", "issue/...", "mcp/..."}},
 	{pkg: "mesh/wire", only: []string{}},
 	{pkg: "mesh/render", only: []string{"mesh/presence", "mesh/wire"}},
 	{pkg: "config", only: []string{"mesh/wire"}},
 	{pkg: "broker", only: []string{"config", "mesh/wire"}},
-	{pkg: "tui/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "broker/...", "host/...", "app/...", "issue/..."}},
-	{pkg: "mcp/...", forbid: []string{"tui/...", "broker/...", "host/...", "app/...", "issue/..."}},
-	{pkg: "seat/...", forbid: []string{"tui/...", "broker/...", "host/...", "app/...", "issue/...", "mcp/..."}},
+	{pkg: "tui/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "broker/...", "host/...", "issue/..."}},
+	{pkg: "mcp/...", forbid: []string{"tui/...", "broker/...", "host/...", "issue/..."}},
+	{pkg: "seat/...", forbid: []string{"tui/...", "broker/...", "host/...", "issue/...", "mcp/..."}},
 	{pkg: "seat/client", forbid: []string{"seat", "seat/pty", "seat/sandbox"}},
 	{pkg: "seat/pty", only: []string{}},
 	{pkg: "seat/sandbox", only: []string{}},

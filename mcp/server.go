@@ -7,7 +7,7 @@
 // reads nothing from storage itself, and the tools behave the same.
 //
 // It imports mesh, mesh/ep, mesh/wire, mesh/presence and seat (for the
-// manager's self commands); it never imports tui, broker or app.
+// manager's self commands); it never imports tui, broker or host.
 package mcp
 
 import (

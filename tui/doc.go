@@ -7,7 +7,7 @@
 // input), which Managers implements over seat/client, so hosting the mesh
 // and being a client of it are the same code. It may import seat/client
 // (the managers' commands, no pty code) and must never import seat, broker
-// or app.
+// or host.
 //
 // Goroutines: the bubbletea program owns the model; the collector owns the
 // mesh reads, the seat census and the selected seat's screen, and hands

@@ -6,7 +6,7 @@
 // operations (durable join and leave, memberships, history) members call
 // as themselves. It runs as goroutines of the mesh process on a trusted
 // connection, and holds a lease so that only one service serves a space.
-// It imports mesh and mesh/presence, never seat, tui, app or broker.
+// It imports mesh and mesh/presence, never seat, tui, host or broker.
 package delivery
 
 import (

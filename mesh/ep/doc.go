@@ -6,5 +6,5 @@
 // calls, casts, scatters and probes, and goals with their durable facts.
 //
 // It imports nats.go for serving and calling; it never imports broker/,
-// config/, seat/, tui/ or app/.
+// config/, seat/, tui/ or host/.
 package ep

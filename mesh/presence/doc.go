@@ -7,5 +7,5 @@
 // stale) so a reader can show its age instead of asserting it is current.
 //
 // It imports nats.go, nats.go/jetstream and mesh/wire only, and must never
-// import seat, tui, app or broker.
+// import seat, tui, host or broker.
 package presence

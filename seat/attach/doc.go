@@ -6,6 +6,6 @@
 // sessions that carry terminal data over it.
 //
 // It imports mesh/ep, mesh/wire and nats.go. It must never import tui,
-// broker, app or seat/pty: the server reaches a seat only through the
+// broker, host or seat/pty: the server reaches a seat only through the
 // [Terminal] interface, which *pty.Seat satisfies.
 package attach

@@ -8,5 +8,5 @@
 // would from another process.
 //
 // It talks to managers only over the control surface (mesh/ep) and must
-// never import seat (the pty runtime), seat/pty, tui, broker or app.
+// never import seat (the pty runtime), seat/pty, tui, broker or host.
 package client
