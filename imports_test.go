@@ -24,7 +24,7 @@ var importRules = []struct {
 	{pkg: "config", only: []string{"mesh/wire"}},
 	{pkg: "broker", only: []string{"config", "mesh/wire"}},
 	{pkg: "tui/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "broker/...", "host/...", "issue/..."}},
-	{pkg: "mcp/...", forbid: []string{"tui/...", "broker/...", "host/...", "issue/..."}},
+	{pkg: "mcp/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "tui/...", "broker/...", "host/...", "issue/..."}},
 	{pkg: "seat/...", forbid: []string{"tui/...", "broker/...", "host/...", "issue/...", "mcp/..."}},
 	{pkg: "seat/client", forbid: []string{"seat", "seat/pty", "seat/sandbox"}},
 	{pkg: "seat/pty", only: []string{}},

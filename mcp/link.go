@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // Link states, as cotal_connection_status reports them.
@@ -74,11 +74,11 @@ func (l *link) greet() {
 		return
 	}
 	l.greeted = true
-	client := l.client
+	who := l.client
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), selfCallTimeout)
 	defer cancel()
-	if err := sc.call(ctx, seat.CmdHello, seat.HelloArgs{Client: client}, nil); err != nil {
+	if err := sc.call(ctx, client.CmdHello, client.HelloArgs{Client: who}, nil); err != nil {
 		l.mu.Lock()
 		l.greeted = false
 		l.mu.Unlock()

@@ -6,8 +6,8 @@
 // mesh's delivery service reads for it. Either way the agent's credential
 // reads nothing from storage itself, and the tools behave the same.
 //
-// It imports mesh, mesh/ep, mesh/wire, mesh/presence and seat (for the
-// manager's self commands); it never imports tui, broker or host.
+// It imports mesh, mesh/ep, mesh/wire, mesh/presence and seat/client (the
+// manager's self commands); never seat's runtime, tui, broker or host.
 package mcp
 
 import (

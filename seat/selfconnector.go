@@ -7,43 +7,26 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
-// Self commands the seat's MCP server (`cotal mcp` inside the seat) reads
-// and steers its connector through; each acts on the caller's own seat.
+// The self commands the seat's MCP server steers its connector through,
+// and their arguments, are seat/client's.
 const (
-	CmdConnector   = "connector"     // the connector's state: channels, modes, presence, pending
-	CmdInboxWindow = "inbox-window"  // one inbox read for a model (mesh.Endpoint.TakeWindow)
-	CmdAttention   = "set-attention" // the global attention mode, mirrored to presence
-	CmdChannelMode = "channel-mode"  // a per-channel override: normal, quiet or muted
-	CmdHello       = "hello"         // the seat's MCP server has a client: a harness seat is ready
+	CmdConnector   = client.CmdConnector
+	CmdInboxWindow = client.CmdInboxWindow
+	CmdAttention   = client.CmdAttention
+	CmdChannelMode = client.CmdChannelMode
+	CmdHello       = client.CmdHello
 )
 
-// HelloArgs name the MCP client that connected to the seat's `cotal mcp`.
-type HelloArgs struct {
-	Client string `json:"client,omitempty" schema:"maxLength=200"`
-}
-
-// InboxWindowArgs asks for one inbox read.
-type InboxWindowArgs struct {
-	Peek bool `json:"peek,omitempty"`
-}
-
-// AttentionArgs sets the attention mode.
-type AttentionArgs struct {
-	Attention string `json:"attention" schema:"enum=open|dnd|focus"`
-}
-
-// ChannelModeArgs sets one channel's override.
-type ChannelModeArgs struct {
-	Channel string `json:"channel" schema:"minLength=1,maxLength=4096"`
-	Mode    string `json:"mode" schema:"enum=normal|quiet|muted"`
-}
-
-// ChannelModeReply is the overrides in force after the change.
-type ChannelModeReply struct {
-	Modes map[string]mesh.ChannelMode `json:"modes"`
-}
+type (
+	HelloArgs        = client.HelloArgs        // the MCP client that connected
+	InboxWindowArgs  = client.InboxWindowArgs  // one inbox read
+	AttentionArgs    = client.AttentionArgs    // sets the attention mode
+	ChannelModeArgs  = client.ChannelModeArgs  // sets one channel's override
+	ChannelModeReply = client.ChannelModeReply // the overrides in force after
+)
 
 func (m *Manager) selfConnectorCommands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}

@@ -1,0 +1,39 @@
+package client
+
+import "github.com/cotal-go/cotal/mesh"
+
+// Self commands the seat's MCP server (`cotal mcp` inside the seat) reads
+// and steers its connector through; each acts on the caller's own seat.
+const (
+	CmdConnector   = "connector"     // the connector's state: channels, modes, presence, pending
+	CmdInboxWindow = "inbox-window"  // one inbox read for a model (mesh.Endpoint.TakeWindow)
+	CmdAttention   = "set-attention" // the global attention mode, mirrored to presence
+	CmdChannelMode = "channel-mode"  // a per-channel override: normal, quiet or muted
+	CmdHello       = "hello"         // the seat's MCP server has a client: a harness seat is ready
+)
+
+// HelloArgs name the MCP client that connected to the seat's `cotal mcp`.
+type HelloArgs struct {
+	Client string `json:"client,omitempty" schema:"maxLength=200"`
+}
+
+// InboxWindowArgs asks for one inbox read.
+type InboxWindowArgs struct {
+	Peek bool `json:"peek,omitempty"`
+}
+
+// AttentionArgs sets the attention mode.
+type AttentionArgs struct {
+	Attention string `json:"attention" schema:"enum=open|dnd|focus"`
+}
+
+// ChannelModeArgs sets one channel's override.
+type ChannelModeArgs struct {
+	Channel string `json:"channel" schema:"minLength=1,maxLength=4096"`
+	Mode    string `json:"mode" schema:"enum=normal|quiet|muted"`
+}
+
+// ChannelModeReply is the overrides in force after the change.
+type ChannelModeReply struct {
+	Modes map[string]mesh.ChannelMode `json:"modes"`
+}
