@@ -43,7 +43,7 @@ type Options struct {
 	In          io.Reader       // the keyboard; a terminal is switched to raw mode
 	Out         io.Writer       // the screen
 	DetachKey   byte            // 0: DefaultDetachKey
-	ReadOnly    bool            // watch only: keys are not sent (the detach key still works)
+	ReadOnly    bool            // watch only: keys and window size are not sent (the detach key still works)
 	NoReconnect bool            // one session: a lost connection ends the attach
 	Backoff     []time.Duration // nil: DefaultBackoff
 	Rail        attach.RailOptions
@@ -123,7 +123,7 @@ func (a *attacher) run(ctx context.Context) (Ending, error) {
 	if err != nil {
 		return Failed, err
 	}
-	c, err := a.dial(ctx, nc, raw, a.entryNote())
+	c, err := a.dial(ctx, nc, raw, a.entryNote(), false)
 	if err != nil {
 		return Failed, err
 	}
@@ -144,8 +144,9 @@ func (a *attacher) run(ctx context.Context) (Ending, error) {
 }
 
 // dial joins the session a grant names at the window's size; note is
-// shown just before the session's first screen.
-func (a *attacher) dial(ctx context.Context, nc *nats.Conn, raw json.RawMessage, note string) (*attach.Client, error) {
+// shown just before the session's first screen, after the modes the seat
+// had set are reset when fresh is set (the screen sets those it has now).
+func (a *attacher) dial(ctx context.Context, nc *nats.Conn, raw json.RawMessage, note string, fresh bool) (*attach.Client, error) {
 	g, err := attach.ParseGrant(raw)
 	if err != nil {
 		return nil, err
@@ -153,13 +154,21 @@ func (a *attacher) dial(ctx context.Context, nc *nats.Conn, raw json.RawMessage,
 	dctx, cancel := context.WithTimeout(ctx, dialTimeout)
 	defer cancel()
 	cols, rows, _ := a.t.size()
+	if a.o.ReadOnly {
+		cols, rows = 0, 0 // a watcher leaves the seat at the size of those who type
+	}
 	var once sync.Once
 	return attach.Dial(dctx, nc, g, attach.ClientOptions{
 		Cols: cols, Rows: rows, Rail: a.o.Rail,
 		OnData: func(p []byte) {
 			defer a.t.guard()
-			once.Do(func() { a.t.note(note) })
-			a.t.write(p)
+			once.Do(func() {
+				if fresh {
+					a.t.reset()
+				}
+				a.t.note(note)
+			})
+			a.t.output(p)
 		},
 	})
 }
@@ -188,6 +197,9 @@ func (a *attacher) session(ctx context.Context, c *attach.Client) (Ending, strin
 			finish()
 			return Detached, ""
 		case <-a.winch:
+			if a.o.ReadOnly {
+				break
+			}
 			select {
 			case a.resize <- struct{}{}:
 			default:
@@ -266,9 +278,7 @@ func (a *attacher) reconnect(ctx context.Context) (*attach.Client, Ending, error
 			}
 			continue
 		}
-		// The modes the seat had before are reset; its fresh screen sets
-		// those it has now.
-		if c, err := a.dial(ctx, nc, raw, resetModes+"\r\n[cotal: reconnected]"); err == nil {
+		if c, err := a.dial(ctx, nc, raw, "[cotal: reconnected]", true); err == nil {
 			return c, 0, nil
 		}
 	}

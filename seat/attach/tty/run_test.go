@@ -17,7 +17,7 @@ import (
 // resetShown is part of what a restored terminal was sent; firstScreen
 // starts every repaint.
 const (
-	resetShown  = "\x1b[?1049l\x1b[?25h"
+	resetShown  = "\x1b[?25h\x1b[0 q\x1b[?2004l"
 	firstScreen = "\x1b[H\x1b[2J"
 )
 
@@ -63,6 +63,9 @@ func TestKeysPassThroughAndDetachRestores(t *testing.T) {
 		t.Fatalf("the terminal was not restored:\nbefore %+v\nafter  %+v", before, after)
 	}
 	p.waitShown(resetShown, 1)
+	if strings.Contains(p.shown(), "\x1b[?1049l") {
+		t.Error("the alternate screen was left though the seat never used it (tmux moves the cursor then)")
+	}
 	testutil.WaitFor(t, 10*time.Second, func() error {
 		if n := s.sessions(); n != 0 {
 			return errorf("%d sessions still live after the detach", n)
@@ -217,10 +220,10 @@ func TestEndings(t *testing.T) {
 	})
 }
 
-// TestReadOnlySendsNoKeys: a watcher's keys never reach the seat; the
-// detach key still works, and the note says so.
+// TestReadOnlySendsNoKeys: a watcher's keys never reach the seat, nor
+// its window's size; the detach key still works, and the note says so.
 func TestReadOnlySendsNoKeys(t *testing.T) {
-	p := newPerson(t, 80, 24)
+	p := newPerson(t, 70, 20)
 	s := newServer(t)
 	res := attachRun(t, context.Background(), p, tty.Options{ReadOnly: true}, s.open)
 	p.waitShown("[cotal: watching shell read-only: your keys are not sent; Ctrl-] detaches]", 1)
@@ -234,6 +237,9 @@ func TestReadOnlySendsNoKeys(t *testing.T) {
 	p.waitShown("marker-25", 1)
 	if strings.Contains(s.seat.Screen(), "typed-") {
 		t.Fatalf("a read-only watcher's keys reached the seat:\n%s", s.seat.Screen())
+	}
+	if cols, rows := s.seat.Size(); cols != 80 || rows != 24 {
+		t.Fatalf("a read-only watcher resized the seat to %dx%d", cols, rows)
 	}
 	p.typeKeys("\x1d")
 	if r := waitResult(t, res); r.end != tty.Detached {
@@ -285,4 +291,27 @@ func TestPanicRestoresTheTerminal(t *testing.T) {
 		t.Fatal("the terminal was not restored after a panic")
 	}
 	p.waitShown(resetShown, 1)
+}
+
+// TestDetachLeavesTheAlternateScreen: a seat's program left on the
+// alternate screen (a full-screen editor) is left there on detach, the
+// switch seen even when it arrives cut in two.
+func TestDetachLeavesTheAlternateScreen(t *testing.T) {
+	p := newPerson(t, 80, 24)
+	s := newServer(t)
+	res := attachRun(t, context.Background(), p, tty.Options{}, s.open)
+	p.waitShown(firstScreen, 1)
+	p.typeKeys("printf '\\033[?10'; sleep 0.2; printf '49hin-alt\\n'\r")
+	p.waitShown("in-alt", 2)
+	p.typeKeys("\x1d")
+	if r := waitResult(t, res); r.end != tty.Detached {
+		t.Fatalf("Run ended %v (%v)", r.end, r.err)
+	}
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		shown := p.shown()
+		if i, j := strings.LastIndex(shown, "in-alt"), strings.LastIndex(shown, "\x1b[?1049l"); j < i {
+			return errorf("the alternate screen was not left after the seat entered it")
+		}
+		return nil
+	})
 }

@@ -1,19 +1,24 @@
 package tty
 
 import (
+	"bytes"
 	"io"
 	"sync"
 
 	"github.com/charmbracelet/x/term"
 )
 
+// leaveAlt leaves the alternate screen. Sent only when the seat is on it:
+// some terminals (tmux) also move the cursor back to where it was saved
+// when it is not.
+const leaveAlt = "\x1b[?1049l"
+
 // resetModes undoes what a seat's program may have switched on in the
-// person's terminal: the alternate screen, a hidden or restyled cursor,
+// person's terminal but the alternate screen: a hidden or restyled cursor,
 // bracketed paste, mouse and focus reporting, application cursor keys and
 // keypad, the kitty keyboard protocol, a scroll region (the cursor kept
 // where it is), autowrap and colours.
-const resetModes = "\x1b[?1049l" + // leave the alternate screen
-	"\x1b[?25h\x1b[0 q" + // cursor shown, default shape
+const resetModes = "\x1b[?25h\x1b[0 q" + // cursor shown, default shape
 	"\x1b[?2004l" + // bracketed paste
 	"\x1b[?1000l\x1b[?1002l\x1b[?1003l\x1b[?1005l\x1b[?1006l\x1b[?1015l\x1b[?1016l" + // mouse reports
 	"\x1b[?1004l" + // focus reports
@@ -38,6 +43,72 @@ type terminal struct {
 
 	mu       sync.Mutex
 	restored bool
+	alt      bool   // the seat's output has the terminal on its alternate screen
+	tail     []byte // the end of the last output, for a switch cut in two
+}
+
+// The switches of the alternate screen a program sends (1049, 1047, 47).
+var (
+	altOn  = [][]byte{[]byte("\x1b[?1049h"), []byte("\x1b[?1047h"), []byte("\x1b[?47h")}
+	altOff = [][]byte{[]byte("\x1b[?1049l"), []byte("\x1b[?1047l"), []byte("\x1b[?47l")}
+)
+
+const altTail = 8 // longer than any switch
+
+// lastSwitch finds the last switch of the alternate screen in p: its
+// position (-1 for none) and whether it is on.
+func lastSwitch(p []byte) (int, bool) {
+	at, on := -1, false
+	for i := range altOn {
+		if j := bytes.LastIndex(p, altOn[i]); j > at {
+			at, on = j, true
+		}
+		if j := bytes.LastIndex(p, altOff[i]); j > at {
+			at, on = j, false
+		}
+	}
+	return at, on
+}
+
+// track follows the alternate screen through output; it needs mu.
+func (t *terminal) track(p []byte) {
+	seam := append(t.tail, p[:min(len(p), altTail)]...)
+	if at, on := lastSwitch(seam); at >= 0 {
+		t.alt = on
+	}
+	if at, on := lastSwitch(p); at >= 0 {
+		t.alt = on
+	}
+	t.tail = append(t.tail[:0], p[max(len(p)-altTail, 0):]...)
+}
+
+// output puts the seat's bytes on the screen, until restore.
+func (t *terminal) output(p []byte) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.restored {
+		t.track(p)
+		_, _ = t.out.Write(p)
+	}
+}
+
+// resetLocked writes the resets; it needs mu.
+func (t *terminal) resetLocked() {
+	if t.alt {
+		_, _ = io.WriteString(t.out, leaveAlt)
+		t.alt = false
+	}
+	_, _ = io.WriteString(t.out, resetModes)
+}
+
+// reset resets the modes the seat's program set, as restore does, but
+// stays attached: a fresh screen follows.
+func (t *terminal) reset() {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if !t.restored && (t.outTTY || t.inTTY) {
+		t.resetLocked()
+	}
 }
 
 // openTerminal switches the keyboard, when it is a terminal, to raw mode.
@@ -75,7 +146,7 @@ func (t *terminal) size() (cols, rows int, ok bool) {
 	return cols, rows, true
 }
 
-// write puts bytes on the screen, until restore.
+// write puts cotal's own bytes on the screen, until restore.
 func (t *terminal) write(p []byte) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
@@ -97,7 +168,7 @@ func (t *terminal) restore() {
 	}
 	t.restored = true
 	if t.outTTY || t.inTTY {
-		_, _ = io.WriteString(t.out, resetModes)
+		t.resetLocked()
 	}
 	if t.saved != nil {
 		_ = term.Restore(t.inFd, t.saved)
