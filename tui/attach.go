@@ -57,7 +57,11 @@ func (m *Model) attach() tea.Cmd {
 		return nil
 	}
 	if !s.Running() {
-		m.status.setError(fmt.Sprintf("seat %s is not running (%s); there is no terminal to attach to", wire.CleanLabel(s.Name), s.Process), m.sh.now)
+		why := s.Process
+		if why == "" {
+			why = "it is " + s.State
+		}
+		m.status.setError(fmt.Sprintf("seat %s is not running (%s); there is no terminal to attach to", wire.CleanLabel(s.Name), why), m.sh.now)
 		return nil
 	}
 	ctx := m.ctx
