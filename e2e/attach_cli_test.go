@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,6 +67,21 @@ func TestAttachKeysCeilingAndEndings(t *testing.T) {
 		t.Fatalf("attach to no such seat: exit %d %q", code, stderr)
 	}
 
+	// SIGTERM ends the attach with the terminal restored.
+	before := filepath.Join(t.TempDir(), "stty.before")
+	tc.enter("clear; stty -g > " + before + "; " + cotalIn("attach", "other") + "; echo EXIT=$?")
+	waitSessions(t, home, dir, "other", 1, 10*time.Second)
+	kids := childPIDs(tc.panePID())
+	if len(kids) != 1 {
+		t.Fatalf("the shell runs %v, want the one attach", kids)
+	}
+	if err := syscall.Kill(kids[0], syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	tc.waitScreen("[cotal: attach to other ended by a signal; it runs on]", "EXIT=1")
+	tc.enter("stty -g | cmp - " + before + " && echo restored-$((4+4))")
+	tc.waitLine(`^restored-8\s*$`)
+
 	// The seat is stopped: gone, exit 0.
 	tc.enter("clear; " + cotalIn("attach", "other") + "; echo EXIT=$?")
 	waitSessions(t, home, dir, "other", 1, 10*time.Second)
@@ -73,6 +89,28 @@ func TestAttachKeysCeilingAndEndings(t *testing.T) {
 		t.Fatalf("stop: %s%s", out, stderr)
 	}
 	tc.waitScreen("seat other is gone", "EXIT=0")
+}
+
+// childPIDs are the live processes whose parent is pid.
+func childPIDs(pid int) []int {
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, de := range ents {
+		n, err := strconv.Atoi(de.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", de.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		if len(f) > 1 && f[0] != "Z" && f[1] == strconv.Itoa(pid) {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 func exitCode(err error) int {
