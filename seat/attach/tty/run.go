@@ -87,7 +87,7 @@ func Run(ctx context.Context, o Options, open Open) (end Ending, err error) {
 	winch := make(chan os.Signal, 1)
 	signal.Notify(winch, syscall.SIGWINCH)
 	defer signal.Stop(winch)
-	a := &attacher{o: o, t: t, kb: kb, events: kb.events, open: open, winch: winch, resize: make(chan struct{}, 1)}
+	a := &attacher{o: o, t: t, events: kb.events, open: open, winch: winch, resize: make(chan struct{}, 1)}
 	return a.run(ctx)
 }
 
@@ -97,7 +97,6 @@ func Run(ctx context.Context, o Options, open Open) (end Ending, err error) {
 type attacher struct {
 	o      Options
 	t      *terminal
-	kb     *keyboard
 	events <-chan keyEvent // nil once the input ended and it is not a detach
 	open   Open
 	winch  chan os.Signal
