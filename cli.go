@@ -112,7 +112,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g),
 		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g),
 		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
-		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newSuperviseCmd(g),
+		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g))
 	return root
 }

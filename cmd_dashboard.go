@@ -17,6 +17,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/attach/tty"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/tui"
 )
@@ -41,11 +42,18 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	if d, err := fs.GetDuration("timeout"); err == nil {
 		f.timeout = d
 	}
+	if n, err := fs.GetInt("max-sessions"); err == nil {
+		f.maxSessions = n
+	}
 	noBell, _ := fs.GetBool("no-bell")
 	if f.detach || !interactive(g) {
 		return runUp(cmd.Context(), g, f)
 	}
-	return runDashboard(cmd.Context(), g, f, !noBell)
+	key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
+	if err != nil {
+		return usageError{err}
+	}
+	return runDashboard(cmd.Context(), g, f, !noBell, key)
 }
 
 // interactive reports whether a person is at a terminal on both ends.
@@ -59,9 +67,9 @@ func interactive(g *globals) bool {
 // screen is the dashboard's) and stops it on quit; otherwise it is a client
 // and quitting leaves the mesh running. The dashboard asks before quitting
 // with live seats; a quit signal ends it without asking.
-func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error {
-	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
-		return usagef("--sync %q: use always or interval", f.sync)
+func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool, detachKey byte) error {
+	if err := f.check(); err != nil {
+		return err
 	}
 	data, p, _, err := g.paths()
 	if err != nil {
@@ -105,7 +113,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool) error 
 	rec, _ := config.ReadBrokerRecord(p)
 	cfg := tui.Config{
 		Space: p.Space, Hosting: hosting, Mode: rec.Mode, Sync: rec.Sync, URL: rec.URL, PID: rec.PID,
-		Endpoint: e, Bell: bell, Log: sink,
+		Endpoint: e, Bell: bell, Log: sink, DetachKey: detachKey,
 	}
 	local := ""
 	if hosting && h.Manager() != nil {
@@ -139,7 +147,7 @@ func hostUnlessRunning(ctx context.Context, g *globals, data string, p config.Pa
 	if g.server != "" {
 		return nil, nil
 	}
-	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: log, Verbose: f.verbose})
+	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: log, Verbose: f.verbose, MaxSessions: f.maxSessions})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		return nil, nil // be its client

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
 	"unicode/utf8"
 
+	"github.com/charmbracelet/x/term"
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
@@ -18,7 +20,9 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/seat/pty"
 )
 
 // managers is a client of the space's managers as this process's caller;
@@ -112,6 +116,12 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		for _, r := range cs.Rows {
 			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
+			}
+		}
+		for _, r := range cs.Rows {
+			for _, a := range r.Sessions {
+				fmt.Fprintf(g.stdout, "%s: attached by %s for %s (session %s, %s out, %s dropped)\n", r.Name, a.Holder,
+					ageMs(r.ManagerNowMs, a.SinceMs), a.ID, humanBytes(a.BytesOut), humanBytes(a.Dropped))
 			}
 		}
 	}
@@ -257,33 +267,140 @@ func onSeat(g *globals, name, on string, call func(context.Context, *client.Clie
 
 func newScreenCmd(g *globals) *cobra.Command {
 	var on string
-	var asJSON bool
+	var asJSON, follow bool
+	var every time.Duration
 	cmd := &cobra.Command{
 		Use:   "screen <name>",
-		Short: "Print a seat's current screen",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		Short: "Print a seat's current screen (--follow: each time it changes, until Ctrl-C)",
+		Long: `Print a seat's current screen as text. --follow keeps asking, every
+--interval, and prints the screen again each time it changed, until Ctrl-C or
+the seat exits (its last screen is printed). On a terminal each screen
+replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if follow {
+				if every < minFollowEvery {
+					return usagef("--interval %s: at least %s", every, minFollowEvery)
+				}
+				return followScreen(cmd.Context(), g, args[0], on, every, asJSON)
+			}
 			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
 				r, err := cl.Screen(ctx, s)
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					b, _ := json.MarshalIndent(r, "", "  ")
-					fmt.Fprintln(g.stdout, string(b))
-					return nil
-				}
-				fmt.Fprintln(g.stdout, r.Screen)
-				if !r.Running {
-					fmt.Fprintf(g.stderr, "(%s has exited; this is its last screen)\n", r.Name)
-				}
+				printScreen(g, r, asJSON, false)
 				return nil
 			})
 		},
 	}
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON (with --follow, one object per line)")
+	cmd.Flags().BoolVar(&follow, "follow", false, "print the screen each time it changes, until Ctrl-C")
+	cmd.Flags().DurationVar(&every, "interval", 250*time.Millisecond, "with --follow: how often to ask for the screen")
 	return cmd
+}
+
+// minFollowEvery keeps --follow from flooding the manager.
+const minFollowEvery = 50 * time.Millisecond
+
+func printScreen(g *globals, r client.ScreenReply, asJSON, oneLine bool) {
+	switch {
+	case asJSON && oneLine:
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(g.stdout, string(b))
+	case asJSON:
+		b, _ := json.MarshalIndent(r, "", "  ")
+		fmt.Fprintln(g.stdout, string(b))
+	default:
+		fmt.Fprintln(g.stdout, r.Screen)
+	}
+	if !r.Running && !asJSON {
+		fmt.Fprintf(g.stderr, "(%s has exited; this is its last screen)\n", r.Name)
+	}
+}
+
+// followScreen prints a seat's screen each time it changes until ctx ends
+// (Ctrl-C) or the seat exits or goes. A manager that does not answer for
+// a while is asked again.
+func followScreen(ctx context.Context, g *globals, name, on string, every time.Duration, asJSON bool) error {
+	d := &managerDial{g: g}
+	defer d.close()
+	c, err := d.client()
+	if err != nil {
+		return err
+	}
+	lctx, cancel := ctxTimeout()
+	row, err := c.Locate(lctx, name, on)
+	cancel()
+	var none *client.NoSeatError
+	if errors.As(err, &none) {
+		return usageError{err}
+	}
+	if err != nil {
+		return epFailure(g, err)
+	}
+	ctx, stop := untilQuit(ctx, nil)
+	defer stop()
+	onTerm := false
+	if f, ok := g.stdout.(*os.File); ok {
+		onTerm = term.IsTerminal(f.Fd())
+	}
+	s := row.Seat()
+	var last *client.ScreenReply
+	var lastErr string
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		r, err := screenOnce(ctx, d, s)
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case err != nil && isGone(err):
+			fmt.Fprintf(g.stderr, "seat %s is gone\n", name)
+			return nil
+		case err != nil:
+			if msg := err.Error(); msg != lastErr {
+				fmt.Fprintf(g.stderr, "(%s: %s; asking again)\n", name, msg)
+				lastErr = msg
+			}
+		case last == nil || r.Screen != last.Screen || r.Running != last.Running:
+			lastErr = ""
+			switch {
+			case asJSON:
+			case onTerm:
+				fmt.Fprint(g.stdout, "\x1b[H\x1b[2J")
+			default:
+				fmt.Fprintf(g.stdout, "--- %s %s ---\n", name, timeNow().Format("15:04:05.000"))
+			}
+			printScreen(g, r, asJSON, true)
+			last = &r
+			if !r.Running {
+				return nil
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+func screenOnce(ctx context.Context, d *managerDial, s client.Seat) (client.ScreenReply, error) {
+	c, err := d.client()
+	if err != nil {
+		return client.ScreenReply{}, err
+	}
+	cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	return c.Screen(cctx, s)
+}
+
+// isGone reports whether a manager said it has no such seat.
+func isGone(err error) bool {
+	e := ep.AsError(err)
+	return e != nil && e.Code == ep.CodeNotFound && !errors.Is(err, ep.ErrNoCommand)
 }
 
 func newStopCmd(g *globals) *cobra.Command {
@@ -311,18 +428,27 @@ func newStopCmd(g *globals) *cobra.Command {
 
 func newInputCmd(g *globals) *cobra.Command {
 	var on string
-	var noEnter bool
+	var noEnter, keys bool
 	cmd := &cobra.Command{
 		Use:   "input <name> <text...>",
-		Short: "Type text into a seat (then Enter, unless --no-enter)",
+		Short: "Type text into a seat (then Enter, unless --no-enter), or named keys with --keys",
 		Long: `Type text into a seat's terminal as a paste, then a separate Enter unless
 --no-enter. It prints how many bytes the seat's terminal accepted, and only
 after it accepted them. Only the local operator may do this.
 
 The text is 1 to 65536 characters, typed verbatim; put it after -- when it
-starts with a dash: cotal input shell -- -x`,
+starts with a dash: cotal input shell -- -x
+
+--keys types named keys instead, raw, as a keyboard would (no paste markers),
+named as tmux send-keys names them: Escape Enter Tab BSpace Space Up Down Left
+Right Home End PageUp PageDown Insert Delete F1..F12, C-<key> and M-<key>, or a
+single character. An unknown name is refused before anything is typed:
+cotal input --keys vi Escape : q ! Enter`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
+			if keys {
+				return typeKeys(g, args[0], on, noEnter, args[1:])
+			}
 			text := strings.Join(args[1:], " ")
 			if n := utf8.RuneCountInString(text); n == 0 || n > client.MaxInput {
 				return usagef("text: %d characters; input takes 1 to %d", n, client.MaxInput)
@@ -339,7 +465,33 @@ starts with a dash: cotal input shell -- -x`,
 	}
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
 	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "do not press Enter after the text")
+	cmd.Flags().BoolVar(&keys, "keys", false, "the arguments after the name are key names, typed raw")
 	return cmd
+}
+
+// maxKeys is the most keys one keys command takes (its schema's bound).
+const maxKeys = 256
+
+// typeKeys types named keys into a seat, after checking every name here:
+// a misspelt key is never sent.
+func typeKeys(g *globals, name, on string, noEnter bool, names []string) error {
+	if noEnter {
+		return usagef("--no-enter has no meaning with --keys: name Enter when you want it")
+	}
+	if len(names) > maxKeys {
+		return usagef("%d keys: --keys takes at most %d at once", len(names), maxKeys)
+	}
+	if _, err := pty.ParseKeys(names...); err != nil {
+		return usagef("%v; nothing was typed", err)
+	}
+	return onSeat(g, name, on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
+		r, err := cl.Keys(ctx, s, names...)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
+		return nil
+	})
 }
 
 // liveSeats asks every manager which seats still run (nil when none
@@ -366,6 +518,7 @@ func liveSeats(g *globals) ([]string, error) {
 func newSuperviseCmd(g *globals) *cobra.Command {
 	var idFile, project string
 	var readiness time.Duration
+	var maxSessions int
 	cmd := &cobra.Command{
 		Use:   "supervise",
 		Short: "Run an extra manager instance in this process, serving a running mesh",
@@ -375,13 +528,16 @@ in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
 seats asks for a second Ctrl-C before stopping them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkMaxSessions(maxSessions); err != nil {
+				return err
+			}
 			t, err := g.resolveTarget()
 			if err != nil {
 				return err
 			}
 			h, err := host.Start(cmd.Context(), host.Config{
 				Paths: t.paths, Open: t.record.Mode == config.ModeOpen, Log: g.stderr,
-				ProjectDir: project, Readiness: readiness,
+				ProjectDir: project, Readiness: readiness, MaxSessions: maxSessions,
 				Supervise: &host.Supervise{URL: t.url, Creds: t.creds, InstanceFile: idFile},
 			})
 			if err != nil {
@@ -397,6 +553,7 @@ seats asks for a second Ctrl-C before stopping them.`,
 	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
 	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
 	cmd.Flags().DurationVar(&readiness, "readiness", seat.DefaultReadiness, "how long a spawned seat has to come up before its goal is uncertain")
+	cmd.Flags().IntVar(&maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions this manager serves at once")
 	return cmd
 }
 

@@ -5,23 +5,41 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/seat/attach"
 )
 
 // envDetachedChild marks the background process `up --detach` starts.
 const envDetachedChild = "COTAL_DETACHED_CHILD"
 
 type upFlags struct {
-	detach  bool
-	open    bool
-	sync    string
-	verbose bool
-	timeout time.Duration
+	detach      bool
+	open        bool
+	sync        string
+	verbose     bool
+	timeout     time.Duration
+	maxSessions int
+}
+
+// check refuses flag values no mesh can run with.
+func (f *upFlags) check() error {
+	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
+		return usagef("--sync %q: use always or interval", f.sync)
+	}
+	return checkMaxSessions(f.maxSessions)
+}
+
+func checkMaxSessions(n int) error {
+	if n < 1 {
+		return usagef("--max-sessions %d: the manager needs room for at least 1 attach session", n)
+	}
+	return nil
 }
 
 func newUpCmd(g *globals) *cobra.Command {
@@ -47,12 +65,13 @@ If the space is already running, up says so and exits 0.`,
 	fl.StringVar(&f.sync, "sync", config.SyncAlways, "store durability: always (fsync before every ack) or interval (faster, can lose acked writes on a crash)")
 	fl.BoolVar(&f.verbose, "verbose", false, "log the broker's notices too")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "with --detach: how long to wait for the mesh to be ready")
+	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
 	return cmd
 }
 
 func runUp(ctx context.Context, g *globals, f *upFlags) error {
-	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
-		return usagef("--sync %q: use always or interval", f.sync)
+	if err := f.check(); err != nil {
+		return err
 	}
 	data, p, _, err := g.paths()
 	if err != nil {
@@ -61,7 +80,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if f.detach && os.Getenv(envDetachedChild) == "" {
 		return upDetached(ctx, g, p, f)
 	}
-	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose})
+	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(g.stdout, running.Error())
@@ -93,7 +112,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 // upDetached runs `cotal up` as a background process and reports it once
 // it is ready, or says the space already runs.
 func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) error {
-	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync}
+	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync, "--max-sessions", strconv.Itoa(f.maxSessions)}
 	if f.open {
 		args = append(args, "--open")
 	}

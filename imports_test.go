@@ -27,6 +27,7 @@ var importRules = []struct {
 	{pkg: "mcp/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "tui/...", "broker/...", "host/...", "issue/..."}},
 	{pkg: "seat/...", forbid: []string{"tui/...", "broker/...", "host/...", "issue/...", "mcp/..."}},
 	{pkg: "seat/client", forbid: []string{"seat", "seat/pty", "seat/sandbox"}},
+	{pkg: "seat/attach/tty", only: []string{"seat/attach", "seat/client", "mesh/ep"}},
 	{pkg: "seat/pty", only: []string{}},
 	{pkg: "seat/sandbox", only: []string{}},
 	{pkg: "host/...", forbid: []string{"tui/..."}},

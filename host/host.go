@@ -35,6 +35,10 @@ type Config struct {
 	Readiness  time.Duration // seat spawn readiness bound; default seat.DefaultReadiness
 	NoManager  bool          // serve no manager (tests, a mesh other processes supervise)
 
+	// MaxSessions bounds the attach sessions the manager serves at once
+	// (--max-sessions); 0 is the manager's default, 64.
+	MaxSessions int
+
 	// Supervise, when set, makes this a supervise host: it serves only a
 	// manager, on the mesh another process runs, and holds no lock.
 	Supervise *Supervise

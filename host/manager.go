@@ -33,7 +33,7 @@ func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile stri
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
 		InstanceFile: idFile, ProjectDir: proj,
 		Minter: issue.NewSeatMinter(cfg.Paths, nc, cfg.Open), Open: cfg.Open,
-		Readiness: cfg.Readiness, Logf: h.logf,
+		Readiness: cfg.Readiness, MaxSessions: cfg.MaxSessions, Logf: h.logf,
 		Launcher: launcher(), RunDir: issue.RunDir(cfg.Paths), Protect: SeatProtect(cfg.Paths), SandboxSkip: cfg.SandboxSkip,
 		FloorQuiet: cfg.FloorQuiet,
 	})

@@ -34,9 +34,13 @@ type Config struct {
 	// SeatSource is the managers' seat census; nil shows "no manager yet".
 	SeatSource SeatSource
 
-	// SeatControl spawns, stops and types into seats; nil refuses those
-	// keys in words.
+	// SeatControl spawns, stops, types into and attaches to seats; nil
+	// refuses those keys in words.
 	SeatControl SeatControl
+
+	// DetachKey ends an attach and returns to the dashboard; 0 is
+	// tty.DefaultDetachKey (Ctrl-]).
+	DetachKey byte
 
 	// Log, when set, is drained into the status bar's last error.
 	Log *LogSink

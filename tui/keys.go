@@ -7,7 +7,7 @@ type KeyMap struct {
 	Up, Down, Top, Bottom, PageUp, PageDown key.Binding
 	Panel, PrevTab, NextTab                 key.Binding
 	Filter, Compose, Send, Cancel           key.Binding
-	Spawn, Stop, Type                       key.Binding
+	Spawn, Stop, Type, Attach               key.Binding
 	Help, Quit, Yes, No                     key.Binding
 }
 
@@ -28,6 +28,7 @@ func DefaultKeyMap() KeyMap {
 		Spawn:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "spawn a seat")),
 		Stop:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop seat")),
 		Type:     key.NewBinding(key.WithKeys("i"), key.WithHelp("i", "type into seat")),
+		Attach:   key.NewBinding(key.WithKeys("a", "enter"), key.WithHelp("a", "attach")),
 		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send / apply")),
 		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel / clear")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
@@ -39,7 +40,7 @@ func DefaultKeyMap() KeyMap {
 
 // ShortHelp is the hint line.
 func (k KeyMap) ShortHelp() []key.Binding {
-	return []key.Binding{k.Compose, k.Spawn, k.Stop, k.Type, k.Help, k.Quit}
+	return []key.Binding{k.Compose, k.Spawn, k.Attach, k.Stop, k.Type, k.Help, k.Quit}
 }
 
 // FullHelp is the ? screen, one column per subject.
@@ -48,6 +49,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown},
 		{k.Panel, k.PrevTab, k.NextTab, k.Filter},
 		{k.Compose, k.Send, k.Cancel, k.Help, k.Quit},
-		{k.Spawn, k.Stop, k.Type},
+		{k.Spawn, k.Attach, k.Stop, k.Type},
 	}
 }

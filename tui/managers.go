@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/seat/attach/tty"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -104,11 +105,15 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		}
 		return time.UnixMilli(ms + skew)
 	}
+	var attached []string
+	for _, a := range r.Sessions {
+		attached = append(attached, a.Holder)
+	}
 	return Seat{
-		Name: r.Name, PeerID: r.ID, Manager: r.Manager, Persona: r.Persona, Harness: r.Harness,
+		Name: r.Name, UID: r.LifecycleUID, PeerID: r.ID, Manager: r.Manager, Persona: r.Persona, Harness: r.Harness,
 		State: r.State, Process: r.Process, PID: r.PID, Started: at(r.StartedMs), Exited: at(r.ExitedMs),
 		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
-		Sandbox: r.Sandbox,
+		Sandbox: r.Sandbox, Attached: attached,
 	}
 }
 
@@ -198,4 +203,16 @@ func (d *Managers) Input(ctx context.Context, s Seat, text string) (int, error) 
 	}
 	d.poke()
 	return r.Bytes, nil
+}
+
+// Sessions opens attach sessions on the seat's current lifecycle as the
+// operator, dialling again once the connection has closed.
+func (d *Managers) Sessions(s Seat) tty.Open {
+	return tty.SeatOpener(func() (*client.Client, error) {
+		c, err := d.client()
+		if err == nil {
+			d.poke() // the census shows the session
+		}
+		return c, err
+	}, at(s), s.UID)
 }

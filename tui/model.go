@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"context"
 	"fmt"
 	"strings"
 	"time"
@@ -10,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
 // Minimum usable screen.
@@ -60,6 +62,9 @@ type Model struct {
 	ctl    SeatControl
 	bell   func()
 	focus  *seatFocus // shared with the collector: the seat whose screen it fetches
+	ctx    context.Context
+
+	attaching *attachRun // the attach the terminal is handed to, until it ends
 
 	mode      mode
 	panel     panel
@@ -110,6 +115,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.live, m.mode = msg.live, modeConfirm
 	case personasMsg, spawnAcceptedMsg, spawnDoneMsg, stoppedMsg, inputSentMsg:
 		return m, m.seatResult(msg)
+	case attachedMsg:
+		m.attached(msg)
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	}
@@ -164,9 +171,20 @@ func (m *Model) apply(b batchMsg) {
 // key routes a key press by mode, then to the focused panel.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	k := m.sh.keys
-	if msg.String() == "ctrl+c" && m.mode != modeConfirm {
-		m.leaveMode()
-		return m.quit()
+	if msg.String() == "ctrl+c" {
+		switch m.mode {
+		case modeCompose, modeType, modeFilter:
+			// A prompt's Ctrl-C abandons what was typed, as a shell's does.
+			if m.mode == modeFilter {
+				m.roster.clearFilter()
+			}
+			m.leaveMode()
+			return nil
+		case modeConfirm:
+		default:
+			m.leaveMode()
+			return m.quit()
+		}
 	}
 	switch m.mode {
 	case modeCompose:
@@ -207,6 +225,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.input.open(m.feed.currentChannel())
 	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type):
 		return m.seatKey(msg)
+	case key.Matches(msg, k.Attach) && (msg.String() == "a" || m.panel != panelFeed):
+		return m.attach()
 	case key.Matches(msg, k.Filter):
 		m.mode = modeFilter
 		m.setPanel(panelRoster)
@@ -406,6 +426,7 @@ func (m *Model) helpView() string {
 		"         'working · progress unknown': no seat output observed;  'stalled Nm': no output for over 5m",
 		"seats:   PROCESS and MESH side by side; '≠' marks a row where they disagree; the selected seat's screen is on the right",
 		"         s spawns from a persona of .cotal/agents · x stops the selected seat (asks first) · i types a line into it",
+		"         a or enter attaches full screen (every key goes to the seat; " + tty.KeyName(m.detachKey()) + " comes back here); ⧉ names who is attached",
 	}
 	body := strings.Split(strings.Join(lines, "\n"), "\n")
 	return block(body, m.w, m.h-m.headerLines())

@@ -39,6 +39,7 @@ func Run(ctx context.Context, cfg Config) error {
 	}
 	bell, ring := withBell(out)
 	m := newModel(cfg, NewStyles(lipgloss.NewRenderer(out)), e, ring)
+	m.ctx = ctx
 	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithOutput(bell)}
 	if cfg.In != nil {
 		opts = append(opts, tea.WithInput(cfg.In))

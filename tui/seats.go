@@ -228,7 +228,34 @@ func (s *seatsView) row(seat *Seat, selected bool) string {
 	if _, ok := seat.unsandboxed(); ok {
 		b.WriteString(" " + st.Waiting.Render("unsandboxed"))
 	}
+	if len(seat.Attached) > 0 {
+		b.WriteString(" " + st.Working.Render("⧉ "+holders(seat.Attached)))
+	}
 	return b.String()
+}
+
+// holders names who is attached, by actor, a count after those attached
+// more than once: "root×2, alice".
+func holders(ids []string) string {
+	var order []string
+	count := map[string]int{}
+	for _, id := range ids {
+		name := id
+		if _, actor, ok := strings.Cut(id, "."); ok {
+			name = actor
+		}
+		name = wire.CleanLabel(name)
+		if count[name] == 0 {
+			order = append(order, name)
+		}
+		count[name]++
+	}
+	for i, n := range order {
+		if count[n] > 1 {
+			order[i] = fmt.Sprintf("%s×%d", n, count[n])
+		}
+	}
+	return strings.Join(order, ", ")
 }
 
 // preview is the last lines of the selected seat's screen.

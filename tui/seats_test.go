@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"sync"
@@ -9,8 +10,10 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
 // fakeControl records the seat commands the model issues and answers them.
@@ -47,6 +50,16 @@ func (f *fakeControl) Stop(_ context.Context, s Seat) (string, error) {
 func (f *fakeControl) Input(_ context.Context, s Seat, text string) (int, error) {
 	return len(text) + 1, f.record("input " + s.Name + "@" + s.Manager + " " + text)
 }
+
+// Sessions records the attach and refuses it: the tests run no terminal.
+func (f *fakeControl) Sessions(s Seat) tty.Open {
+	return func(context.Context) (*nats.Conn, json.RawMessage, error) {
+		_ = f.record("attach " + s.Name + "@" + s.Manager + " uid " + s.UID)
+		return nil, nil, errAttachRefused
+	}
+}
+
+var errAttachRefused = errors.New("no terminal in this test")
 
 func (f *fakeControl) log() string {
 	f.mu.Lock()

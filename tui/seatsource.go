@@ -5,6 +5,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
 // SeatSource is the managers' view of their seats. The collector calls it;
@@ -31,6 +33,9 @@ type SeatControl interface {
 	// Input types text and Enter into the seat; it returns the bytes its
 	// terminal accepted.
 	Input(ctx context.Context, s Seat, text string) (int, error)
+	// Sessions opens attach sessions on the seat, a fresh grant each
+	// time, for the attach the dashboard runs full screen.
+	Sessions(s Seat) tty.Open
 }
 
 // Census is one ps over every manager.
@@ -45,6 +50,7 @@ type Census struct {
 // roster's stalled overlay needs.
 type Seat struct {
 	Name       string
+	UID        string // the lifecycle the seat runs as now
 	PeerID     string // presence id (owner.actor) of the seat's identity
 	Manager    string // instance id of the manager running it
 	Persona    string
@@ -58,7 +64,8 @@ type Seat struct {
 	Mesh       string // the connector's presence status, or offline
 	MeshSince  time.Time
 	Activity   string
-	Sandbox    string // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
+	Sandbox    string   // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
+	Attached   []string // who is attached to its terminal now (owner.actor), one per session
 }
 
 // Running reports whether the seat's process runs.

@@ -1,0 +1,132 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/seat/attach/tty"
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+func newAttachCmd(g *globals) *cobra.Command {
+	var (
+		on                    string
+		readOnly, noReconnect bool
+	)
+	cmd := &cobra.Command{
+		Use:   "attach <name>",
+		Short: "Work inside a seat's terminal; Ctrl-] detaches and leaves it running",
+		Long: `Join your terminal to a seat's: you see its screen as it is now and type
+into it, every key as typed (Ctrl-C, Esc, arrows, function keys, pastes). The
+seat takes your window's size. Ctrl-] detaches; set COTAL_DETACH_KEY (ctrl-<c>
+or ^<c>) for another key. The seat never waits for you: if your terminal falls
+behind, output is dropped, a notice says how much, and the screen is repainted.
+
+A lost connection is retried after 1, 2, 5, 10 and then every 30 s, with the
+screen repainted once back (--no-reconnect: end instead). The attach ends
+when the seat exits or is stopped (exit 0), or when the manager refuses it.
+Several people may attach to one seat at once; --read-only watches without
+typing.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
+			if err != nil {
+				return usageError{err}
+			}
+			o := tty.Options{Name: args[0], In: os.Stdin, Out: g.stdout, DetachKey: key, ReadOnly: readOnly, NoReconnect: noReconnect}
+			return runAttach(cmd.Context(), g, on, o)
+		},
+	}
+	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "watch without typing: your keys are not sent")
+	cmd.Flags().BoolVar(&noReconnect, "no-reconnect", false, "one session: end when the connection is lost instead of reconnecting")
+	return cmd
+}
+
+// runAttach locates the seat and attaches the terminal to it until it
+// ends, then says how it ended.
+func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error {
+	d := &managerDial{g: g}
+	defer d.close()
+	c, err := d.client()
+	if err != nil {
+		return err
+	}
+	lctx, cancel := ctxTimeout()
+	row, err := c.Locate(lctx, o.Name, on)
+	cancel()
+	var none *client.NoSeatError
+	switch {
+	case errors.As(err, &none):
+		return usageError{err}
+	case err != nil:
+		return epFailure(g, err)
+	case !row.Running():
+		return fmt.Errorf("seat %s is not running (%s); there is no terminal to attach to", o.Name, row.Process)
+	}
+	ctx, stop := untilQuit(ctx, nil)
+	defer stop()
+	end, err := tty.Run(ctx, o, tty.SeatOpener(d.client, row.Seat(), row.LifecycleUID))
+	name := o.Name
+	switch end {
+	case tty.Detached:
+		fmt.Fprintf(g.stderr, "\n[cotal: detached from %s; it runs on]\n", name)
+	case tty.Exited:
+		fmt.Fprintf(g.stderr, "\n[cotal: %s exited]\n", name)
+	case tty.Gone:
+		fmt.Fprintf(g.stderr, "\nseat %s is gone\n", name)
+	case tty.Lost:
+		fmt.Fprintf(g.stderr, "\n[cotal: connection lost; attach again with `cotal attach %s`]\n", name)
+		return exitError{exitFail}
+	case tty.Restarted:
+		fmt.Fprintf(g.stderr, "\n[cotal: manager restarted; re-attach with `cotal attach %s`]\n", name)
+		return exitError{exitFail}
+	case tty.Expired:
+		fmt.Fprintf(g.stderr, "\n[cotal: the session's grant expired; attach again with `cotal attach %s`]\n", name)
+		return exitError{exitFail}
+	case tty.Cancelled:
+		fmt.Fprintf(g.stderr, "\n[cotal: attach to %s ended by a signal; it runs on]\n", name)
+		return exitError{exitFail}
+	case tty.Failed:
+		if errors.Is(err, tty.ErrGone) {
+			return err
+		}
+		return epFailure(g, err)
+	}
+	return nil
+}
+
+// managerDial is a manager client that dials again once its connection
+// has closed (the mesh went away), resolving the mesh anew each time.
+type managerDial struct {
+	g  *globals
+	mu sync.Mutex
+	c  *client.Client
+}
+
+func (d *managerDial) client() (*client.Client, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.c != nil && !d.c.EP().Conn().IsClosed() {
+		return d.c, nil
+	}
+	c, _, err := d.g.managers()
+	if err != nil {
+		return nil, err
+	}
+	d.c = c
+	return c, nil
+}
+
+func (d *managerDial) close() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.c != nil {
+		d.c.EP().Conn().Close()
+	}
+}
