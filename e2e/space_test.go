@@ -5,11 +5,13 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // runAt runs cotal from dir with COTAL_HOME=home and no --space, so the
@@ -125,5 +127,42 @@ func TestOneMeshPerFolderWhateverTheOrder(t *testing.T) {
 	_, stderr, code = runAt(t, home, dir, "roster")
 	if code != 1 || !strings.Contains(stderr, "space proj") || !strings.Contains(stderr, "far") {
 		t.Errorf("roster with no mesh for the folder: exit %d %q; want exit 1 naming proj and far", code, stderr)
+	}
+}
+
+// Inside a command seat, `cotal` by name is the binary that runs the mesh,
+// even when another `cotal` comes first on the PATH the mesh was started
+// with, and it acts as the seat.
+func TestCotalInsideASeatIsTheMeshBinary(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+	decoy := t.TempDir()
+	if err := os.WriteFile(filepath.Join(decoy, "cotal"), []byte("#!/bin/sh\necho decoy-cotal\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	downAtCleanup(t, home, "seatpath")
+	up := exec.Command(cotalBin, "up", "--detach", "--space", "seatpath")
+	up.Env, up.Dir = append(cotalEnv(home), "PATH="+decoy+string(os.PathListSeparator)+os.Getenv("PATH")), dir
+	if out, err := up.CombinedOutput(); err != nil {
+		t.Fatalf("up --detach with a decoy cotal on PATH: %v\n%s", err, out)
+	}
+	bob := mint(t, home, "bob", "--space", "seatpath")
+	if out, stderr, code := runAt(t, home, dir, "spawn", "shell"); code != 0 || !strings.Contains(out, "ready: shell") {
+		t.Fatalf("spawn shell: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, stderr, code := runAt(t, home, dir, "input", "shell", `echo "at[$(command -v cotal)]"; cotal send dm bob hi-from-seat`); code != 0 {
+		t.Fatalf("input: exit %d %s", code, stderr)
+	}
+	waitFor(t, 15*time.Second, func() error {
+		out, _, _ := runAt(t, home, dir, "screen", "shell")
+		if !strings.Contains(out, "at["+cotalBin+"]") || !strings.Contains(out, "DM to bob") {
+			return fmt.Errorf("the seat's screen does not show `cotal` resolving to %s and sending:\n%s", cotalBin, out)
+		}
+		return nil
+	})
+	out := mustCotal(t, home, "--creds", bob.Creds, "inbox")
+	if !strings.Contains(out, "hi-from-seat") || !strings.Contains(out, "shell") {
+		t.Errorf("bob's inbox does not hold the seat's DM from shell:\n%s", out)
 	}
 }
