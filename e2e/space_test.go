@@ -166,3 +166,46 @@ func TestCotalInsideASeatIsTheMeshBinary(t *testing.T) {
 		t.Errorf("bob's inbox does not hold the seat's DM from shell:\n%s", out)
 	}
 }
+
+// `go run . up --detach` leaves a background mesh whose binary go run
+// deletes as soon as the command returns; the mesh must still start seats,
+// and `cotal` inside them must still be it. The binary is built where go
+// run builds it ($WORK/b001/exe/cotal) and removed once up returns.
+func TestADetachedMeshOutlivesTheBinaryGoRunBuilt(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+	exe := filepath.Join(t.TempDir(), "go-build1234", "b001", "exe", "cotal")
+	if err := os.MkdirAll(filepath.Dir(exe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(cotalBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(exe, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	downAtCleanup(t, home, "gorun")
+	up := exec.Command(exe, "up", "--detach", "--space", "gorun")
+	up.Env, up.Dir = cotalEnv(home), dir
+	if out, err := up.CombinedOutput(); err != nil {
+		t.Fatalf("up --detach: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(filepath.Join(filepath.Dir(exe), "..", "..")); err != nil {
+		t.Fatal(err)
+	}
+	if out, stderr, code := runAt(t, home, dir, "spawn", "shell"); code != 0 || !strings.Contains(out, "ready: shell") {
+		t.Fatalf("spawn once go run's binary is gone: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, stderr, code := runAt(t, home, dir, "input", "shell", `cotal roster >/dev/null && echo roster-ok-$((6*7))`); code != 0 {
+		t.Fatalf("input: exit %d %s", code, stderr)
+	}
+	waitFor(t, 15*time.Second, func() error {
+		out, _, _ := runAt(t, home, dir, "screen", "shell")
+		if !strings.Contains(out, "roster-ok-42") {
+			return fmt.Errorf("cotal in the seat did not run:\n%s", out)
+		}
+		return nil
+	})
+}
