@@ -8,6 +8,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -46,6 +47,12 @@ type globals struct {
 	server   string
 	stdout   io.Writer
 	stderr   io.Writer
+	// resolved is the space this process resolved first. It keeps it:
+	// a dashboard or join that serves the folder's one mesh must not be
+	// moved off it when another mesh starts for the folder. mu guards it:
+	// the dashboard dials from more than one goroutine.
+	mu       sync.Mutex
+	resolved *config.Resolution
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -119,20 +126,27 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 }
 
 // paths resolves the space and its paths. When nothing names the space,
-// the one mesh running for this folder is it; several are bad input.
+// the one mesh running for this folder is it; several are bad input. The
+// first resolution holds for the rest of the process.
 func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
 	data, err := config.DataDir()
 	if err != nil {
 		return "", config.Paths{}, config.Resolution{}, err
 	}
-	cwd, _ := os.Getwd()
-	res, err := config.ResolveSpace(config.SpaceQuery{
-		Flag: g.space, Creds: g.creds, Cwd: cwd, Data: data,
-		Running: func() ([]config.LiveMesh, error) { return host.RunningMeshes(data) },
-	})
-	if err != nil {
-		return "", config.Paths{}, res, usageError{err}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.resolved == nil {
+		cwd, _ := os.Getwd()
+		res, err := config.ResolveSpace(config.SpaceQuery{
+			Flag: g.space, Creds: g.creds, Cwd: cwd, Data: data,
+			Running: func() ([]config.LiveMesh, error) { return host.RunningMeshes(data) },
+		})
+		if err != nil {
+			return "", config.Paths{}, res, usageError{err}
+		}
+		g.resolved = &res
 	}
+	res := *g.resolved
 	p, err := config.SpacePaths(data, res.Space, g.storeDir)
 	return data, p, res, err
 }
