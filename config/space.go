@@ -162,9 +162,13 @@ func Folder(cwd string) string {
 // not make home a project.
 func ProjectDir(cwd string) string {
 	home, _ := os.UserHomeDir()
+	realHome, err := filepath.EvalSymlinks(home)
+	if err != nil {
+		realHome = home
+	}
 	dir := filepath.Clean(cwd)
 	for {
-		if dir != home {
+		if dir != home && dir != realHome {
 			if st, err := os.Stat(filepath.Join(dir, ".cotal")); err == nil && st.IsDir() {
 				return dir
 			}

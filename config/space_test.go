@@ -59,6 +59,16 @@ func TestHomeCotalIsNotAProject(t *testing.T) {
 	if dir := ProjectDir(sub); dir != "" {
 		t.Fatalf("home's ~/.cotal made %s a project", dir)
 	}
+	// Nor when HOME is spelled through a symlink and the folder is not.
+	link := filepath.Join(t.TempDir(), "home")
+	if err := os.Symlink(home, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", link)
+	real, _ := filepath.EvalSymlinks(sub)
+	if dir := Folder(filepath.Join(link, "work")); dir != real {
+		t.Fatalf("Folder under a symlinked home: %s, want %s", dir, real)
+	}
 }
 
 func TestDataDirPrecedence(t *testing.T) {
