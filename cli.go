@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -45,6 +47,12 @@ type globals struct {
 	server   string
 	stdout   io.Writer
 	stderr   io.Writer
+	// resolved is the space this process resolved first. It keeps it:
+	// a dashboard or join that serves the folder's one mesh must not be
+	// moved off it when another mesh starts for the folder. mu guards it:
+	// the dashboard dials from more than one goroutine.
+	mu       sync.Mutex
+	resolved *config.Resolution
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -99,7 +107,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		Args:          cobra.NoArgs,
 	}
 	pf := root.PersistentFlags()
-	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "the `name` of the space to act on (env COTAL_SPACE; default: the one set with cotal use, else the nearest project .cotal folder's, else default)")
+	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "the `name` of the space to act on (env COTAL_SPACE; default: the one the --creds credential names, else the one set with cotal use, else the one mesh running for this folder, else the nearest project .cotal folder's name, else default)")
 	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
 	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
@@ -117,17 +125,28 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	return root
 }
 
-// space resolves the space and its paths.
+// paths resolves the space and its paths. When nothing names the space,
+// the one mesh running for this folder is it; several are bad input. The
+// first resolution holds for the rest of the process.
 func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
 	data, err := config.DataDir()
 	if err != nil {
 		return "", config.Paths{}, config.Resolution{}, err
 	}
-	cwd, _ := os.Getwd()
-	res, err := config.ResolveSpace(g.space, cwd, data)
-	if err != nil {
-		return "", config.Paths{}, res, usageError{err}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.resolved == nil {
+		cwd, _ := os.Getwd()
+		res, err := config.ResolveSpace(config.SpaceQuery{
+			Flag: g.space, Creds: g.creds, Cwd: cwd, Data: data,
+			Running: func() ([]config.LiveMesh, error) { return host.RunningMeshes(data) },
+		})
+		if err != nil {
+			return "", config.Paths{}, res, usageError{err}
+		}
+		g.resolved = &res
 	}
+	res := *g.resolved
 	p, err := config.SpacePaths(data, res.Space, g.storeDir)
 	return data, p, res, err
 }
@@ -147,7 +166,7 @@ var errMeshDown = errors.New("mesh is not running")
 // --creds win; else the process holding the space's store lock, reached
 // as its broker.json says, as the local operator.
 func (g *globals) resolveTarget() (target, error) {
-	_, p, _, err := g.paths()
+	data, p, res, err := g.paths()
 	if err != nil {
 		return target{}, err
 	}
@@ -163,7 +182,7 @@ func (g *globals) resolveTarget() (target, error) {
 		var re *host.RecordError
 		switch {
 		case errors.Is(err, host.ErrNotRunning):
-			return t, fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)", errMeshDown, p.Space, p.Space)
+			return t, meshDown(data, p, res)
 		case errors.As(err, &re) && re.Starting:
 			return t, fmt.Errorf("%w; try again in a moment, or pass --server", err)
 		case err != nil:
@@ -175,6 +194,46 @@ func (g *globals) resolveTarget() (target, error) {
 		t.creds = p.OperatorCreds()
 	}
 	return t, nil
+}
+
+// meshDown is errMeshDown for the space p, saying why that space was
+// looked for and naming the meshes that do run: first those serving this
+// folder, then the others with the folder each serves.
+func meshDown(data string, p config.Paths, res config.Resolution) error {
+	why := ""
+	switch res.Source {
+	case config.FromFlag:
+		why = "; --space (or COTAL_SPACE) names it"
+	case config.FromCreds:
+		why = "; the credential in " + res.Detail + " names it"
+	case config.FromUse:
+		why = "; `cotal use` chose it"
+	case config.FromProject:
+		why = "; it is named after the project folder " + res.Detail
+	}
+	live, _ := host.RunningMeshes(data)
+	mine := config.ServingFolder(live, res.Folder)
+	var here, elsewhere []string
+	for _, m := range live {
+		switch {
+		case m.Space == p.Space:
+		case slices.Contains(mine, m):
+			here = append(here, m.Space)
+		default:
+			elsewhere = append(elsewhere, m.Space)
+			if m.Folder != "" {
+				elsewhere[len(elsewhere)-1] += " (serving " + m.Folder + ")"
+			}
+		}
+	}
+	running := ""
+	switch {
+	case len(here) > 0:
+		running = fmt.Sprintf("; running for this folder: %s; --space NAME uses one", strings.Join(here, ", "))
+	case len(elsewhere) > 0:
+		running = fmt.Sprintf("; running elsewhere: %s; --space NAME uses one", strings.Join(elsewhere, ", "))
+	}
+	return fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)%s%s", errMeshDown, p.Space, p.Space, why, running)
 }
 
 // connect opens a client connection to the target.

@@ -53,6 +53,7 @@ type meshRow struct {
 	Mode     string    `json:"mode,omitempty"`
 	Started  time.Time `json:"started,omitzero"`
 	StoreDir string    `json:"storeDir"`
+	Folder   string    `json:"folder,omitempty"` // the folder the mesh serves, as its last run recorded
 	Default  bool      `json:"default"`
 }
 
@@ -86,7 +87,7 @@ func newMeshesCmd(g *globals) *cobra.Command {
 				return nil
 			}
 			tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SPACE\tSTATE\tURL\tPID\tMODE\tSTORE")
+			fmt.Fprintln(tw, "SPACE\tSTATE\tURL\tPID\tMODE\tFOLDER\tSTORE")
 			for _, r := range rows {
 				name := r.Space
 				if r.Default {
@@ -96,7 +97,7 @@ func newMeshesCmd(g *globals) *cobra.Command {
 				if r.PID != 0 {
 					pid = fmt.Sprint(r.PID)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", name, r.State, dash(r.URL), pid, dash(r.Mode), r.StoreDir)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, r.State, dash(r.URL), pid, dash(r.Mode), dash(r.Folder), r.StoreDir)
 			}
 			tw.Flush()
 			if def != "" {
@@ -129,7 +130,7 @@ func meshState(p config.Paths, def string) meshRow {
 		return r // nothing runs and nothing says it ever did
 	}
 	rec := s.Record
-	r.URL, r.PID, r.Mode, r.Started = rec.URL, rec.PID, rec.Mode, rec.Started
+	r.URL, r.PID, r.Mode, r.Started, r.Folder = rec.URL, rec.PID, rec.Mode, rec.Started, rec.Folder
 	switch {
 	case s.Running && !reachable(rec.URL):
 		r.State = "unreachable"

@@ -36,6 +36,9 @@ type BrokerRecord struct {
 	Stopped  time.Time `json:"stopped,omitzero"`
 	StoreDir string    `json:"storeDir"`
 	MaxStore int64     `json:"maxStore"`
+	// Folder is the folder the mesh serves (see Folder): the CLI run there
+	// without a space named finds this mesh by it.
+	Folder string `json:"folder,omitempty"`
 }
 
 // ReadBrokerRecord reads broker.json from a store dir. A missing file is

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -65,7 +66,7 @@ func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
 	} else if s.Running {
 		return config.BrokerRecord{}, alreadyRunning(s)
 	}
-	exe, err := os.Executable()
+	exe, err := childExecutable(p)
 	if err != nil {
 		return config.BrokerRecord{}, err
 	}
@@ -116,6 +117,37 @@ func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
 			}
 		}
 	}
+}
+
+// childExecutable is the program Detach starts: this executable, or a
+// copy of it in the store dir (bin/cotal) when it is one `go run` built.
+// go run deletes its binary as soon as the command returns, while the
+// background mesh goes on launching every seat through it and putting it
+// on the seats' PATH as `cotal`.
+func childExecutable(p config.Paths) (string, error) {
+	exe, err := os.Executable()
+	if err != nil || !builtByGoRun(exe) {
+		return exe, err
+	}
+	b, err := os.ReadFile(exe)
+	if err != nil {
+		return "", err
+	}
+	dst := filepath.Join(p.StoreDir, "bin", "cotal")
+	if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+		return "", err
+	}
+	if err := config.WriteFileAtomic(dst, b, 0o755); err != nil {
+		return "", fmt.Errorf("keeping a copy of the go run binary: %w", err)
+	}
+	return dst, nil
+}
+
+// builtByGoRun recognises a binary go run built by where it builds it:
+// $WORK/b001/exe/<name>, $WORK being a go-build* temporary folder.
+func builtByGoRun(exe string) bool {
+	dir := filepath.Dir(exe)
+	return filepath.Base(dir) == "exe" && strings.HasPrefix(filepath.Base(filepath.Dir(filepath.Dir(dir))), "go-build")
 }
 
 // logTail returns what the log gained since offset, trimmed to its last

@@ -31,7 +31,10 @@ type Config struct {
 	Log     io.Writer // broker warnings and the host's own notes; nil discards
 	Verbose bool
 
-	ProjectDir string        // where personas (.cotal/agents) are read; default the working dir's project
+	// ProjectDir is the folder the mesh serves: personas are read from its
+	// .cotal/agents and broker.json names it, so the CLI run there finds
+	// this mesh. Default: config.Folder of the working dir.
+	ProjectDir string
 	Readiness  time.Duration // seat spawn readiness bound; default seat.DefaultReadiness
 	NoManager  bool          // serve no manager (tests, a mesh other processes supervise)
 
@@ -121,6 +124,10 @@ func Start(ctx context.Context, cfg Config) (*Host, error) {
 	if cfg.Sync == "" {
 		cfg.Sync = config.SyncAlways
 	}
+	if cfg.ProjectDir == "" {
+		cwd, _ := os.Getwd()
+		cfg.ProjectDir = config.Folder(cwd)
+	}
 	life, stop := context.WithCancel(context.WithoutCancel(ctx))
 	h := &Host{cfg: cfg, life: life, stop: stop, started: time.Now()}
 	var err error
@@ -204,6 +211,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	if err := config.WriteBrokerRecord(cfg.Paths, config.BrokerRecord{
 		Space: cfg.Paths.Space, URL: b.URL(), PID: os.Getpid(), Mode: mode, Sync: cfg.Sync,
 		Started: h.started.UTC(), StoreDir: cfg.Paths.StoreDir, MaxStore: b.MaxStore(),
+		Folder: cfg.ProjectDir,
 	}); err != nil {
 		return err
 	}

@@ -21,17 +21,10 @@ import (
 // idFile. Hosted or supervising, it is the same manager.
 func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile string) error {
 	cfg := h.cfg
-	proj := cfg.ProjectDir
-	if proj == "" {
-		cwd, _ := os.Getwd()
-		if proj = config.ProjectDir(cwd); proj == "" {
-			proj = cwd
-		}
-	}
 	mgr, err := seat.New(seat.Options{
 		Space: cfg.Paths.Space, URL: url, Conn: nc,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
-		InstanceFile: idFile, ProjectDir: proj,
+		InstanceFile: idFile, ProjectDir: cfg.ProjectDir,
 		Minter: issue.NewSeatMinter(cfg.Paths, nc, cfg.Open), Open: cfg.Open,
 		Readiness: cfg.Readiness, MaxSessions: cfg.MaxSessions, Logf: h.logf,
 		Launcher: launcher(), RunDir: issue.RunDir(cfg.Paths), Protect: SeatProtect(cfg.Paths), SandboxSkip: cfg.SandboxSkip,

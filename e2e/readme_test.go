@@ -1,0 +1,113 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// readmeSkips are the README command lines this test does not run, each
+// with why. A rule that matches no line fails the test, so the list
+// follows the README.
+var readmeSkips = []struct{ prefix, why string }{
+	{"go run .", "opens the dashboard (or, without a terminal, runs the mesh in the foreground) until it is quit"},
+	{"go test ./...", "runs every test of the module, this one among them"},
+	{"go build -o cotal .", "the binary this test runs is the one TestMain built from this source; the folder the README runs in holds no source"},
+	{"./cotal join ", "stays on the mesh until Ctrl-C"},
+	{"claude mcp add ", "Claude Code is not installed here, and it would change that client's own configuration"},
+	{"codex mcp add ", "Codex is not installed here, and it would change that client's own configuration"},
+}
+
+// readmeCommands returns the command lines of README.md's ```sh blocks in
+// order (blank and comment lines left out), each block's lines together.
+func readmeCommands(t *testing.T) [][]string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var blocks [][]string
+	in := false
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case !in && strings.TrimSpace(line) == "```sh":
+			in = true
+			blocks = append(blocks, nil)
+		case in && strings.TrimSpace(line) == "```":
+			in = false
+		case in && strings.TrimSpace(line) != "" && !strings.HasPrefix(strings.TrimSpace(line), "#"):
+			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], strings.TrimSpace(line))
+		}
+	}
+	if in {
+		t.Fatal("README.md: a ```sh block is never closed")
+	}
+	return blocks
+}
+
+// The README's examples run as written, start to end, on a fresh machine:
+// every ```sh line in order, in one empty folder, with ./cotal the built
+// binary, a fresh HOME and COTAL_HOME, each exiting 0. The mesh the README
+// starts before the folder has a .cotal/ is the one its later commands
+// there reach.
+func TestReadmeCommandsRunAsWritten(t *testing.T) {
+	t.Parallel()
+	blocks := readmeCommands(t)
+	if len(blocks) == 0 {
+		t.Fatal("README.md has no ```sh blocks")
+	}
+	quick := []string{
+		"go run .          # the dashboard, hosting this folder's mesh on an embedded broker (q quits)",
+		"go test ./...     # run the tests (they start their own broker; nothing to install)",
+	}
+	if strings.Join(blocks[0], "\n") != strings.Join(quick, "\n") {
+		t.Fatalf("the quick start changed:\n%s\nwant:\n%s", strings.Join(blocks[0], "\n"), strings.Join(quick, "\n"))
+	}
+
+	home, userHome, dir := t.TempDir(), t.TempDir(), t.TempDir()
+	downAtCleanup(t, home, "default") // only when the README's own down did not run
+	env := append(cotalEnv(home), "HOME="+userHome)
+	used := make([]bool, len(readmeSkips))
+	ran := 0
+	for _, block := range blocks {
+	lines:
+		for _, line := range block {
+			for i, s := range readmeSkips {
+				if strings.HasPrefix(line, s.prefix) {
+					used[i] = true
+					t.Logf("skipped: %s (%s)", line, s.why)
+					continue lines
+				}
+			}
+			cmdline := strings.ReplaceAll(line, "./cotal ", shellQuote(cotalBin)+" ")
+			ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+			cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
+			cmd.Env, cmd.Dir = env, dir
+			out, err := cmd.CombinedOutput()
+			cancel()
+			if err != nil {
+				t.Fatalf("README line %q: %v\n%s", line, err, out)
+			}
+			ran++
+		}
+	}
+	for i, s := range readmeSkips {
+		if !used[i] {
+			t.Errorf("no README line starts with %q any more: drop it from readmeSkips", s.prefix)
+		}
+	}
+	if ran < 20 {
+		t.Errorf("ran %d README lines; the README holds more examples than that", ran)
+	}
+	// The README ends by stopping the mesh it started.
+	if out, _, code := runAt(t, home, dir, "status"); code != 1 {
+		t.Errorf("status after the README's down: exit %d\n%s", code, out)
+	}
+}
