@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -284,4 +285,14 @@ func (g *globals) oneShot(fn func(ctx context.Context, e *mesh.Endpoint) error) 
 	}
 	defer e.Close()
 	return fn(ctx, e)
+}
+
+// printJSON prints v indented, for --json.
+func printJSON(g *globals, v any) error {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(g.stdout, string(b))
+	return nil
 }

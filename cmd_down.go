@@ -14,7 +14,7 @@ import (
 
 func newDownCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
-	var withAgents bool
+	var withAgents, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the space's background mesh and wait until it is gone",
@@ -32,9 +32,16 @@ any seat is live and names them; --with-agents stops them too.`,
 			if err != nil {
 				return err
 			}
-			if !s.Running {
-				fmt.Fprintf(g.stdout, "mesh %s is not running\n", p.Space)
+			res := downJSON{Space: p.Space, SeatsStopped: []string{}}
+			done := func(format string, args ...any) error {
+				if asJSON {
+					return printJSON(g, res)
+				}
+				fmt.Fprintf(g.stdout, format, args...)
 				return nil
+			}
+			if !s.Running {
+				return done("mesh %s is not running\n", p.Space)
 			}
 			// Seats run in the mesh's ptys: stopping the mesh stops them.
 			// Never by surprise: bare down refuses while any is live.
@@ -51,7 +58,10 @@ any seat is live and names them; --with-agents stops them too.`,
 				case err != nil:
 					return fmt.Errorf("stopping the seats: %w; the mesh is still running", err)
 				case len(stopped) > 0:
-					fmt.Fprintf(g.stdout, "stopped %d seat(s): %s\n", len(stopped), strings.Join(stopped, ", "))
+					res.SeatsStopped = stopped
+					if !asJSON {
+						fmt.Fprintf(g.stdout, "stopped %d seat(s): %s\n", len(stopped), strings.Join(stopped, ", "))
+					}
 				}
 			} else {
 				live, err := liveSeats(g)
@@ -70,18 +80,18 @@ any seat is live and names them; --with-agents stops them too.`,
 			})
 			switch {
 			case errors.Is(err, host.ErrNotRunning):
-				fmt.Fprintf(g.stdout, "mesh %s is not running\n", p.Space) // it stopped meanwhile
-				return nil
+				return done("mesh %s is not running\n", p.Space) // it stopped meanwhile
 			case errors.Is(err, context.DeadlineExceeded):
 				return fmt.Errorf("mesh %s (pid %d) still running after %s; see %s", p.Space, pid, timeout, p.LogFile())
 			case err != nil:
 				return err
 			}
-			fmt.Fprintf(g.stdout, "mesh %s stopped (pid %d)\n", p.Space, pid)
-			return nil
+			res.Stopped, res.PID = true, pid
+			return done("mesh %s stopped (pid %d)\n", p.Space, pid)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the mesh to stop")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	cmd.Flags().BoolVar(&withAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
 	return cmd
 }
@@ -97,4 +107,13 @@ func stopEverySeat(g *globals) ([]string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return cl.StopEverySeat(ctx)
+}
+
+// downJSON is `cotal down --json`: Stopped is false when the mesh was not
+// running.
+type downJSON struct {
+	Space        string   `json:"space"`
+	Stopped      bool     `json:"stopped"`
+	PID          int      `json:"pid,omitempty"`
+	SeatsStopped []string `json:"seatsStopped"`
 }

@@ -119,6 +119,11 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 			}
 		}
 		for _, r := range cs.Rows {
+			if line := waitingLine(r); line != "" {
+				fmt.Fprintln(g.stdout, line)
+			}
+		}
+		for _, r := range cs.Rows {
 			for _, a := range r.Sessions {
 				fmt.Fprintf(g.stdout, "%s: attached by %s for %s (session %s, %s out, %s dropped)\n", r.Name, a.Holder,
 					ageMs(r.ManagerNowMs, a.SinceMs), a.ID, humanBytes(a.BytesOut), humanBytes(a.Dropped))
@@ -128,6 +133,50 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 	for _, m := range cs.Missing {
 		fmt.Fprintf(g.stderr, "manager %s did not answer (%s): census incomplete\n", m.InstanceID, dashS(string(m.Liveness)))
 	}
+}
+
+// howEnded says how a stopped seat's process ended, from its ps process
+// column.
+func howEnded(process string, graceful bool) string {
+	switch {
+	case process == "killed SIGTERM":
+		return "it ended on SIGTERM"
+	case process == "killed SIGHUP":
+		return "it ended on SIGHUP (it ignores SIGTERM, as an interactive shell does, so it was hung up instead)"
+	case process == "killed SIGKILL" && graceful:
+		return "it did not end within 3 s of its stop signal and was killed (SIGKILL)"
+	case process == "killed SIGKILL":
+		return "killed at once (SIGKILL)"
+	case strings.HasPrefix(process, "exited "):
+		return "it exited with status " + strings.TrimPrefix(process, "exited ")
+	}
+	return process
+}
+
+// waitingLine says what waits at a seat's connector and why, "" when
+// nothing does.
+func waitingLine(r client.CensusRow) string {
+	switch {
+	case r.Held != "" && r.Waiting > 0:
+		return fmt.Sprintf("%s: held: %s; %s waiting, the oldest for %s", r.Name, r.Held, plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
+	case r.Held != "":
+		return fmt.Sprintf("%s: held: %s", r.Name, r.Held)
+	case r.Waiting == 0:
+		return ""
+	case r.PullOnly == r.Waiting:
+		return fmt.Sprintf("%s: %s left for its inbox read", r.Name, plural(r.Waiting, "message"))
+	case !r.Injects:
+		return fmt.Sprintf("%s: %s waiting; it reads its inbox itself", r.Name, plural(r.Waiting, "message"))
+	}
+	return fmt.Sprintf("%s: %s waiting, the oldest for %s", r.Name, plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
+}
+
+// plural is n and the noun, in agreement.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // sandboxColumn is a seat's sandbox in one word; the reason of an
@@ -405,7 +454,7 @@ func isGone(err error) bool {
 
 func newStopCmd(g *globals) *cobra.Command {
 	var on string
-	var force bool
+	var force, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "stop <name>",
 		Short: "Stop a seat: SIGTERM, then SIGKILL after 3 s (--force: at once)",
@@ -416,19 +465,26 @@ func newStopCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(g.stdout, "stopped %s (%s); it is offline\n", r.Name, r.Process)
+				if asJSON {
+					return printJSON(g, struct {
+						client.Row
+						Ended string `json:"ended"`
+					}{r, howEnded(r.Process, !force)})
+				}
+				fmt.Fprintf(g.stdout, "stopped %s: %s; it is offline\n", r.Name, howEnded(r.Process, !force))
 				return nil
 			})
 		},
 	}
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
 	cmd.Flags().BoolVar(&force, "force", false, "SIGKILL at once")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the stopped seat's row as JSON")
 	return cmd
 }
 
 func newInputCmd(g *globals) *cobra.Command {
 	var on string
-	var noEnter, keys bool
+	var noEnter, keys, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "input <name> <text...>",
 		Short: "Type text into a seat (then Enter, unless --no-enter), or named keys with --keys",
@@ -447,7 +503,7 @@ cotal input --keys vi Escape : q ! Enter`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if keys {
-				return typeKeys(g, args[0], on, noEnter, args[1:])
+				return typeKeys(g, args[0], on, noEnter, asJSON, args[1:])
 			}
 			text := strings.Join(args[1:], " ")
 			if n := utf8.RuneCountInString(text); n == 0 || n > client.MaxInput {
@@ -458,6 +514,9 @@ cotal input --keys vi Escape : q ! Enter`,
 				if err != nil {
 					return err
 				}
+				if asJSON {
+					return printJSON(g, r)
+				}
 				fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
 				return nil
 			})
@@ -466,6 +525,7 @@ cotal input --keys vi Escape : q ! Enter`,
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
 	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "do not press Enter after the text")
 	cmd.Flags().BoolVar(&keys, "keys", false, "the arguments after the name are key names, typed raw")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bytes the seat accepted as JSON")
 	return cmd
 }
 
@@ -474,7 +534,7 @@ const maxKeys = 256
 
 // typeKeys types named keys into a seat, after checking every name here:
 // a misspelt key is never sent.
-func typeKeys(g *globals, name, on string, noEnter bool, names []string) error {
+func typeKeys(g *globals, name, on string, noEnter, asJSON bool, names []string) error {
 	if noEnter {
 		return usagef("--no-enter has no meaning with --keys: name Enter when you want it")
 	}
@@ -488,6 +548,9 @@ func typeKeys(g *globals, name, on string, noEnter bool, names []string) error {
 		r, err := cl.Keys(ctx, s, names...)
 		if err != nil {
 			return err
+		}
+		if asJSON {
+			return printJSON(g, r)
 		}
 		fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
 		return nil

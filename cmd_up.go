@@ -25,10 +25,14 @@ type upFlags struct {
 	verbose     bool
 	timeout     time.Duration
 	maxSessions int
+	json        bool
 }
 
 // check refuses flag values no mesh can run with.
 func (f *upFlags) check() error {
+	if f.json && !f.detach {
+		return usagef("--json prints what up --detach started; a mesh in the foreground runs until it is stopped")
+	}
 	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
 		return usagef("--sync %q: use always or interval", f.sync)
 	}
@@ -65,6 +69,7 @@ If the space is already running, up says so and exits 0.`,
 	fl.StringVar(&f.sync, "sync", config.SyncAlways, "store durability: always (fsync before every ack) or interval (faster, can lose acked writes on a crash)")
 	fl.BoolVar(&f.verbose, "verbose", false, "log the broker's notices too")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "with --detach: how long to wait for the mesh to be ready")
+	fl.BoolVar(&f.json, "json", false, "with --detach: print the started (or running) mesh as JSON")
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
 	return cmd
 }
@@ -127,6 +132,8 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	var running *host.AlreadyRunningError
 	var late *host.NotReadyError
 	switch {
+	case errors.As(err, &running) && f.json:
+		return printJSON(g, upJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile()})
 	case errors.As(err, &running):
 		fmt.Fprintln(g.stdout, running.Error())
 		return nil
@@ -134,6 +141,10 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 		return fmt.Errorf("%w, stop it with `cotal down --space %s`", err, p.Space)
 	case err != nil:
 		return err
+	}
+	if f.json {
+		return printJSON(g, upJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
+			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile()})
 	}
 	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s mode, sync %s) in %s\n", p.Space, rec.URL, rec.PID, rec.Mode, rec.Sync, time.Since(start).Round(time.Millisecond))
 	if rec.Mode == config.ModeOpen {
@@ -144,4 +155,17 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	}
 	fmt.Fprintf(g.stdout, "log %s; stop it with `cotal down --space %s`\n", p.LogFile(), p.Space)
 	return nil
+}
+
+// upJSON is `cotal up --detach --json`.
+type upJSON struct {
+	Space          string `json:"space"`
+	AlreadyRunning bool   `json:"alreadyRunning,omitempty"`
+	URL            string `json:"url,omitempty"`
+	PID            int    `json:"pid,omitempty"`
+	Mode           string `json:"mode,omitempty"`
+	Sync           string `json:"sync,omitempty"`
+	ReadyMs        int64  `json:"readyMs,omitempty"` // how long the start took
+	Store          string `json:"store,omitempty"`
+	Log            string `json:"log"`
 }

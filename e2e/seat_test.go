@@ -99,7 +99,7 @@ func TestSeatSpawnInputScreenPsStop(t *testing.T) {
 		t.Fatalf("down with a live seat: exit %d %q", code, stderr)
 	}
 	out, stderr, code = runIn(t, home, dir, "stop", "shell", "--force")
-	if code != 0 || !strings.Contains(out, "stopped shell") {
+	if code != 0 || !strings.Contains(out, "stopped shell: killed at once (SIGKILL)") {
 		t.Fatalf("stop: exit %d %s %s", code, out, stderr)
 	}
 	// Offline at once: the roster says so on the next read.
