@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -260,6 +261,20 @@ func (c *Client) fetchSchema(ctx context.Context, digest string) (*Schema, error
 	c.schema[digest] = s
 	c.mu.Unlock()
 	return s, nil
+}
+
+// Forget drops what the client knows of an endpoint's instances, so the
+// next call describes them again: a caller told that an instance
+// restarted (a pinned call refused as expired) is never re-issued, but its
+// next call must not be bound to the old epoch again.
+func (c *Client) Forget(endpoint string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for k := range c.cache {
+		if strings.HasPrefix(k, endpoint+"|") {
+			delete(c.cache, k)
+		}
+	}
 }
 
 func (c *Client) described(ctx context.Context, endpoint, on string, fresh bool) (*Described, error) {

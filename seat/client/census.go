@@ -100,7 +100,7 @@ func (c *Client) Census(ctx context.Context, on string) (*Census, error) {
 	if on != "" {
 		r, err := c.ep.Call(ctx, Endpoint, "ps", nil, ep.On(on))
 		if err != nil {
-			return nil, err
+			return nil, c.restarted(err)
 		}
 		res = &ep.ScatterResult{Complete: true, Replies: []ep.ScatterReply{{InstanceID: r.Responder.InstanceID, Epoch: r.Responder.Epoch, Data: r.Data}}}
 	} else {

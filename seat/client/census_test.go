@@ -2,7 +2,9 @@ package client_test
 
 import (
 	"errors"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -207,5 +209,32 @@ func TestStopEverySeatStopsThoseOfEveryManager(t *testing.T) {
 	}
 	if rows, err := h.c.Running(ctxT(t)); err != nil || len(rows) != 0 {
 		t.Fatalf("running after StopEverySeat: %v %v", rows, err)
+	}
+}
+
+// TestAPinnedCallAfterARestartSaysSoAndTheNextOneWorks: a manager that
+// restarted refuses a call bound to its old epoch (pinned calls are never
+// re-issued); the client says the manager restarted, and its next call
+// goes to the manager as it is now instead of failing the same way.
+func TestAPinnedCallAfterARestartSaysSoAndTheNextOneWorks(t *testing.T) {
+	h := startMesh(t, host.Config{})
+	file := filepath.Join(t.TempDir(), "again.id")
+	first, nc := h.managerAt(file)
+	iid := first.InstanceID()
+	if _, err := h.c.Census(ctxT(t), iid); err != nil {
+		t.Fatal(err)
+	}
+	_ = first.Close()
+	nc.Close()
+	second, _ := h.managerAt(file)
+	if second.InstanceID() != iid || second.Epoch() == first.Epoch() {
+		t.Fatalf("not a restart: %s@%d then %s@%d", iid, first.Epoch(), second.InstanceID(), second.Epoch())
+	}
+	_, err := h.c.Census(ctxT(t), iid)
+	if err == nil || !strings.Contains(err.Error(), "the manager restarted") {
+		t.Fatalf("the first call after the restart: %v", err)
+	}
+	if _, err := h.c.Census(ctxT(t), iid); err != nil {
+		t.Fatalf("the next call still fails: %v", err)
 	}
 }

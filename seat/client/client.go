@@ -59,7 +59,7 @@ func (s Seat) options() []ep.CallOption {
 func (c *Client) call(ctx context.Context, command string, args, out any, opts ...ep.CallOption) (*ep.Result, error) {
 	r, err := c.ep.Call(ctx, Endpoint, command, args, opts...)
 	if err != nil {
-		return nil, err
+		return nil, c.restarted(err)
 	}
 	if err := json.Unmarshal(r.Data, out); err != nil {
 		return nil, fmt.Errorf("%s answered with garbage: %w", command, err)
@@ -116,4 +116,19 @@ func (c *Client) Attach(ctx context.Context, s Seat) (json.RawMessage, error) {
 		return nil, err
 	}
 	return r.Grant, nil
+}
+
+// restarted turns a pinned call's refusal by a restarted manager (its
+// epoch moved on; the call did not run and, pinned, is never re-issued)
+// into words, and forgets the old description so the next call binds to
+// the manager as it is now.
+func (c *Client) restarted(err error) error {
+	e := ep.AsError(err)
+	if e == nil || e.Code != ep.CodeExpired || !e.HasDetail(ep.BindRefusedKind) {
+		return err
+	}
+	c.ep.Forget(Endpoint)
+	again := *e
+	again.Message = "the manager restarted since this client last asked it; nothing was done, try again (" + e.Message + ")"
+	return &again
 }

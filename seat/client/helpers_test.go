@@ -24,7 +24,7 @@ import (
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
-// The tests import app (and through it seat and broker) only to stand up a
+// The tests import host (and through it seat and broker) only to stand up a
 // real mesh with managers; the client package itself never does.
 
 func TestMain(m *testing.M) {
@@ -169,6 +169,14 @@ func (h *harness) agentFile(name, text string) {
 // connection is how a test crashes it.
 func (h *harness) extraManager(name string) (*seat.Manager, *nats.Conn) {
 	h.t.Helper()
+	return h.managerAt(filepath.Join(h.t.TempDir(), name+".id"))
+}
+
+// managerAt starts a manager whose instance id is kept in file: a second
+// one on the same file is the same instance restarted, at a new epoch.
+func (h *harness) managerAt(file string) (*seat.Manager, *nats.Conn) {
+	h.t.Helper()
+	name := strings.TrimSuffix(filepath.Base(file), ".id")
 	nc, err := h.m.Broker().Connect("manager-" + name)
 	if err != nil {
 		h.t.Fatal(err)
@@ -176,7 +184,7 @@ func (h *harness) extraManager(name string) (*seat.Manager, *nats.Conn) {
 	mgr, err := seat.New(seat.Options{
 		Space: space, URL: h.m.Broker().URL(), Conn: nc,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
-		InstanceFile: filepath.Join(h.t.TempDir(), name+".id"), ProjectDir: h.project,
+		InstanceFile: file, ProjectDir: h.project,
 		Minter: issue.NewSeatMinter(h.paths, nc, false), Readiness: 5 * time.Second,
 	})
 	if err != nil {
