@@ -114,6 +114,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newSuperviseCmd(g),
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g))
+	forgive(root)
 	return root
 }
 
