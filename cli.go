@@ -43,12 +43,19 @@ type globals struct {
 	storeDir string
 	creds    string
 	server   string
+	stdin    io.Reader
 	stdout   io.Writer
 	stderr   io.Writer
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr}
+	return execute(&globals{stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+// execute runs the command line args with g's streams and returns the
+// exit code.
+func execute(g *globals, args []string) int {
+	stdout, stderr := g.stdout, g.stderr
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetOut(stdout)

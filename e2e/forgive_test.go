@@ -1,0 +1,111 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// runCotalInput is runCotal with stdin as the process's standard input.
+func runCotalInput(t *testing.T, home, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	var out, errb bytes.Buffer
+	cmd := exec.CommandContext(ctx, cotalBin, args...)
+	cmd.Env = cotalEnv(home)
+	cmd.Dir = fakeHome
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case err == nil:
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	default:
+		t.Fatalf("cotal %s: %v", strings.Join(args, " "), err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// historyTexts is the text of every retained post of channel, oldest
+// first, as `cotal history --json` prints them.
+func historyTexts(t *testing.T, home, channel string) []string {
+	t.Helper()
+	var h struct {
+		Items []struct {
+			Msg struct {
+				Parts []struct {
+					Text string `json:"text"`
+				} `json:"parts"`
+			} `json:"msg"`
+		} `json:"items"`
+	}
+	stdout := mustCotal(t, home, "history", channel, "--json")
+	if err := json.Unmarshal([]byte(stdout), &h); err != nil {
+		t.Fatalf("history --json: %v\n%s", err, stdout)
+	}
+	var texts []string
+	for _, it := range h.Items {
+		for _, p := range it.Msg.Parts {
+			texts = append(texts, p.Text)
+		}
+	}
+	return texts
+}
+
+// TestSendBodyFromStdinOrFileWithinTheMeshLimit: `-` and --file carry the
+// body; one the broker would not take is refused naming its limit (it
+// failed with `nats: maximum payload exceeded`, exit 1).
+func TestSendBodyFromStdinOrFileWithinTheMeshLimit(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	upDetached(t, home)
+	dir := t.TempDir()
+
+	if stdout, stderr, code := runCotalInput(t, home, "from standard input\n", "send", "msg", "team", "-"); code != 0 {
+		t.Fatalf("send msg team -: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	file := filepath.Join(dir, "body.txt")
+	if err := os.WriteFile(file, []byte("line one\nline two\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustCotal(t, home, "send", "msg", "team", "--file", file)
+	want := []string{"from standard input", "line one\nline two"}
+	if got := historyTexts(t, home, "team"); strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("history of #team: %q, want %q", got, want)
+	}
+
+	const limit = 1 << 20 // the embedded broker's max payload
+	for name, size := range map[string]int{
+		"text over the limit":              limit + 1000,
+		"text under, envelope over it":     limit - 100,
+		"text over the limit, from a pipe": limit + 1,
+	} {
+		body := strings.Repeat("a", size)
+		args := []string{"send", "msg", "team", "--file", filepath.Join(dir, "big")}
+		stdin := ""
+		if strings.HasSuffix(name, "pipe") {
+			args, stdin = []string{"send", "dm", "root", "-"}, body
+		} else if err := os.WriteFile(args[4], []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runCotalInput(t, home, stdin, args...)
+		if code != 2 || stdout != "" || !strings.Contains(stderr, "the mesh takes at most 1024 KiB per message") ||
+			!strings.Contains(stderr, "nothing was sent") || strings.Contains(stderr, "nats:") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: exit %d\nstdout %q\nstderr %q\nwant exit 2 and one line naming the limit in KiB", name, code, stdout, stderr)
+		}
+	}
+	if got := historyTexts(t, home, "team"); len(got) != len(want) {
+		t.Errorf("history of #team after the refusals holds %d posts, want %d", len(got), len(want))
+	}
+}
