@@ -111,6 +111,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = checkCreds(g)
 
 	up := newUpCmd(g)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runDashboardCmd(cmd, g) }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -25,13 +24,9 @@ func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 	}
 	caller := ep.Caller{}
 	if t.creds != "" {
-		b, err := os.ReadFile(t.creds)
+		info, err := loadCreds(t.creds, "creds")
 		if err != nil {
-			return nil, nil, fmt.Errorf("creds file: %w", err)
-		}
-		info, err := wire.ParseCreds(b)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", t.creds, err)
+			return nil, nil, err
 		}
 		caller = ep.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
 	} else {
