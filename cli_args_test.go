@@ -71,3 +71,24 @@ func TestEveryGroupRefusesAnUnknownSubcommand(t *testing.T) {
 		}
 	}
 }
+
+func TestCloseMatches(t *testing.T) {
+	names := []string{"team", "team.backend", "general", "quiet", "ops"}
+	for typed, want := range map[string]string{
+		"tem":     "team",
+		"team.b":  "team,team.backend",
+		"genral":  "general",
+		"quite":   "quiet",
+		"zzz":     "",
+		"team":    "team.backend",
+		"opx":     "ops",
+		"backend": "",
+	} {
+		if got := strings.Join(closeMatches(typed, names), ","); got != want {
+			t.Errorf("closeMatches(%q) = %q, want %q", typed, got, want)
+		}
+	}
+	if d := editDistance("kitten", "sitting"); d != 3 {
+		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
+	}
+}

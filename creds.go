@@ -92,3 +92,15 @@ func checkCreds(g *globals) func(*cobra.Command, []string) error {
 		return err
 	}
 }
+
+// readsStorage reports whether this process's identity reads the space's
+// streams itself: the local operator or an operator credential. An agent's
+// or observer's JetStream request is dropped by the broker and waits out
+// its deadline, so what only storage can say is not asked for them.
+func (g *globals) readsStorage() bool {
+	if g.creds == "" {
+		return true
+	}
+	info, err := loadCreds(g.creds, "--creds")
+	return err == nil && info.Profile == "operator"
+}

@@ -109,3 +109,53 @@ func TestSendBodyFromStdinOrFileWithinTheMeshLimit(t *testing.T) {
 		t.Errorf("history of #team after the refusals holds %d posts, want %d", len(got), len(want))
 	}
 }
+
+// TestHistoryOfAnUnknownChannelAndReadRefusals: a channel nobody
+// registered or posted to is unknown, exit 1, with the close ones named
+// (it said "no retained posts", exit 0); a read refusal speaks of reading,
+// never of publishing; an agent's answer comes at once, not after the
+// deadline of a storage read its credential may not make.
+func TestHistoryOfAnUnknownChannelAndReadRefusals(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	upDetached(t, home)
+	mustCotal(t, home, "send", "msg", "team", "hello")
+	mustCotal(t, home, "channels", "set", "quiet", "--replay", "on")
+	alice := mint(t, home, "alice", "--subscribe", "team", "--allow-publish", "team")
+	carol := mint(t, home, "carol", "--subscribe", "team", "--allow-subscribe", ">")
+
+	tests := []struct {
+		name string
+		args []string
+		code int
+		want string
+	}{
+		{"never used", []string{"history", "nosuch"}, 1, "unknown channel #nosuch: it was never registered and has no retained posts"},
+		{"close to a used one", []string{"history", "tem"}, 1, "unknown channel #tem: it was never registered and has no retained posts; did you mean #team?"},
+		{"close to a registered one", []string{"history", "quite"}, 1, "did you mean #quiet?"},
+		{"agent, never used", []string{"--creds", carol.Creds, "history", "nosuch"}, 1, "unknown channel #nosuch"},
+		{"pattern", []string{"--creds", alice.Creds, "history", ">"}, 2, `history reads one channel at a time: ">" is a pattern`},
+		{"outside the read ACL", []string{"--creds", alice.Creds, "history", "other"}, 1, "not allowed to read #other: it is outside your read ACL (team)"},
+	}
+	for _, tc := range tests {
+		start := time.Now()
+		stdout, stderr, code := runCotal(t, home, tc.args...)
+		took := time.Since(start)
+		if code != tc.code || stdout != "" || !strings.Contains(stderr, tc.want) || strings.Contains(stderr, "publish") || strings.Count(stderr, "\n") != 1 {
+			t.Errorf("%s: cotal %s: exit %d\nstdout %q\nstderr %q\nwant exit %d and one line saying %q", tc.name, strings.Join(tc.args, " "), code, stdout, stderr, tc.code, tc.want)
+		}
+		if took > 5*time.Second {
+			t.Errorf("%s: cotal %s took %s", tc.name, strings.Join(tc.args, " "), took)
+		}
+	}
+	if stdout := mustCotal(t, home, "history", "quiet"); stdout != "#quiet has no retained posts\n" {
+		t.Errorf("history of a registered channel with no posts: %q", stdout)
+	}
+	start := time.Now()
+	if stdout := mustCotal(t, home, "--creds", carol.Creds, "channels", "list"); !strings.Contains(stdout, "quiet") {
+		t.Errorf("channels list as an agent:\n%s", stdout)
+	}
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("channels list as an agent took %s", took)
+	}
+}
