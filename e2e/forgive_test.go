@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,5 +158,29 @@ func TestHistoryOfAnUnknownChannelAndReadRefusals(t *testing.T) {
 	}
 	if took := time.Since(start); took > 5*time.Second {
 		t.Errorf("channels list as an agent took %s", took)
+	}
+}
+
+// TestJoinSaysTheMeshStopped: a terminal on the mesh whose mesh is stopped
+// says so in words and exits 1. It stayed, printing the delivery service's
+// and the connection's errors, until its input ended, then exited 0.
+func TestJoinSaysTheMeshStopped(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	upDetached(t, home)
+	p := startCotal(t, home, "join", "--name", "bob", "--channel", "team")
+	waitFor(t, 15*time.Second, func() error {
+		if !strings.Contains(p.stdout.String(), "joined space default as local.bob") {
+			return fmt.Errorf("join has not joined yet\nstdout: %s\nstderr: %s", p.stdout, p.stderr)
+		}
+		return nil
+	})
+	if stdout, stderr, code := runCotal(t, home, "down"); code != 0 {
+		t.Fatalf("down: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+	code := p.wait(t, 15*time.Second)
+	stderr := p.stderr.String()
+	if code != 1 || stderr != "cotal: mesh default stopped; you have left it (`cotal up --detach` starts it again, then join again)\n" {
+		t.Errorf("join after down: exit %d\nstderr %q\nwant exit 1 and one line saying the mesh stopped", code, stderr)
 	}
 }
