@@ -210,6 +210,7 @@ deadline.`,
 
 func newDeregisterInstanceCmd(g *globals) *cobra.Command {
 	var instance, endpoint string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "deregister-instance --instance <id>",
 		Short: "Remove the registration of an endpoint instance that is gone",
@@ -238,10 +239,17 @@ liveness-unestablishable, superseded.`,
 			if err := c.DeregisterInstance(ctx, endpoint, instance); err != nil {
 				var r *ep.DeregisterRefusal
 				if errors.As(err, &r) {
+					if asJSON {
+						printJSON(g.stdout, map[string]any{"endpoint": endpoint, "instance": instance, "deregistered": false, "reason": r.Reason, "detail": r.Detail})
+					}
 					fmt.Fprintf(g.stderr, "✗ %s: %s\n", r.Reason, r.Detail)
 					return exitError{exitFail}
 				}
 				return epFailure(g, err)
+			}
+			if asJSON {
+				printJSON(g.stdout, map[string]any{"endpoint": endpoint, "instance": instance, "deregistered": true})
+				return nil
 			}
 			fmt.Fprintf(g.stdout, "✓ deregistered %s instance %s\n", endpoint, instance)
 			return nil
@@ -249,5 +257,6 @@ liveness-unestablishable, superseded.`,
 	}
 	cmd.Flags().StringVar(&instance, "instance", "", "the whole instance id to deregister")
 	cmd.Flags().StringVar(&endpoint, "endpoint", "manager", "the endpoint the instance serves")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

@@ -230,7 +230,7 @@ N posts per channel. A lower limit deletes what it no longer keeps at once.`,
 }
 
 func newHistoryClearCmd(g *globals) *cobra.Command {
-	var force, dms bool
+	var force, dms, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "clear --force [--dms]",
 		Short: "Delete all retained channel history (and with --dms, stored DMs)",
@@ -256,22 +256,43 @@ never touched. Without --force it only says what it would delete.`,
 				return err
 			}
 			if !force {
-				return usagef("this would delete %s; run again with --force to do it", strings.Join(counts, " and "))
+				return usagef("this would delete %s; run again with --force to do it", joinCounts(counts))
 			}
-			fmt.Fprintf(g.stdout, "deleted %s\n", strings.Join(counts, " and "))
+			if asJSON {
+				printJSON(g.stdout, map[string]any{"deleted": counts})
+				return nil
+			}
+			fmt.Fprintf(g.stdout, "deleted %s\n", joinCounts(counts))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "really delete")
 	cmd.Flags().BoolVar(&dms, "dms", false, "also delete stored direct messages")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was deleted as JSON")
 	return cmd
 }
 
-// clearStreams says what each named stream holds ("N from NAME") and, with
-// force, purges the streams it counted: each is looked up once.
-func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, force bool) ([]string, error) {
+// streamCount is how many messages a stream held when it was counted.
+type streamCount struct {
+	Stream   string `json:"stream"`
+	Messages uint64 `json:"messages"`
+}
+
+func (c streamCount) String() string { return fmt.Sprintf("%d from %s", c.Messages, c.Stream) }
+
+func joinCounts(counts []streamCount) string {
+	s := make([]string, len(counts))
+	for i, c := range counts {
+		s[i] = c.String()
+	}
+	return strings.Join(s, " and ")
+}
+
+// clearStreams says what each named stream holds and, with force, purges
+// the streams it counted: each is looked up once.
+func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, force bool) ([]streamCount, error) {
 	var (
-		counts  []string
+		counts  []streamCount
 		streams []jetstream.Stream
 	)
 	for _, n := range names {
@@ -280,7 +301,7 @@ func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, f
 			return nil, fmt.Errorf("opening %s: %w", n, err)
 		}
 		streams = append(streams, s)
-		counts = append(counts, fmt.Sprintf("%d from %s", s.CachedInfo().State.Msgs, n))
+		counts = append(counts, streamCount{Stream: n, Messages: s.CachedInfo().State.Msgs})
 	}
 	if !force {
 		return counts, nil

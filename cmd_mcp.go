@@ -105,7 +105,8 @@ func firstSet(a, b string) string {
 }
 
 func newMCPConfigCmd(g *globals, name *string) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "config <claude|codex|opencode>",
 		Short: "Print what to add to an MCP client's configuration to run cotal mcp",
 		Long: `Print exactly what to add to Claude Code's, Codex's or opencode's
@@ -147,8 +148,14 @@ on an open mesh, as --name). Paths are made absolute.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if asJSON {
+				printJSON(g.stdout, map[string]any{"client": args[0], "command": argv[0], "args": argv[1:], "instructions": out})
+				return nil
+			}
 			fmt.Fprint(g.stdout, out)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the command that runs the server, and the instructions, as JSON")
+	return cmd
 }
