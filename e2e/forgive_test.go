@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -182,5 +183,91 @@ func TestJoinSaysTheMeshStopped(t *testing.T) {
 	stderr := p.stderr.String()
 	if code != 1 || stderr != "cotal: mesh default stopped; you have left it (`cotal up --detach` starts it again, then join again)\n" {
 		t.Errorf("join after down: exit %d\nstderr %q\nwant exit 1 and one line saying the mesh stopped", code, stderr)
+	}
+}
+
+// complete runs the shell's completion request for args (the last one is
+// the word being typed) from dir in space seats, and returns the offered
+// words, the directive line, and how long it took.
+func complete(t *testing.T, home, dir string, args ...string) (words []string, directive string, took time.Duration) {
+	t.Helper()
+	start := time.Now()
+	stdout, stderr, code := runIn(t, home, dir, append([]string{"__complete"}, args...)...)
+	took = time.Since(start)
+	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
+	if code != 0 || len(lines) == 0 || !strings.HasPrefix(lines[len(lines)-1], ":") {
+		t.Fatalf("__complete %q: exit %d\nstdout %q\nstderr %q", args, code, stdout, stderr)
+	}
+	// cobra says which directive it ended with on stderr, which the
+	// shells discard; nothing else may be there.
+	if rest := strings.TrimSpace(regexp.MustCompile(`Completion ended with directive: .*`).ReplaceAllString(stderr, "")); rest != "" {
+		t.Errorf("__complete %q wrote to stderr: %q", args, rest)
+	}
+	for _, l := range lines[:len(lines)-1] {
+		w, _, _ := strings.Cut(l, "\t")
+		words = append(words, w)
+	}
+	return words, lines[len(lines)-1], took
+}
+
+// TestCompletionOffersTheMeshNames: `cotal completion`'s scripts complete
+// seats, personas, channels, peers and roles from the running mesh (they
+// completed command names only), quickly, and offer nothing (no error
+// either) when the mesh is down.
+func TestCompletionOffersTheMeshNames(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+
+	for _, args := range [][]string{{"screen", ""}, {"send", "dm", ""}, {"history", "t"}, {"send", "ask", ""}} {
+		words, directive, took := complete(t, home, dir, args...)
+		if len(words) != 0 || directive != ":4" || took > 3*time.Second {
+			t.Errorf("mesh down: __complete %q offered %q (%s) in %s; want nothing, no files, at once", args, words, directive, took)
+		}
+	}
+	if words, _, _ := complete(t, home, dir, "spawn", ""); strings.Join(words, ",") != "shell" {
+		t.Errorf("mesh down: spawn completes %q, want the project's persona shell", words)
+	}
+
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	if out, stderr, code := runIn(t, home, dir, "spawn", "shell"); code != 0 {
+		t.Fatalf("spawn shell: exit %d\n%s\n%s", code, out, stderr)
+	}
+	runIn(t, home, dir, "channels", "set", "ops", "--replay", "on")
+	runIn(t, home, dir, "send", "msg", "team", "hello")
+	startCotal(t, home, "--space", "seats", "join", "--name", "bob", "--role", "reviewer", "--channel", "team")
+
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"screen", ""}, "shell"},
+		{[]string{"stop", "sh"}, "shell"},
+		{[]string{"input", ""}, "shell"},
+		{[]string{"spawn", ""}, "shell"},
+		{[]string{"mint", ""}, "shell"},
+		{[]string{"history", ""}, "clear,limit,ops,team"}, // its subcommands too
+		{[]string{"send", "msg", "o"}, "ops"},
+		{[]string{"join", "--channel", ""}, "ops,team"},
+		{[]string{"send", "dm", "b"}, "bob"},
+		{[]string{"send", "msg", "team", "--mention", "b"}, "bob"},
+		{[]string{"send", "ask", ""}, "reviewer"},
+		{[]string{"send", "dm", "bob", ""}, ""},
+		{[]string{"use", ""}, "seats"},
+	}
+	for _, tc := range tests {
+		waitFor(t, 15*time.Second, func() error {
+			words, directive, took := complete(t, home, dir, tc.args...)
+			if strings.Join(words, ",") != tc.want || directive != ":4" {
+				return fmt.Errorf("__complete %q offered %q (%s), want %q", tc.args, words, directive, tc.want)
+			}
+			if took > 3*time.Second {
+				t.Errorf("__complete %q took %s", tc.args, took)
+			}
+			return nil
+		})
 	}
 }
