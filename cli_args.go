@@ -60,10 +60,10 @@ func unknownCommandError(c *cobra.Command, typed string) error {
 // one; a command with subcommands calls an unexpected one an unknown
 // command.
 func namedArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	if check == nil {
+		check = cobra.ArbitraryArgs
+	}
 	return func(c *cobra.Command, args []string) error {
-		if check == nil {
-			check = cobra.ArbitraryArgs
-		}
 		err := check(c, args)
 		if err == nil {
 			return nil
