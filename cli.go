@@ -46,6 +46,7 @@ type globals struct {
 	storeDir string
 	creds    string
 	server   string
+	stdin    io.Reader
 	stdout   io.Writer
 	stderr   io.Writer
 	// resolved is the space this process resolved first. It keeps it:
@@ -57,7 +58,13 @@ type globals struct {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
-	g := &globals{stdout: stdout, stderr: stderr}
+	return execute(&globals{stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+// execute runs the command line args with g's streams and returns the
+// exit code.
+func execute(g *globals, args []string) int {
+	stdout, stderr := g.stdout, g.stderr
 	root := newRoot(g)
 	root.SetArgs(args)
 	root.SetOut(stdout)
@@ -113,6 +120,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.PersistentPreRunE = checkCreds(g)
 
 	up := newUpCmd(g)
 	root.RunE = func(cmd *cobra.Command, _ []string) error { return runDashboardCmd(cmd, g) }
@@ -123,6 +131,8 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g))
+	forgive(root)
+	addCompletions(root, g)
 	return root
 }
 
@@ -269,6 +279,12 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// printJSON prints v as indented JSON: what every --json prints.
+func printJSON(w io.Writer, v any) {
+	b, _ := json.MarshalIndent(v, "", "  ")
+	fmt.Fprintln(w, string(b))
 }
 
 // timeNow is the clock the CLI formats ages against.

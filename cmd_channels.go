@@ -104,7 +104,10 @@ space defaults, then to replay on, whole retention, durable.`,
 			if err != nil {
 				return err
 			}
-			used := usedChannels(ctx, e)
+			var used map[string]bool
+			if g.readsStorage() {
+				used = usedChannels(ctx, e)
+			}
 			all := map[string]bool{}
 			for _, n := range names {
 				all[n] = true

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -25,13 +24,9 @@ func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 	}
 	caller := ep.Caller{}
 	if t.creds != "" {
-		b, err := os.ReadFile(t.creds)
+		info, err := loadCreds(t.creds, "creds")
 		if err != nil {
-			return nil, nil, fmt.Errorf("creds file: %w", err)
-		}
-		info, err := wire.ParseCreds(b)
-		if err != nil {
-			return nil, nil, fmt.Errorf("%s: %w", t.creds, err)
+			return nil, nil, err
 		}
 		caller = ep.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
 	} else {
@@ -215,6 +210,7 @@ deadline.`,
 
 func newDeregisterInstanceCmd(g *globals) *cobra.Command {
 	var instance, endpoint string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "deregister-instance --instance <id>",
 		Short: "Remove the registration of an endpoint instance that is gone",
@@ -243,10 +239,17 @@ liveness-unestablishable, superseded.`,
 			if err := c.DeregisterInstance(ctx, endpoint, instance); err != nil {
 				var r *ep.DeregisterRefusal
 				if errors.As(err, &r) {
+					if asJSON {
+						printJSON(g.stdout, map[string]any{"endpoint": endpoint, "instance": instance, "deregistered": false, "reason": r.Reason, "detail": r.Detail})
+					}
 					fmt.Fprintf(g.stderr, "✗ %s: %s\n", r.Reason, r.Detail)
 					return exitError{exitFail}
 				}
 				return epFailure(g, err)
+			}
+			if asJSON {
+				printJSON(g.stdout, map[string]any{"endpoint": endpoint, "instance": instance, "deregistered": true})
+				return nil
 			}
 			fmt.Fprintf(g.stdout, "✓ deregistered %s instance %s\n", endpoint, instance)
 			return nil
@@ -254,5 +257,6 @@ liveness-unestablishable, superseded.`,
 	}
 	cmd.Flags().StringVar(&instance, "instance", "", "the whole instance id to deregister")
 	cmd.Flags().StringVar(&endpoint, "endpoint", "manager", "the endpoint the instance serves")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -33,8 +36,12 @@ Retention keeps each sender's last 1000 posts per channel unless
 "cotal history limit" says otherwise; "cotal up" never changes the limits.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if err := wire.ValidateConcreteChannel(args[0]); err != nil {
+			channel := args[0]
+			if err := wire.ValidateChannel(channel); err != nil {
 				return usageError{err}
+			}
+			if !wire.IsConcrete(channel) {
+				return usagef("history reads one channel at a time: %q is a pattern; name one channel it covers", channel)
 			}
 			if limit <= 0 {
 				return usagef("--limit %d: give a positive number", limit)
@@ -46,22 +53,33 @@ Retention keeps each sender's last 1000 posts per channel unless
 				return err
 			}
 			defer e.Close()
-			items, complete, err := e.History(ctx, args[0], limit)
+			if acl := e.AllowSubscribe(); acl != nil && !wire.Covered(acl, channel) {
+				return notAllowedToRead(channel, acl)
+			}
+			items, complete, err := e.History(ctx, channel, limit)
+			if ee := ep.AsError(err); ee != nil && ee.Code == ep.CodePermissionDenied {
+				return fmt.Errorf("not allowed to read #%s: %s", channel, ee.Message)
+			}
 			if err != nil {
 				return err
 			}
+			if len(items) == 0 {
+				if err := knownChannel(ctx, e, channel, g.readsStorage()); err != nil {
+					return err
+				}
+			}
 			if asJSON {
-				b, _ := json.MarshalIndent(map[string]any{"channel": args[0], "complete": complete, "items": items}, "", "  ")
+				b, _ := json.MarshalIndent(map[string]any{"channel": channel, "complete": complete, "items": items}, "", "  ")
 				fmt.Fprintln(g.stdout, string(b))
 				return nil
 			}
 			if len(items) == 0 {
-				fmt.Fprintf(g.stdout, "#%s has no retained posts\n", args[0])
+				fmt.Fprintf(g.stdout, "#%s has no retained posts\n", channel)
 				return nil
 			}
 			for _, h := range items {
 				ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
-				line := render.Item(wire.KindChannel, wire.Subject{Channel: args[0]}, h.Msg, false, e.Me())
+				line := render.Item(wire.KindChannel, wire.Subject{Channel: channel}, h.Msg, false, e.Me())
 				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, line)
 			}
 			if !complete {
@@ -74,6 +92,51 @@ Retention keeps each sender's last 1000 posts per channel unless
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.AddCommand(newHistoryLimitCmd(g), newHistoryClearCmd(g))
 	return cmd
+}
+
+// notAllowedToRead is the refusal of a read outside the caller's read ACL.
+func notAllowedToRead(channel string, acl []string) error {
+	return fmt.Errorf("not allowed to read #%s: it is outside your read ACL (%s)", channel, listOrNone(acl))
+}
+
+// knownChannel says whether a channel with no retained posts exists at
+// all: registered, or named by nothing; readsStorage adds the channels
+// with retained posts to the close matches. An unknown one is an error naming
+// the known channels it is close to. When the registry cannot be read the
+// channel is taken as known: its emptiness is then all that is sure.
+func knownChannel(ctx context.Context, e *mesh.Endpoint, channel string, readsStorage bool) error {
+	reg, err := e.Registry(ctx)
+	if err != nil {
+		return nil
+	}
+	names, entries, err := reg.List(ctx)
+	if err != nil {
+		return nil
+	}
+	if _, ok := entries[channel]; ok {
+		return nil
+	}
+	known := map[string]bool{}
+	for _, n := range names {
+		known[n] = true
+	}
+	if readsStorage {
+		for n := range usedChannels(ctx, e) {
+			known[n] = true
+		}
+	}
+	for _, n := range e.Channels() {
+		known[n] = true
+	}
+	delete(known, channel)
+	msg := fmt.Sprintf("unknown channel #%s: it was never registered and has no retained posts", channel)
+	if close := closeMatches(channel, slices.Sorted(maps.Keys(known))); len(close) > 0 {
+		for i := range close {
+			close[i] = "#" + close[i]
+		}
+		return fmt.Errorf("%s; did you mean %s?", msg, orList(close))
+	}
+	return fmt.Errorf("%s (`cotal channels list` lists the channels)", msg)
 }
 
 // chatLimits is what `history limit` shows and changes.
@@ -167,7 +230,7 @@ N posts per channel. A lower limit deletes what it no longer keeps at once.`,
 }
 
 func newHistoryClearCmd(g *globals) *cobra.Command {
-	var force, dms bool
+	var force, dms, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "clear --force [--dms]",
 		Short: "Delete all retained channel history (and with --dms, stored DMs)",
@@ -193,22 +256,43 @@ never touched. Without --force it only says what it would delete.`,
 				return err
 			}
 			if !force {
-				return usagef("this would delete %s; run again with --force to do it", strings.Join(counts, " and "))
+				return usagef("this would delete %s; run again with --force to do it", joinCounts(counts))
 			}
-			fmt.Fprintf(g.stdout, "deleted %s\n", strings.Join(counts, " and "))
+			if asJSON {
+				printJSON(g.stdout, map[string]any{"deleted": counts})
+				return nil
+			}
+			fmt.Fprintf(g.stdout, "deleted %s\n", joinCounts(counts))
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&force, "force", false, "really delete")
 	cmd.Flags().BoolVar(&dms, "dms", false, "also delete stored direct messages")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was deleted as JSON")
 	return cmd
 }
 
-// clearStreams says what each named stream holds ("N from NAME") and, with
-// force, purges the streams it counted: each is looked up once.
-func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, force bool) ([]string, error) {
+// streamCount is how many messages a stream held when it was counted.
+type streamCount struct {
+	Stream   string `json:"stream"`
+	Messages uint64 `json:"messages"`
+}
+
+func (c streamCount) String() string { return fmt.Sprintf("%d from %s", c.Messages, c.Stream) }
+
+func joinCounts(counts []streamCount) string {
+	s := make([]string, len(counts))
+	for i, c := range counts {
+		s[i] = c.String()
+	}
+	return strings.Join(s, " and ")
+}
+
+// clearStreams says what each named stream holds and, with force, purges
+// the streams it counted: each is looked up once.
+func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, force bool) ([]streamCount, error) {
 	var (
-		counts  []string
+		counts  []streamCount
 		streams []jetstream.Stream
 	)
 	for _, n := range names {
@@ -217,7 +301,7 @@ func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, f
 			return nil, fmt.Errorf("opening %s: %w", n, err)
 		}
 		streams = append(streams, s)
-		counts = append(counts, fmt.Sprintf("%d from %s", s.CachedInfo().State.Msgs, n))
+		counts = append(counts, streamCount{Stream: n, Messages: s.CachedInfo().State.Msgs})
 	}
 	if !force {
 		return counts, nil

@@ -33,7 +33,7 @@ func TestClearStreamsStreamGoneBeforePurge(t *testing.T) {
 	}
 	t.Cleanup(func() { testHookBeforePurge = func() {} })
 
-	var counts []string
+	var counts []streamCount
 	func() {
 		defer func() {
 			if r := recover(); r != nil {
@@ -45,7 +45,7 @@ func TestClearStreamsStreamGoneBeforePurge(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), dm) {
 		t.Fatalf("clearing with %s gone: err %v, want one naming it", dm, err)
 	}
-	if want := "0 from " + chat; len(counts) != 2 || counts[0] != want {
+	if want := "0 from " + chat; len(counts) != 2 || counts[0].String() != want {
 		t.Fatalf("counts %q, want %q first", counts, want)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/broker"
@@ -74,12 +75,22 @@ until you leave.
 			if g.creds != "" {
 				opts.Name = ""
 			}
+			log := newHeldLog(g.stderr)
+			opts.Logf = log.logf
 			e, err := g.endpoint(ctx, opts)
 			if err != nil {
 				return err
 			}
 			defer e.Close()
-			return joinLoop(ctx, g, e)
+			log.watch(func() bool { return e.Conn().Status() == nats.CONNECTED })
+			err = joinLoop(ctx, g, e, lostMesh(ctx, g, e.Conn()))
+			if errors.As(err, new(meshLostError)) {
+				// What the endpoint says while it lets go of a mesh that
+				// is gone is noise: the person was told in words.
+				log.drop()
+				e.Conn().Close()
+			}
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&name, "name", "", "your name on the mesh (required unless --creds)")
@@ -121,9 +132,12 @@ func (g *globals) mintForJoin(ctx context.Context, name, role string, channels [
 	return path, broker.WriteCreds(path, c)
 }
 
-// joinLoop prints arrivals and sends typed lines until EOF, /quit or a
-// signal.
-func joinLoop(ctx context.Context, g *globals, e *mesh.Endpoint) error {
+// meshLostError ends a join whose mesh went away; it says so in words.
+type meshLostError struct{ error }
+
+// joinLoop prints arrivals and sends typed lines until EOF, /quit, a
+// signal, or the mesh is lost (a meshLostError).
+func joinLoop(ctx context.Context, g *globals, e *mesh.Endpoint, lost <-chan error) error {
 	var mu sync.Mutex
 	say := func(format string, args ...any) {
 		mu.Lock()
@@ -165,6 +179,8 @@ func joinLoop(ctx context.Context, g *globals, e *mesh.Endpoint) error {
 		case <-ctx.Done():
 			say("leaving")
 			return nil
+		case err := <-lost:
+			return meshLostError{err}
 		case line, ok = <-lines:
 			if !ok {
 				return nil

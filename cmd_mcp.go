@@ -14,7 +14,6 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
@@ -36,7 +35,7 @@ tools say so until the mesh is back.
 "cotal mcp config claude|codex|opencode --creds FILE" prints what to add to
 that client's configuration.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runMCP(g, name) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return runMCP(g, name, credsSource(cmd)) },
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", "", "on an open mesh (no credentials): the name to appear as")
 	cmd.AddCommand(newMCPConfigCmd(g, &name))
@@ -45,11 +44,14 @@ that client's configuration.`,
 
 // runMCP wires the server to the mesh: managed inside a seat, standalone
 // otherwise.
-func runMCP(g *globals, name string) error {
+func runMCP(g *globals, name, source string) error {
 	manager := os.Getenv("COTAL_MANAGER_INSTANCE")
 	creds, url, uid := g.creds, g.server, ""
 	if manager != "" {
 		if m, err := sandbox.ReadMaterial(os.Getenv(sandbox.MaterialEnv)); err == nil {
+			if creds == "" {
+				source = "the seat's creds"
+			}
 			creds, url = firstSet(creds, m.Creds), firstSet(url, m.URL)
 			g.space, name, uid = firstSet(g.space, m.Space), firstSet(name, m.Name), m.LifecycleUID
 		}
@@ -57,13 +59,9 @@ func runMCP(g *globals, name string) error {
 	}
 	self := mcp.Identity{Name: name, Space: g.space}
 	if creds != "" {
-		b, err := os.ReadFile(creds)
+		info, err := loadCreds(creds, source)
 		if err != nil {
-			return fmt.Errorf("reading the creds: %w", err)
-		}
-		info, err := wire.ParseCreds(b)
-		if err != nil {
-			return usagef("%s: %v", creds, err)
+			return err
 		}
 		if g.space == "" {
 			g.space = info.Space
@@ -107,7 +105,8 @@ func firstSet(a, b string) string {
 }
 
 func newMCPConfigCmd(g *globals, name *string) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "config <claude|codex|opencode>",
 		Short: "Print what to add to an MCP client's configuration to run cotal mcp",
 		Long: `Print exactly what to add to Claude Code's, Codex's or opencode's
@@ -115,7 +114,7 @@ configuration so that it runs this cotal binary's MCP server as --creds (or,
 on an open mesh, as --name). Paths are made absolute.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: mcp.Clients,
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			exe, err := os.Executable()
 			if err != nil {
 				return err
@@ -130,12 +129,8 @@ on an open mesh, as --name). Paths are made absolute.`,
 				if err != nil {
 					return err
 				}
-				b, err := os.ReadFile(abs)
-				if err != nil {
-					return fmt.Errorf("reading the creds: %w", err)
-				}
-				if _, err := wire.ParseCreds(b); err != nil {
-					return usagef("%s: %v", abs, err)
+				if _, err := loadCreds(abs, credsSource(cmd)); err != nil {
+					return err
 				}
 				argv = append(argv, "--creds", abs)
 			case *name != "":
@@ -153,8 +148,14 @@ on an open mesh, as --name). Paths are made absolute.`,
 			if err != nil {
 				return usageError{err}
 			}
+			if asJSON {
+				printJSON(g.stdout, map[string]any{"client": args[0], "command": argv[0], "args": argv[1:], "instructions": out})
+				return nil
+			}
 			fmt.Fprint(g.stdout, out)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the command that runs the server, and the instructions, as JSON")
+	return cmd
 }

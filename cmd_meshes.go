@@ -165,8 +165,17 @@ func dash(s string) string {
 	return s
 }
 
+// useReport is `cotal use --json`: the default set with `cotal use` ("" for
+// none) and the space commands run here use, with why.
+type useReport struct {
+	Default string `json:"default"`
+	Space   string `json:"space"`
+	Source  string `json:"source"`
+}
+
 func newUseCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "use [space]",
 		Short: "Set (or show) the default space for commands run without --space",
 		Args:  cobra.MaximumNArgs(1),
@@ -175,27 +184,32 @@ func newUseCmd(g *globals) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if len(args) == 0 {
-				def, err := config.DefaultSpaceChoice(data)
-				if err != nil {
-					return err
+			if len(args) == 1 {
+				if err := config.SetDefaultSpace(data, args[0]); err != nil {
+					return usageError{err}
 				}
-				if def == "" {
-					_, _, res, err := g.paths()
-					if err != nil {
-						return err
-					}
-					fmt.Fprintf(g.stdout, "no default set; commands here use space %s (%s)\n", res.Space, res.Source)
-					return nil
-				}
+			}
+			def, err := config.DefaultSpaceChoice(data)
+			if err != nil {
+				return err
+			}
+			_, _, res, err := g.paths()
+			if err != nil {
+				return err
+			}
+			switch {
+			case asJSON:
+				printJSON(g.stdout, useReport{Default: def, Space: res.Space, Source: res.Source})
+			case len(args) == 1:
+				fmt.Fprintf(g.stdout, "default space is now %s\n", args[0])
+			case def == "":
+				fmt.Fprintf(g.stdout, "no default set; commands here use space %s (%s)\n", res.Space, res.Source)
+			default:
 				fmt.Fprintf(g.stdout, "default space: %s\n", def)
-				return nil
 			}
-			if err := config.SetDefaultSpace(data, args[0]); err != nil {
-				return usageError{err}
-			}
-			fmt.Fprintf(g.stdout, "default space is now %s\n", args[0])
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
@@ -61,6 +62,7 @@ func newSendCmd(g *globals) *cobra.Command {
 		mentions []string
 		waitFor  string
 		timeout  time.Duration
+		file     string
 	)
 	cmd := &cobra.Command{
 		Use:   "send",
@@ -75,11 +77,16 @@ has it), taken (the recipient's connector holds it), injected into its
 terminal or pulled by its inbox read (one rung), acked (settled). A DM or a
 task is followed to its recipient; a post to every peer it @mentions. When
 --timeout ends first, the command says which rung was reached and why it
-waits there, and exits 1.`,
+waits there, and exits 1.
+
+The text is the words after the target; a lone - reads it from standard
+input and --file from a file (a trailing newline is dropped). An empty
+message, or one larger than the mesh takes, is refused and nothing is sent.`,
 	}
 	cmd.PersistentFlags().BoolVar(&asJSON, "json", false, "print the receipt as JSON")
 	cmd.PersistentFlags().StringVar(&waitFor, "wait", "", "wait until the message reaches this rung: "+strings.Join(wire.Rungs, ", "))
 	cmd.PersistentFlags().DurationVar(&timeout, "timeout", 30*time.Second, "how long --wait waits")
+	cmd.PersistentFlags().StringVar(&file, "file", "", "read the message from this `file` instead of the words after the target")
 	print := func(r mesh.Receipt, head string, progress []mesh.Progress, reached bool, sent time.Time) {
 		if asJSON {
 			out := any(r)
@@ -108,13 +115,17 @@ waits there, and exits 1.`,
 	// message first.
 	sendCmd := func(use, short string, send func(ctx context.Context, e *mesh.Endpoint, to, text string) (mesh.Receipt, error), head func(mesh.Receipt) string) *cobra.Command {
 		return &cobra.Command{
-			Use: use, Short: short, Args: cobra.MinimumNArgs(2),
-			RunE: func(_ *cobra.Command, args []string) error {
+			Use: use, Short: short, Args: cobra.MinimumNArgs(1),
+			RunE: func(cmd *cobra.Command, args []string) error {
 				if waitFor != "" && wire.RungRank(waitFor) == 0 {
 					return usageError{fmt.Errorf("--wait %q: not a rung (one of %s)", waitFor, strings.Join(wire.Rungs, ", "))}
 				}
 				if timeout <= 0 {
 					return usageError{fmt.Errorf("--timeout must be positive")}
+				}
+				text, err := messageBody(g, cmd, args[1:], file)
+				if err != nil {
+					return err
 				}
 				limit := 10 * time.Second
 				if waitFor != "" {
@@ -134,8 +145,15 @@ waits there, and exits 1.`,
 					}
 					defer w.Close()
 				}
+				maxPayload := e.Conn().MaxPayload()
+				if encodedSize(text) > maxPayload {
+					return tooLarge(cmd, text, maxPayload)
+				}
 				sent := time.Now()
-				r, err := send(ctx, e, args[0], strings.Join(args[1:], " "))
+				r, err := send(ctx, e, args[0], text)
+				if errors.Is(err, nats.ErrMaxPayload) {
+					return tooLarge(cmd, text, maxPayload) // the envelope tipped it over; nats.go sent nothing
+				}
 				if err != nil {
 					return sendError(err)
 				}

@@ -62,7 +62,8 @@ func seatInbox(g *globals, peek, asJSON bool) error {
 }
 
 func newSetStatusCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "set-status <idle|waiting|working> [activity...]",
 		Short: "Inside a seat: set the seat's status and activity on the roster",
 		Args:  cobra.MinimumNArgs(1),
@@ -83,14 +84,21 @@ func newSetStatusCmd(g *globals) *cobra.Command {
 			}); err != nil {
 				return err
 			}
+			if asJSON {
+				printJSON(g.stdout, r)
+				return nil
+			}
 			fmt.Fprintf(g.stdout, "status %v, activity %q\n", r.Status, r.Activity)
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }
 
 func newLeaveCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "leave <channel>",
 		Short: "Inside a seat: leave a channel (its durable hold ends first)",
 		Args:  cobra.ExactArgs(1),
@@ -105,14 +113,19 @@ func newLeaveCmd(g *globals) *cobra.Command {
 			}); err != nil {
 				return err
 			}
-			if left {
+			switch {
+			case asJSON:
+				printJSON(g.stdout, map[string]any{"channel": args[0], "left": left})
+			case left:
 				fmt.Fprintf(g.stdout, "left #%s\n", args[0])
-			} else {
+			default:
 				fmt.Fprintf(g.stdout, "you weren't on #%s\n", args[0])
 			}
 			return nil
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }
 
 // seatJoin is `cotal join --channel C` inside a seat.

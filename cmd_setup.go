@@ -26,8 +26,17 @@ with direct messages, channel posts and tasks for your role; use the cotal
 command (cotal inbox, cotal send dm|msg|ask, cotal roster) to read and answer.
 `
 
+// setupReport is `cotal setup --json`.
+type setupReport struct {
+	AgentsDir string   `json:"agentsDir"`
+	Persona   string   `json:"persona"` // the default persona's file
+	Created   bool     `json:"created"` // false: it existed and was kept
+	Personas  []string `json:"personas"`
+}
+
 func newSetupCmd(g *globals) *cobra.Command {
 	var dir string
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "setup",
 		Short: "Make this folder a cotal project: seed .cotal/agents/default.md",
@@ -49,9 +58,9 @@ exists is overwritten; a later run says what is there.`,
 			}
 			path := filepath.Join(agents, "default.md")
 			f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+			r := setupReport{AgentsDir: agents, Persona: path}
 			switch {
 			case errors.Is(err, fs.ErrExist):
-				fmt.Fprintf(g.stdout, "kept %s (it exists)\n", path)
 			case err != nil:
 				return err
 			default:
@@ -62,13 +71,24 @@ exists is overwritten; a later run says what is there.`,
 				if err := f.Close(); err != nil {
 					return err
 				}
-				fmt.Fprintf(g.stdout, "created %s\n", path)
+				r.Created = true
 			}
-			fmt.Fprintf(g.stdout, "personas in %s: %s\n", agents, listOrNone(seat.ListPersonas(dir)))
+			r.Personas = nonNilList(seat.ListPersonas(dir))
+			if asJSON {
+				printJSON(g.stdout, r)
+				return nil
+			}
+			if r.Created {
+				fmt.Fprintf(g.stdout, "created %s\n", path)
+			} else {
+				fmt.Fprintf(g.stdout, "kept %s (it exists)\n", path)
+			}
+			fmt.Fprintf(g.stdout, "personas in %s: %s\n", agents, listOrNone(r.Personas))
 			fmt.Fprintln(g.stdout, "next: `cotal` (or `cotal up --detach`), then `cotal spawn default`")
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&dir, "dir", "", "the project folder (default: here)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

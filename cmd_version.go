@@ -11,21 +11,37 @@ import (
 // version is set at build time with -ldflags "-X main.version=…".
 var version = "dev"
 
+// versionInfo is `cotal version --json`.
+type versionInfo struct {
+	Version    string `json:"version"`
+	NATSServer string `json:"natsServer"`
+	Go         string `json:"go"`
+	OS         string `json:"os"`
+	Arch       string `json:"arch"`
+}
+
 func newVersionCmd(g *globals) *cobra.Command {
-	return &cobra.Command{
+	var asJSON bool
+	cmd := &cobra.Command{
 		Use:   "version",
 		Short: "Print cotal's version and its broker's",
 		Args:  cobra.NoArgs,
 		Run: func(*cobra.Command, []string) {
-			nats := "unknown"
+			v := versionInfo{Version: version, NATSServer: "unknown", Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH}
 			if bi, ok := debug.ReadBuildInfo(); ok {
 				for _, d := range bi.Deps {
 					if d.Path == "github.com/nats-io/nats-server/v2" {
-						nats = d.Version
+						v.NATSServer = d.Version
 					}
 				}
 			}
-			fmt.Fprintf(g.stdout, "cotal %s (nats-server %s, %s %s/%s)\n", version, nats, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+			if asJSON {
+				printJSON(g.stdout, v)
+				return
+			}
+			fmt.Fprintf(g.stdout, "cotal %s (nats-server %s, %s %s/%s)\n", v.Version, v.NATSServer, v.Go, v.OS, v.Arch)
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	return cmd
 }

@@ -482,7 +482,7 @@ func TestSendRefusals(t *testing.T) {
 		{name: "wildcard channel", args: []string{"send", "msg", "team.>", "x"}, code: 2, want: `cannot publish to wildcard channel "team.>"`},
 		{name: "outside allowPublish", args: []string{"--creds", bob.Creds, "send", "msg", "other", "x"}, code: 1, want: "not allowed to post to #other"},
 		{name: "unknown peer", args: []string{"send", "dm", "nobody", "x"}, code: 2, want: `no peer "nobody" in space "default"`},
-		{name: "dm without text", args: []string{"send", "dm", "bob"}, code: 2, want: "requires at least 2 arg(s)"},
+		{name: "dm without text", args: []string{"send", "dm", "bob"}, code: 2, want: "send dm: missing <text>"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strings"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+)
+
+// maxBodyRead bounds what a send reads from standard input or a file; the
+// mesh's own limit, known once connected, is far below it.
+const maxBodyRead = 64 << 20
+
+// messageBody is the text a send verb sends: the words after its target,
+// standard input for a lone "-", or --file. It refuses an ambiguous source
+// and an empty or whitespace-only text before anything connects.
+func messageBody(g *globals, cmd *cobra.Command, words []string, file string) (string, error) {
+	stdin := len(words) == 1 && words[0] == "-"
+	var (
+		text string
+		from string
+	)
+	switch {
+	case file != "" && stdin:
+		return "", usagef("%s: give the message once: --file or -, not both", shortPath(cmd))
+	case file != "" && len(words) > 0:
+		return "", usagef("%s: --file gives the message; drop the words after the target (%q)", shortPath(cmd), strings.Join(words, " "))
+	case len(words) > 1 && words[0] == "-":
+		return "", usagef("%s: - reads the message from standard input and takes no other words (quote the text to send a dash)", shortPath(cmd))
+	case file != "":
+		b, err := readBounded(shortPath(cmd), file, nil)
+		if err != nil {
+			return "", err
+		}
+		text, from = trimNewline(b), file
+	case stdin:
+		if f, ok := g.stdin.(*os.File); ok && term.IsTerminal(f.Fd()) {
+			fmt.Fprintln(g.stderr, "reading the message from standard input; end it with Ctrl-D")
+		}
+		b, err := readBounded(shortPath(cmd), "standard input", g.stdin)
+		if err != nil {
+			return "", err
+		}
+		text, from = trimNewline(b), "standard input"
+	case len(words) == 0:
+		return "", missingArg(cmd, 1)
+	default:
+		text = strings.Join(words, " ")
+	}
+	if strings.TrimSpace(text) == "" {
+		if from != "" {
+			return "", usagef("%s: the message from %s is empty; nothing was sent", shortPath(cmd), from)
+		}
+		return "", usagef("%s: the message is empty; nothing was sent", shortPath(cmd))
+	}
+	return text, nil
+}
+
+// readBounded reads a message source whole for the command at path,
+// refusing one past maxBodyRead; r nil opens name as a file.
+func readBounded(path, name string, r io.Reader) ([]byte, error) {
+	if r == nil {
+		f, err := os.Open(name)
+		if err != nil {
+			return nil, usagef("%s: --file %s: %s", path, name, describeOpenError(err))
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.IsDir() {
+			return nil, usagef("%s: --file %s: is a directory", path, name)
+		}
+		r = f
+	}
+	b, err := io.ReadAll(io.LimitReader(r, maxBodyRead+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading the message from %s: %w", path, name, err)
+	}
+	if len(b) > maxBodyRead {
+		return nil, usagef("%s: the message from %s is over %d MiB; nothing was sent", path, name, maxBodyRead>>20)
+	}
+	return b, nil
+}
+
+// trimNewline drops the line ending a file or a pipe ends with.
+func trimNewline(b []byte) string {
+	return strings.TrimRight(string(b), "\r\n")
+}
+
+// encodedSize is how many bytes the text takes in a message's JSON: a
+// lower bound of the whole message, which adds its envelope.
+func encodedSize(text string) int64 {
+	b, _ := json.Marshal(text)
+	return int64(len(b))
+}
+
+// tooLarge refuses a message the mesh would not take, naming its limit.
+func tooLarge(cmd *cobra.Command, text string, limit int64) error {
+	size := "with its envelope it is over that"
+	if n := encodedSize(text); n > limit {
+		size = fmt.Sprintf("this one is %d KiB encoded", (n+1023)>>10)
+	}
+	return usagef("%s: the message is too large: the mesh takes at most %d KiB per message, and %s; nothing was sent",
+		shortPath(cmd), limit>>10, size)
+}
+
+// describeOpenError says in words why a path could not be opened.
+func describeOpenError(err error) string {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "no such file"
+	case errors.Is(err, fs.ErrPermission):
+		return "permission denied"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"context"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/seat"
+)
+
+// completeTimeout bounds one completion's look at the mesh: a shell waits
+// for it on every Tab, so a mesh that is down or slow yields nothing, fast.
+const completeTimeout = time.Second
+
+// addCompletions teaches `cotal completion`'s scripts the names each
+// argument and flag takes: seats (the managers' census), personas (the
+// project's agent files), channels (the registry and, for the operator,
+// the channels with posts), peers and roles (the roster), spaces (this
+// machine's).
+func addCompletions(root *cobra.Command, g *globals) {
+	seats := names(g, seatNames)
+	personas := names(g, func(context.Context, *globals) []string { return seat.ListPersonas(personaDir()) })
+	channels := names(g, channelNames)
+	peers := names(g, peerNames)
+	roles := names(g, roleNames)
+	spaces := names(g, func(context.Context, *globals) []string { return spaceNames() })
+
+	args := map[string]cobra.CompletionFunc{
+		"send msg": channels, "send dm": peers, "send ask": roles,
+		"history": channels, "channels set": channels, "leave": channels,
+		"spawn": personas, "mint": personas, "use": spaces,
+		"screen": seats, "stop": seats, "input": seats,
+	}
+	for path, fn := range args {
+		if c, _, err := root.Find(strings.Fields(path)); err == nil && c != root {
+			c.ValidArgsFunction = firstArg(fn)
+		}
+	}
+	flags := []struct {
+		path, flag string
+		fn         cobra.CompletionFunc
+	}{
+		{"send msg", "mention", peers},
+		{"join", "channel", channels},
+		{"mint", "subscribe", channels},
+		{"mint", "allow-subscribe", channels},
+		{"mint", "allow-publish", channels},
+		{"", "space", spaces},
+	}
+	for _, f := range flags {
+		c := root
+		if f.path != "" {
+			c, _, _ = root.Find(strings.Fields(f.path))
+		}
+		_ = c.RegisterFlagCompletionFunc(f.flag, f.fn)
+	}
+}
+
+// firstArg completes a command's first argument with fn and nothing after
+// it: what follows is free text.
+func firstArg(fn cobra.CompletionFunc) cobra.CompletionFunc {
+	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) > 0 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		return fn(c, args, toComplete)
+	}
+}
+
+// names makes a completion function of a lookup: it runs with the flags
+// of the command line being completed, within completeTimeout, and offers
+// the names that start with what was typed; it offers no files.
+func names(g *globals, lookup func(context.Context, *globals) []string) cobra.CompletionFunc {
+	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
+		defer cancel()
+		found := make(chan []string, 1)
+		go func() { found <- lookup(ctx, g) }()
+		var all []string
+		select {
+		case all = <-found:
+		case <-ctx.Done(): // whatever still runs ends with the process
+		}
+		var out []cobra.Completion
+		for _, n := range all {
+			if strings.HasPrefix(n, toComplete) && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+		sort.Strings(out)
+		return out, cobra.ShellCompDirectiveNoFileComp
+	}
+}
+
+// quietEndpoint connects for a completion: nothing it logs may reach the
+// shell.
+func quietEndpoint(ctx context.Context, g *globals) (*mesh.Endpoint, error) {
+	return g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}, Logf: func(string, ...any) {}})
+}
+
+func seatNames(ctx context.Context, g *globals) []string {
+	cl, nc, err := g.managers()
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	cs, err := cl.Census(ctx, "")
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, r := range cs.Rows {
+		out = append(out, r.Name)
+	}
+	return out
+}
+
+func channelNames(ctx context.Context, g *globals) []string {
+	e, err := quietEndpoint(ctx, g)
+	if err != nil {
+		return nil
+	}
+	defer e.Close()
+	var out []string
+	if reg, err := e.Registry(ctx); err == nil {
+		out, _, _ = reg.List(ctx)
+	}
+	if g.readsStorage() {
+		for n := range usedChannels(ctx, e) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func peerNames(ctx context.Context, g *globals) []string {
+	e, err := quietEndpoint(ctx, g)
+	if err != nil {
+		return nil
+	}
+	defer e.Close()
+	peers, _, err := e.Roster(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range peers {
+		out = append(out, p.Name)
+	}
+	return out
+}
+
+func roleNames(ctx context.Context, g *globals) []string {
+	e, err := quietEndpoint(ctx, g)
+	if err != nil {
+		return nil
+	}
+	defer e.Close()
+	peers, _, err := e.Roster(ctx)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range peers {
+		if p.Role != "" {
+			out = append(out, p.Role)
+		}
+	}
+	return out
+}
+
+func spaceNames() []string {
+	data, err := config.DataDir()
+	if err != nil {
+		return nil
+	}
+	spaces, err := config.KnownSpaces(data)
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, p := range spaces {
+		out = append(out, p.Space)
+	}
+	return out
+}
