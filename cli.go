@@ -303,12 +303,8 @@ func (g *globals) oneShot(fn func(ctx context.Context, e *mesh.Endpoint) error) 
 	return fn(ctx, e)
 }
 
-// printJSON prints v indented, for --json.
-func printJSON(g *globals, v any) error {
-	b, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		return err
-	}
-	fmt.Fprintln(g.stdout, string(b))
+// resultJSON prints a command's result for --json and ends the command.
+func (g *globals) resultJSON(v any) error {
+	printJSON(g.stdout, v)
 	return nil
 }

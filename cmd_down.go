@@ -35,7 +35,7 @@ any seat is live and names them; --with-agents stops them too.`,
 			res := downJSON{Space: p.Space, SeatsStopped: []string{}}
 			done := func(format string, args ...any) error {
 				if asJSON {
-					return printJSON(g, res)
+					return g.resultJSON(res)
 				}
 				fmt.Fprintf(g.stdout, format, args...)
 				return nil

@@ -466,7 +466,7 @@ func newStopCmd(g *globals) *cobra.Command {
 					return err
 				}
 				if asJSON {
-					return printJSON(g, struct {
+					return g.resultJSON(struct {
 						client.Row
 						Ended string `json:"ended"`
 					}{r, howEnded(r.Process, !force)})
@@ -515,7 +515,7 @@ cotal input --keys vi Escape : q ! Enter`,
 					return err
 				}
 				if asJSON {
-					return printJSON(g, r)
+					return g.resultJSON(r)
 				}
 				fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
 				return nil
@@ -550,7 +550,7 @@ func typeKeys(g *globals, name, on string, noEnter, asJSON bool, names []string)
 			return err
 		}
 		if asJSON {
-			return printJSON(g, r)
+			return g.resultJSON(r)
 		}
 		fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
 		return nil

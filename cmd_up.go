@@ -133,7 +133,7 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	var late *host.NotReadyError
 	switch {
 	case errors.As(err, &running) && f.json:
-		return printJSON(g, upJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile()})
+		return g.resultJSON(upJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile()})
 	case errors.As(err, &running):
 		fmt.Fprintln(g.stdout, running.Error())
 		return nil
@@ -143,7 +143,7 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 		return err
 	}
 	if f.json {
-		return printJSON(g, upJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
+		return g.resultJSON(upJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
 			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile()})
 	}
 	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s mode, sync %s) in %s\n", p.Space, rec.URL, rec.PID, rec.Mode, rec.Sync, time.Since(start).Round(time.Millisecond))
