@@ -66,7 +66,26 @@ func modeSuffix(st mesh.ConnectorState, ch string) string {
 
 // channelsText lists the joined channels, in join order, then the other
 // registered channels the read ACL covers and those with a mode.
-func channelsText(st mesh.ConnectorState, names []string, cfgs map[string]mesh.ChannelConfig, def *mesh.ChannelConfig, regErr error) string {
+// backstops is what the delivery service says it holds for the caller,
+// or why it could not say.
+type backstops struct {
+	held map[string]mesh.MembershipInfo
+	err  error
+}
+
+// says is a durable joined channel's backstop in words.
+func (b *backstops) says(j mesh.JoinedChannel) string {
+	m, ok := b.held[j.Channel]
+	switch {
+	case b.err != nil:
+		return "durable, backstop DEGRADED: the delivery service does not answer (" + b.err.Error() + ")"
+	case !ok || !m.Activated || m.Generation != j.Generation:
+		return "durable, backstop DEGRADED: the delivery service has no active hold for you on record"
+	}
+	return "durable, backstop active"
+}
+
+func channelsText(st mesh.ConnectorState, names []string, cfgs map[string]mesh.ChannelConfig, def *mesh.ChannelConfig, regErr error, holds *backstops) string {
 	joined := map[string]mesh.JoinedChannel{}
 	var order []string
 	for _, j := range st.Channels {
@@ -115,6 +134,9 @@ func channelsText(st mesh.ConnectorState, names []string, cfgs map[string]mesh.C
 			parts = append(parts, "a family of channels, live")
 		case st.Profile == "open":
 			parts = append(parts, "live (an open mesh keeps nothing)")
+		case on && j.Durable && holds != nil:
+			// Joined with a hold: durable, whatever the registry says now.
+			parts = append(parts, holds.says(j))
 		case regErr != nil:
 			parts = append(parts, "delivery class unknown")
 		case eff.Class == mesh.ClassDurable && on && j.Durable:

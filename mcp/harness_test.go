@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
@@ -246,3 +247,19 @@ func next(t testing.TB, e *mesh.Endpoint) *mesh.Item {
 }
 
 func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// setClass registers a channel with a delivery class, as an operator.
+func (h *meshH) setClass(channel, class string) {
+	h.t.Helper()
+	js, err := jetstream.New(h.op)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	reg, err := mesh.OpenRegistry(ctxT(h.t), js, space)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	if _, err := reg.Set(ctxT(h.t), channel, mesh.ChannelConfig{DeliveryClass: class}); err != nil {
+		h.t.Fatal(err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mcp"
+	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -260,4 +261,15 @@ func TestChannelsJoinLeaveAndModes(t *testing.T) {
 	if got := c.ok("cotal_join", map[string]any{"channel": "team"}); !strings.HasPrefix(got, "Joined #team (durable backstop active)") {
 		t.Errorf("join #team: %q", got)
 	}
+}
+
+// cotal_channels says a durable channel's backstop is active only while
+// the delivery service answers for the hold, and DEGRADED when it does not.
+func TestChannelsToolSaysWhetherTheBackstopHolds(t *testing.T) {
+	h := startMesh(t)
+	h.setClass("team", mesh.ClassDurable)
+	c := standalone(t, h, h.mint("alice", "", []string{"team"}, []string{"team"}))
+	c.waitOK("cotal_channels", nil, "* #team — durable, backstop active")
+	h.m.Delivery().Close()
+	c.waitOK("cotal_channels", nil, "* #team — durable, backstop DEGRADED")
 }

@@ -266,7 +266,22 @@ func toolChannels(ctx context.Context, _ *Server, ss *session, _ noArgs) (string
 	if regErr == nil {
 		def, regErr = reg.Defaults(ctx)
 	}
-	return channelsText(st, names, cfgs, def, regErr), nil
+	// A durable channel's backstop is said active only while the delivery
+	// service answers for the very hold this connector joined with.
+	var holds *backstops
+	for _, j := range st.Channels {
+		if j.Durable {
+			hctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+			ms, err := ss.e.Memberships(hctx)
+			cancel()
+			holds = &backstops{err: err, held: map[string]mesh.MembershipInfo{}}
+			for _, m := range ms {
+				holds.held[m.Channel] = m
+			}
+			break
+		}
+	}
+	return channelsText(st, names, cfgs, def, regErr, holds), nil
 }
 
 func toolChannelMode(ctx context.Context, _ *Server, ss *session, a channelModeArgs) (string, error) {

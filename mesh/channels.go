@@ -334,3 +334,21 @@ func withDeadline(ctx context.Context) (context.Context, context.CancelFunc) {
 	}
 	return context.WithTimeout(ctx, 10*time.Second)
 }
+
+// JoinSummary is a join result in one honest line: durable only when the
+// backstop really holds the channel, and why not otherwise.
+func JoinSummary(r JoinResult) string {
+	var b strings.Builder
+	b.WriteString("Joined #" + r.Channel)
+	if r.Durable {
+		b.WriteString(" (durable backstop active)")
+	} else if r.Reason != "" {
+		b.WriteString(" (LIVE only — " + strings.TrimPrefix(r.Reason, "live only: ") + ")")
+	} else {
+		b.WriteString(" (live)")
+	}
+	if r.Backfilled > 0 {
+		fmt.Fprintf(&b, "; %d earlier post(s) in your inbox as history", r.Backfilled)
+	}
+	return b.String() + "."
+}

@@ -643,36 +643,6 @@ func TestConformance55_CannotReadOthersDMsOrInboxes(t *testing.T) {
 	}
 }
 
-func TestConformance63_UnlistedToolArgumentRefused(t *testing.T) {
-	h := newHarness(t, false)
-	chat := h.tap("cotal." + space + ".chat.>")
-	a := h.agentEndpoint(alice, mesh.Options{OneShot: true})
-	ctx := ctxT(t)
-	for _, tc := range []struct{ tool, args, want string }{
-		{"cotal_send", `{"text":"x","channel":"team","owner":"local"}`, "cotal_send: unknown argument(s): owner — this tool accepts only: text, channel, mentions"},
-		{"cotal_dm", `{"to":"bob","text":"x","actor":"bob"}`, "unknown argument(s): actor"},
-		{"cotal_roster", `{"caller":"x"}`, "cotal_roster takes no arguments"},
-		{"cotal_send", `["x"]`, "arguments must be a JSON object"},
-	} {
-		_, err := a.CallTool(ctx, tc.tool, []byte(tc.args))
-		if !errors.Is(err, mesh.ErrBadArguments) || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%s %s: %v", tc.tool, tc.args, err)
-		}
-	}
-	if out, err := a.CallTool(ctx, "cotal_send", []byte(`{"text":"marker","channel":"team"}`)); err != nil || !strings.HasPrefix(out, "Sent to #team.") {
-		t.Fatalf("a good call: %q %v", out, err)
-	}
-	testutil.WaitFor(t, 5*time.Second, func() error {
-		if len(chat.All()) == 0 {
-			return errors.New("marker not seen")
-		}
-		return nil
-	})
-	if n := len(chat.All()); n != 1 {
-		t.Fatalf("%d posts reached the broker, want only the marker: a refused call ran", n)
-	}
-}
-
 func TestConformance64_RenderedTextCannotForgeLines(t *testing.T) {
 	h := newHarness(t, false)
 	a := h.agentEndpoint(alice, mesh.Options{})
