@@ -14,9 +14,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
-	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -105,8 +105,8 @@ Only the local operator may list deliveries.`,
 	return cmd
 }
 
-// listDeliveries reads every DM inbox durable of the space, with the
-// backstop durable of the same lifecycle, and the roster.
+// listDeliveries is what the broker holds unsettled for each identity,
+// with each one's presence.
 func listDeliveries(ctx context.Context, e *mesh.Endpoint) ([]deliveryRow, error) {
 	js, err := jetstream.New(e.Conn())
 	if err != nil {
@@ -120,76 +120,23 @@ func listDeliveries(ctx context.Context, e *mesh.Endpoint) ([]deliveryRow, error
 	for _, p := range peers {
 		byID[p.ID] = p
 	}
-	var rows []deliveryRow
-	space := e.Space()
-	dm, err := js.Stream(ctx, wire.DMStream(space))
+	waiting, err := delivery.ListWaiting(ctx, js, e.Space())
 	if err != nil {
-		return nil, fmt.Errorf("reading the DM stream: %w", err)
+		return nil, err
 	}
-	dlv, _ := js.Stream(ctx, wire.DlvStream(space)) // nil when the space has no backstop
-	lister := dm.ListConsumers(ctx)
-	for ci := range lister.Info() {
-		p, uid, ok := dmOwner(space, ci)
-		if !ok {
-			continue
-		}
-		r := deliveryRow{Name: p.Actor, ID: p.ID(), LifecycleUID: uid, Presence: string(presence.Offline)}
-		if peer, ok := byID[p.ID()]; ok {
+	rows := make([]deliveryRow, 0, len(waiting))
+	for _, w := range waiting {
+		r := deliveryRow{Name: w.Principal.Actor, ID: w.Principal.ID(), LifecycleUID: w.LifecycleUID,
+			Stored: w.Stored, Taken: w.Taken, Oldest: w.Oldest, Presence: string(presence.Offline)}
+		if peer, ok := byID[r.ID]; ok {
 			r.Name, r.Presence = peer.Name, string(peer.Status)
 			if a := peer.Record.Attention; !peer.Offline && a != "" && a != presence.Open {
 				r.Presence += ", " + string(a)
 			}
 		}
-		count(ctx, dm, ci, &r)
-		if dlv != nil {
-			if di, err := dlv.Consumer(ctx, wire.DlvConsumer(p, uid)); err == nil {
-				if info, err := di.Info(ctx); err == nil {
-					count(ctx, dlv, info, &r)
-				}
-			}
-		}
 		rows = append(rows, r)
 	}
-	if err := lister.Err(); err != nil {
-		return nil, fmt.Errorf("listing DM inboxes: %w", err)
-	}
 	return rows, nil
-}
-
-// dmOwner reads whose inbox a DM durable is from its filter and name.
-func dmOwner(space string, ci *jetstream.ConsumerInfo) (wire.Principal, string, bool) {
-	rest, ok := strings.CutPrefix(ci.Config.FilterSubject, wire.Root(space)+".inst.")
-	if !ok {
-		return wire.Principal{}, "", false
-	}
-	tok := strings.Split(rest, ".")
-	if len(tok) != 3 || tok[2] != ">" {
-		return wire.Principal{}, "", false
-	}
-	p := wire.Principal{Owner: tok[0], Actor: tok[1]}
-	uid, ok := strings.CutPrefix(ci.Name, "dm_"+p.Dash()+"-")
-	if !ok || !wire.ValidLifecycleUID(uid) {
-		return wire.Principal{}, "", false
-	}
-	return p, uid, true
-}
-
-// count adds a durable's waiting messages to r: not yet delivered is
-// stored, delivered but not acked is taken; the oldest is the first
-// message past its ack floor.
-func count(ctx context.Context, st jetstream.Stream, ci *jetstream.ConsumerInfo, r *deliveryRow) {
-	r.Stored += int(ci.NumPending)
-	r.Taken += ci.NumAckPending
-	if ci.NumPending == 0 && ci.NumAckPending == 0 {
-		return
-	}
-	m, err := st.GetMsg(ctx, ci.AckFloor.Stream+1, jetstream.WithGetMsgSubject(ci.Config.FilterSubject))
-	if err != nil {
-		return
-	}
-	if r.Oldest.IsZero() || m.Time.Before(r.Oldest) {
-		r.Oldest = m.Time
-	}
 }
 
 // withSeats joins the managers' seats to the inbox rows: a seat's taken
