@@ -105,7 +105,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool, detach
 	}
 
 	sink := tui.NewLogSink(logf)
-	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Logf: sink.Logf})
+	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Echoes: true, Logf: sink.Logf})
 	if err != nil {
 		_ = stopMesh()
 		return err

@@ -17,7 +17,9 @@ type Config struct {
 	PID     int    // the pid serving the mesh
 
 	// Endpoint is the operator's connection. The dashboard joins ">" on it
-	// to read every channel and sends through it.
+	// to read every channel and sends through it. Open it with
+	// mesh.Options.Echoes: the operator's identity is shared by every CLI
+	// command and dashboard, and their posts belong in the feed.
 	Endpoint *mesh.Endpoint
 
 	In  io.Reader // nil: the terminal
