@@ -28,6 +28,10 @@ type Config struct {
 	// Bell rings the terminal bell once when a seat enters NEEDS YOU.
 	Bell bool
 
+	// Notify raises a desktop notification, too, when a seat enters
+	// NEEDS YOU; the zero value raises none.
+	Notify Notify
+
 	// ConfirmQuit returns the live seats quitting would stop (when
 	// hosting); nil or empty quits at once. It runs off the UI goroutine
 	// and may block briefly. A client leaves it nil: quitting stops nothing.

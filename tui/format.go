@@ -18,6 +18,14 @@ const StallAfter = 5 * time.Minute
 // age is render.Age under the short name the dashboard's views call.
 func age(now, t time.Time) string { return render.Age(now, t) }
 
+// The shapes of the states that need a person; each has its own colour
+// too, never colour alone.
+const (
+	glyphStalled = "⧗" // working, and silent for over StallAfter
+	glyphCrashed = "!" // ended on its own with a failure
+	glyphHeld    = "✎" // messages held while its person types
+)
+
 // glyph is a peer's status as a shape; glyphStyle gives it its colour.
 func glyph(p *presence.Peer) string {
 	switch {

@@ -60,7 +60,7 @@ type Model struct {
 	help   help.Model
 	send   sender
 	ctl    SeatControl
-	bell   func()
+	alert  alerts
 	focus  *seatFocus // shared with the collector: the seat whose screen it fetches
 	ctx    context.Context
 
@@ -80,12 +80,12 @@ type Model struct {
 }
 
 // newModel builds the model with styles and keys made once.
-func newModel(cfg Config, styles Styles, s sender, bell func()) *Model {
+func newModel(cfg Config, styles Styles, s sender, al alerts) *Model {
 	sh := &shared{cfg: cfg, styles: styles, keys: DefaultKeyMap(), now: time.Now()}
 	m := &Model{
 		sh: sh, roster: newRosterView(sh), needs: newNeedsView(sh), seats: newSeatsView(sh),
 		feed: newFeedView(sh), input: newInputLine(sh), line: newSeatLine(sh), status: newStatusBar(sh),
-		help: help.New(), send: s, ctl: cfg.SeatControl, bell: bell, focus: &seatFocus{},
+		help: help.New(), send: s, ctl: cfg.SeatControl, alert: al, focus: &seatFocus{},
 	}
 	m.help.ShowAll = true
 	m.setPanel(panelRoster)
@@ -157,14 +157,25 @@ func (m *Model) apply(b batchMsg) {
 		quiet := (b.PeersChanged && !m.rostered) || (b.SeatsChanged && !m.censused)
 		m.rostered = m.rostered || b.PeersChanged
 		m.censused = m.censused || b.SeatsChanged
-		if m.needs.rebuild(m.roster.peers, m.seats.seats, quiet) > 0 && m.sh.cfg.Bell && m.bell != nil {
-			m.bell()
+		if entered := m.needs.rebuild(m.roster.peers, m.seats.seats, quiet); len(entered) > 0 {
+			m.alertNeeds(entered)
 		}
 	}
 	m.feed.add(b.Posts)
 	m.status.count(b.Now, b.Count)
 	if n := len(b.Errors); n > 0 {
 		m.status.setError(b.Errors[n-1], b.Now)
+	}
+}
+
+// alertNeeds tells the person, off the screen, of agents that newly need
+// them: the bell, and a desktop notification where one is set.
+func (m *Model) alertNeeds(entered []laneEntry) {
+	if m.sh.cfg.Bell && m.alert.bell != nil {
+		m.alert.bell()
+	}
+	if m.sh.cfg.Notify.Via != NotifyOff && m.alert.notify != nil {
+		m.alert.notify("cotal · "+m.sh.cfg.Space, notice(m.sh.now, entered))
 	}
 }
 

@@ -116,7 +116,7 @@ func TestNeedsYouOldestFirstAndRingsOncePerEntry(t *testing.T) {
 		t.Errorf("lane order %v, want oldest first", names)
 	}
 	s := h.screen()
-	if !strings.Contains(s, "NEEDS YOU · 2") || !strings.Contains(s, "old  waited 9m  approve rm -rf") {
+	if !strings.Contains(s, "NEEDS YOU · 2") || !strings.Contains(s, "old  waiting 9m  approve rm -rf") {
 		t.Errorf("lane not shown with waits:\n%s", s)
 	}
 	h.batch(2*time.Second, batchMsg{PeersChanged: true, Peers: []presence.Peer{

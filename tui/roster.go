@@ -3,13 +3,13 @@ package tui
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -179,29 +179,38 @@ func (r *rosterView) selected() (presence.Peer, bool) {
 	return r.peers[r.rows[r.cursor]], true
 }
 
-// statusText is the status claim with its overlay: a working peer's
-// progress is observed from its seat's output, or said to be unknown.
-func (r *rosterView) statusText(p *presence.Peer) (string, bool) {
+// look is a peer's glyph, its colour and its status claim, with what its
+// seat shows overlaid: a working peer's progress is observed from its
+// seat's output or said to be unknown, a silent one is stalled (no green
+// dot), and a seat that crashed says so in red, not in the grey of a stop.
+func (r *rosterView) look(p *presence.Peer) (string, lipgloss.Style, string) {
+	st := &r.sh.styles
 	now := r.sh.now
+	s, seated := r.seats[p.ID]
 	switch {
 	case p.Offline:
+		if how, ok := s.crash(); seated && ok {
+			return glyphCrashed, st.Crashed, "crashed (" + how + ")"
+		}
 		if p.OfflineReason != "" {
-			return "offline (" + p.OfflineReason + ")", false
+			return glyph(p), st.Offline, "offline (" + p.OfflineReason + ")"
 		}
-		return "offline", false
+		return glyph(p), st.Offline, "offline"
 	case p.Status == presence.Working:
-		s, ok := r.seats[p.ID]
-		if !ok || s.LastOutput.IsZero() {
-			return "working · progress unknown", false
+		quiet, ok := s.quiet(now)
+		switch {
+		case !seated || !ok:
+			return glyph(p), st.glyphStyle(p), "working · progress unknown"
+		case quiet > StallAfter:
+			return glyphStalled, st.Stalled, "working · stalled " + minutes(quiet)
+		case s.LastOutput.IsZero():
+			return glyph(p), st.glyphStyle(p), "working · progress unknown"
 		}
-		if d := now.Sub(s.LastOutput); d > StallAfter {
-			return fmt.Sprintf("working · stalled %dm", int(math.Round(d.Minutes()))), true
-		}
-		return "working · output " + age(now, s.LastOutput) + " ago", false
+		return glyph(p), st.glyphStyle(p), "working · output " + age(now, s.LastOutput) + " ago"
 	case p.Status == presence.Waiting && p.Record.Condition != nil && p.Record.Condition.Code != "":
-		return "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")", false
+		return glyph(p), st.glyphStyle(p), "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")"
 	}
-	return string(p.Status), false
+	return glyph(p), st.glyphStyle(p), string(p.Status)
 }
 
 // cols are the widths of a roster row; 0 drops a column.
@@ -276,7 +285,7 @@ func (r *rosterView) View() string {
 func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 	st := &r.sh.styles
 	now := r.sh.now
-	status, stalled := r.statusText(p)
+	g, style, status := r.look(p)
 	activity := oneLine(wire.CleanLabel(p.Record.Activity))
 	if activity != "" && p.Record.ActivitySince > 0 && !p.Offline {
 		activity += " (" + age(now, msTime(p.Record.ActivitySince)) + ")"
@@ -285,7 +294,7 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 		activity = "[" + string(att) + "] " + activity
 	}
 	var b strings.Builder
-	b.WriteString(st.glyphStyle(p).Render(glyph(p)))
+	b.WriteString(style.Render(g))
 	b.WriteString(" ")
 	nw, sw := c.name, c.status
 	name := pad(wire.CleanLabel(p.Name), nw)
@@ -308,14 +317,7 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 		}
 		b.WriteString(pad(tag, c.tag) + " ")
 	}
-	switch {
-	case stalled:
-		b.WriteString(st.Stalled.Render(pad(status, sw)))
-	case p.Offline:
-		b.WriteString(st.Offline.Render(pad(status, sw)))
-	default:
-		b.WriteString(st.glyphStyle(p).Render(pad(status, sw)))
-	}
+	b.WriteString(style.Render(pad(status, sw)))
 	if c.act > 0 {
 		b.WriteString(" " + pad(activity, c.act))
 	}

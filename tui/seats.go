@@ -187,13 +187,19 @@ func (s *seatsView) row(seat *Seat, selected bool) string {
 		process = strings.Replace(process, "killed SIG", "killed ", 1)
 	}
 	glyph, style := "●", st.Working
+	_, crashed := seat.crash()
+	_, stalled := seat.stalled(now)
 	switch {
+	case crashed:
+		glyph, style = glyphCrashed, st.Crashed
 	case !seat.Running():
 		glyph, style = "⨯", st.Offline
 	case seat.State == "starting":
 		glyph, style = "◌", st.Idle
 	case seat.State == "uncertain":
 		glyph, style = "?", st.Waiting
+	case stalled:
+		glyph, style = glyphStalled, st.Stalled
 	}
 	b.WriteString(style.Render(glyph) + " ")
 	name := wire.CleanLabel(seat.Name)
@@ -224,6 +230,9 @@ func (s *seatsView) row(seat *Seat, selected bool) string {
 	b.WriteString(st.Dim.Render(fmt.Sprintf(" %4s %4s", age(now, seat.MeshSince), age(now, seat.LastOutput))))
 	if note != "" {
 		b.WriteString(" " + st.Stalled.Render(note))
+	}
+	if why, ok := seat.held(); ok {
+		b.WriteString(" " + st.Waiting.Render(glyphHeld+" held: "+why))
 	}
 	if _, ok := seat.unsandboxed(); ok {
 		b.WriteString(" " + st.Waiting.Render("unsandboxed"))

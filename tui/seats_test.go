@@ -217,7 +217,7 @@ func TestNeedsYouTakesWaitingSeatsOldestFirstAndRingsOnce(t *testing.T) {
 		t.Errorf("lane %v, want sw (6m, by its seat) then lone (3m)", got)
 	}
 	s := h.screen()
-	if !strings.Contains(s, "◐ sw  waited 6m") || !strings.Contains(s, "◐ lone  waited 3m  approve the deploy") {
+	if !strings.Contains(s, "◐ sw  waiting 6m") || !strings.Contains(s, "◐ lone  waiting 3m  approve the deploy") {
 		t.Errorf("lane not shown with waits:\n%s", s)
 	}
 
