@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/seat/attach/tty"
@@ -27,7 +27,7 @@ const (
 	modeNormal  mode = iota
 	modeCompose      // the input line has the keys
 	modeFilter       // the roster filter has the keys
-	modeHelp         // the ? screen
+	modePage         // a pager over the body: the keys, the message log, a post in full
 	modeConfirm      // quitting would stop live seats: y/n
 	modePicker       // choosing a persona to spawn
 	modeStop         // stopping the selected seat: y/n
@@ -57,7 +57,8 @@ type Model struct {
 	input  *inputLine
 	line   *seatLine
 	status *statusBar
-	help   help.Model
+	log    *messageLog
+	page   *pager
 	send   sender
 	ctl    SeatControl
 	alert  alerts
@@ -82,12 +83,12 @@ type Model struct {
 // newModel builds the model with styles and keys made once.
 func newModel(cfg Config, styles Styles, s sender, al alerts) *Model {
 	sh := &shared{cfg: cfg, styles: styles, keys: DefaultKeyMap(), now: time.Now()}
+	log := &messageLog{}
 	m := &Model{
 		sh: sh, roster: newRosterView(sh), needs: newNeedsView(sh), seats: newSeatsView(sh),
-		feed: newFeedView(sh), input: newInputLine(sh), line: newSeatLine(sh), status: newStatusBar(sh),
-		help: help.New(), send: s, ctl: cfg.SeatControl, alert: al, focus: &seatFocus{},
+		feed: newFeedView(sh), input: newInputLine(sh, log), line: newSeatLine(sh), status: newStatusBar(sh, log),
+		log: log, page: newPager(sh), send: s, ctl: cfg.SeatControl, alert: al, focus: &seatFocus{},
 	}
-	m.help.ShowAll = true
 	m.setPanel(panelRoster)
 	return m
 }
@@ -102,9 +103,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.apply(msg)
 	case sentMsg:
 		m.input.sent(msg)
-		if msg.Err != nil {
-			m.status.setError(msg.Err.Error(), msg.At)
-		} else if msg.Out.Sigil == '#' {
+		if msg.Err == nil && msg.Out.Sigil == '#' {
 			m.feed.add([]Post{{ID: msg.Receipt.ID, Kind: "channel", Channel: msg.Out.To, From: "you", Text: msg.Out.Text, At: msg.At, Mine: true}})
 		}
 	case quitCheckMsg:
@@ -163,8 +162,8 @@ func (m *Model) apply(b batchMsg) {
 	}
 	m.feed.add(b.Posts)
 	m.status.count(b.Now, b.Count)
-	if n := len(b.Errors); n > 0 {
-		m.status.setError(b.Errors[n-1], b.Now)
+	for _, err := range b.Errors {
+		m.status.setError(err)
 	}
 }
 
@@ -199,7 +198,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch m.mode {
 	case modeCompose:
-		cmd := m.input.update(msg, m.send, m.feed.currentChannel())
+		cmd, refused := m.input.update(msg, m.send, m.feed.currentChannel())
+		if refused != "" {
+			m.status.setError(refused)
+		}
 		if !m.input.active() {
 			m.mode = modeNormal
 		}
@@ -211,8 +213,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.layout()
 		}
 		return cmd
-	case modeHelp:
-		m.mode = modeNormal
+	case modePage:
+		if !m.page.move(msg) {
+			m.mode = modeNormal
+		}
 		return nil
 	case modeConfirm:
 		switch {
@@ -230,7 +234,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.mode = modeHelp
+		m.openPage("KEYS", m.helpLines, false)
+	case key.Matches(msg, k.Log):
+		m.log.unseen = 0
+		m.openPage("MESSAGE LOG", func(w int) []string { return m.log.lines(&m.sh.styles, w) }, true)
 	case key.Matches(msg, k.Compose):
 		m.mode = modeCompose
 		return m.input.open(m.feed.currentChannel())
@@ -318,7 +325,6 @@ func (m *Model) quit() tea.Cmd {
 
 func (m *Model) resize(w, h int) {
 	m.w, m.h = w, h
-	m.help.Width = w
 	m.layout()
 }
 
@@ -350,6 +356,14 @@ func (m *Model) layout() {
 	m.input.SetSize(w, 1)
 	m.line.SetSize(w, 1)
 	m.status.SetSize(w, 1)
+	m.page.SetSize(w, h-m.headerLines())
+}
+
+// openPage shows a pager over the body.
+func (m *Model) openPage(title string, build func(w int) []string, end bool) {
+	m.page.SetSize(m.w, m.h-m.headerLines())
+	m.page.open(title, build, end)
+	m.mode = modePage
 }
 
 func (m *Model) View() string {
@@ -363,8 +377,8 @@ func (m *Model) View() string {
 	var b strings.Builder
 	b.WriteString(m.header())
 	b.WriteString("\n")
-	if m.mode == modeHelp {
-		b.WriteString(m.helpView())
+	if m.mode == modePage {
+		b.WriteString(m.page.View())
 		return b.String()
 	}
 	sep := strings.TrimSuffix(strings.Repeat(st.Rule.Render("│")+"\n", m.roster.h), "\n")
@@ -421,24 +435,55 @@ func (m *Model) header() string {
 	return line
 }
 
-func (m *Model) helpView() string {
-	k := m.sh.keys
-	lines := []string{
-		m.sh.styles.Title.Render("KEYS") + "  (any key closes this)",
-		"",
-		m.help.FullHelpView(k.FullHelp()),
-		"",
-		"send line:  #channel text   post to a channel",
-		"            @name text      direct message to a peer",
-		"            !role text      task for one holder of a role",
-		"            text            post to the selected channel tab",
-		"",
-		"roster:  ● working  ◐ waiting  ○ idle  ⨯ offline  ⚙ endpoint;  FOR = status age, HEARD = last heartbeat",
-		"         'working · progress unknown': no seat output observed;  'stalled Nm': no output for over 5m",
-		"seats:   PROCESS and MESH side by side; '≠' marks a row where they disagree; the selected seat's screen is on the right",
-		"         s spawns from a persona of .cotal/agents · x stops the selected seat (asks first) · i types a line into it",
-		"         a or enter attaches full screen (every key goes to the seat; " + tty.KeyName(m.detachKey()) + " comes back here); ⧉ names who is attached",
+// helpLines is the ? screen for width w: every key first, in as many
+// columns as fit, then what the send line takes and what the shapes mean.
+func (m *Model) helpLines(w int) []string {
+	st := &m.sh.styles
+	var bs []key.Binding
+	for _, col := range m.sh.keys.FullHelp() {
+		bs = append(bs, col...)
 	}
-	body := strings.Split(strings.Join(lines, "\n"), "\n")
-	return block(body, m.w, m.h-m.headerLines())
+	keyW, descW := 0, 0
+	for _, b := range bs {
+		keyW = max(keyW, ansi.StringWidth(b.Help().Key))
+		descW = max(descW, ansi.StringWidth(b.Help().Desc))
+	}
+	colW := min(keyW+2+descW, w)
+	cols := max((w+3)/(colW+3), 1)
+	rows := (len(bs) + cols - 1) / cols
+	out := make([]string, 0, rows+24)
+	for r := range rows {
+		var line strings.Builder
+		for c := range cols {
+			i := c*rows + r
+			if i >= len(bs) {
+				break
+			}
+			if c > 0 {
+				line.WriteString("   ")
+			}
+			h := bs[i].Help()
+			line.WriteString(st.Key.Render(pad(h.Key, keyW)) + "  " + pad(h.Desc, colW-keyW-2))
+		}
+		out = append(out, line.String())
+	}
+	text := []string{
+		"",
+		"SEND LINE",
+		"  #channel text   post to a channel",
+		"  @name text      direct message to a peer",
+		"  !role text      task for one holder of a role",
+		"  text            post to the selected channel tab",
+		"",
+		"ROSTER  ● working  ◐ waiting  ○ idle  ⨯ offline  ⚙ endpoint; FOR is the status's age, HEARD the last heartbeat's; 'working · progress unknown': no seat output observed.",
+		"NEEDS YOU  every agent that needs you, oldest first: ◐ waiting; " + glyphStalled + " stalled, working with no output for over 5m; " +
+			glyphCrashed + " crashed, its process ended on its own with a failure; " + glyphHeld + " held, messages wait while its person types.",
+		"SEATS  PROCESS and MESH side by side; ≠ marks a row where they disagree; ⨯ a seat that exited or was stopped. The keys act on the seat under the cursor of the roster or of SEATS, whichever has the keys; its screen is on the right.",
+		"ATTACH  a or enter attaches full screen: every key goes to the seat; " + tty.KeyName(m.detachKey()) + " comes back here; ⧉ names who is attached.",
+		"MESSAGES  receipts and errors show for a few seconds, then stay in the message log (m).",
+	}
+	for _, t := range text {
+		out = append(out, wrap(t, w, 2)...)
+	}
+	return out
 }

@@ -150,10 +150,14 @@ func (r *rosterView) move(msg tea.KeyMsg) bool {
 	return true
 }
 
-// listHeight is the rows left for peers under the title and column line.
+// listHeight is the rows left for peers under the title and column line,
+// less one that says how many are hidden when they do not all fit.
 func (r *rosterView) listHeight() int {
 	h := r.h - 2
 	if r.filter.Focused() {
+		h--
+	}
+	if len(r.rows) > h {
 		h--
 	}
 	return max(h, 0)
@@ -239,7 +243,7 @@ func (r *rosterView) columns() cols {
 
 func (r *rosterView) View() string {
 	st := &r.sh.styles
-	title := fmt.Sprintf("ROSTER · %d agents · %d ep", r.agents, r.eps)
+	title := "ROSTER · " + plural(r.agents, "agent") + " · " + plural(r.eps, "endpoint")
 	if r.filtering() {
 		title += fmt.Sprintf(" · filter %q: %d shown", r.filter.Value(), len(r.rows))
 	}
@@ -277,6 +281,9 @@ func (r *rosterView) View() string {
 	end := min(r.offset+r.listHeight(), len(r.rows))
 	for i := r.offset; i < end; i++ {
 		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor && r.focused, c))
+	}
+	if r.offset > 0 || end < len(r.rows) {
+		lines = append(lines, st.Dim.Render(moreLine(r.offset, len(r.rows)-end)))
 	}
 	return block(lines, r.w, r.h)
 }

@@ -145,15 +145,22 @@ func (p *personaPicker) move(msg tea.KeyMsg, k KeyMap) {
 func (p *personaPicker) lines(st *Styles, h int) []string {
 	out := []string{st.Title.Render("SPAWN A SEAT") + "  pick a persona: ↑/↓ move · enter spawns · esc cancels"}
 	room := max(h-1, 1)
+	if len(p.names) > room {
+		room = max(room-1, 1) // a line says how many are hidden
+	}
 	first := max(min(p.cursor-room+1, len(p.names)-room), 0)
 	first = min(first, p.cursor)
-	for i := first; i < len(p.names) && len(out) <= room; i++ {
+	end := min(first+room, len(p.names))
+	for i := first; i < end; i++ {
 		name := wire.CleanLabel(p.names[i])
 		if i == p.cursor {
 			out = append(out, st.Cursor.Render("› "+name))
 		} else {
 			out = append(out, "  "+name)
 		}
+	}
+	if first > 0 || end < len(p.names) {
+		out = append(out, st.Dim.Render(moreLine(first, len(p.names)-end)))
 	}
 	return out
 }

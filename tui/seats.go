@@ -117,9 +117,19 @@ func (s *seatsView) move(msg tea.KeyMsg) bool {
 	return true
 }
 
+// listHeight is the rows left for seats under the title and column line,
+// less one that says how many are hidden when they do not all fit.
+func (s *seatsView) listHeight() int {
+	h := s.h - 2
+	if len(s.seats) > h {
+		h--
+	}
+	return max(h, 1)
+}
+
 func (s *seatsView) clamp() {
 	s.cursor = max(min(s.cursor, len(s.seats)-1), 0)
-	lh := max(s.h-2, 1)
+	lh := s.listHeight()
 	if s.cursor < s.offset {
 		s.offset = s.cursor
 	}
@@ -143,7 +153,7 @@ func (s *seatsView) View() string {
 	}
 	head := fmt.Sprintf("SEATS · %d", len(s.seats))
 	if n := len(s.missing); n > 0 {
-		head += fmt.Sprintf(" · %d manager(s) silent: list incomplete", n)
+		head += " · " + plural(n, "manager") + " silent: list incomplete"
 	}
 	if len(s.seats) == 0 {
 		var why string
@@ -159,9 +169,12 @@ func (s *seatsView) View() string {
 	}
 	lw, pw := s.widths()
 	lines := []string{title.Render(head), st.Dim.Render(fmt.Sprintf("  %-12s %-11s %4s %7s %-10s %4s %4s", "NAME", "PROCESS", "UP", "PID", "MESH", "FOR", "OUT"))}
-	end := min(s.offset+max(s.h-2, 0), len(s.seats))
+	end := min(s.offset+s.listHeight(), len(s.seats))
 	for i := s.offset; i < end; i++ {
 		lines = append(lines, s.row(&s.seats[i], i == s.cursor))
+	}
+	if s.offset > 0 || end < len(s.seats) {
+		lines = append(lines, st.Dim.Render(moreLine(s.offset, len(s.seats)-end)))
 	}
 	list := block(lines, lw, s.h)
 	if pw < 10 {
