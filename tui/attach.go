@@ -51,9 +51,9 @@ func (m *Model) attach() tea.Cmd {
 		m.status.setError(errNoControl.Error())
 		return nil
 	}
-	s, ok := m.seats.selected()
+	s, ok, why := m.target()
 	if !ok {
-		m.status.setError("no seat selected: s spawns one")
+		m.status.setError(why)
 		return nil
 	}
 	if !s.Running() {

@@ -11,6 +11,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
@@ -128,13 +129,16 @@ func (m *Model) apply(b batchMsg) {
 	m.view, m.viewKnown = b.View, true
 	if b.SeatsChanged {
 		compact := m.seats.compact()
-		m.seats.setCensus(b.Census)
-		m.roster.setSeats(b.Census.Seats)
+		spawned := m.seats.setCensus(b.Census)
+		m.roster.setSeats(m.seats.seats)
 		if compact != m.seats.compact() {
 			m.layout()
 		}
-		if m.panel == panelSeats && m.seats.compact() {
+		switch {
+		case m.panel == panelSeats && m.seats.compact():
 			m.setPanel(panelRoster)
+		case spawned && m.panel == panelRoster:
+			m.setPanel(panelSeats) // the seat just spawned is the one picked
 		}
 		m.syncFocus()
 	}
@@ -143,6 +147,7 @@ func (m *Model) apply(b batchMsg) {
 	}
 	if b.PeersChanged {
 		m.roster.setPeers(b.Peers)
+		m.syncFocus()
 		m.status.peers, m.status.online = len(b.Peers), 0
 		for i := range b.Peers {
 			if !b.Peers[i].Offline {
@@ -259,9 +264,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.feed.move(msg)
 	case m.panel == panelRoster:
 		if m.roster.move(msg) {
-			if p, ok := m.roster.selected(); ok && m.seats.selectPeer(p.ID) {
-				m.syncFocus()
-			}
+			m.syncFocus()
 		}
 	case m.panel == panelSeats:
 		if m.seats.move(msg) {
@@ -291,6 +294,7 @@ func (m *Model) leaveMode() {
 func (m *Model) setPanel(p panel) {
 	m.panel = p
 	m.roster.focused, m.seats.focused, m.feed.focused = p == panelRoster, p == panelSeats, p == panelFeed
+	m.syncFocus()
 }
 
 // cyclePanel moves to the next (or previous) panel; the seats band is
@@ -307,9 +311,34 @@ func (m *Model) cyclePanel(back bool) {
 	m.setPanel(p)
 }
 
-// syncFocus tells the collector which seat's screen to fetch.
+// target is the seat the seat keys act on: the one under the cursor of
+// the roster while it has the keys (and its peer holds a seat), else the
+// one under the cursor of SEATS. The roster and SEATS keep their own
+// cursors; a person acts on the row they see picked. why says, when there
+// is none, what to do.
+func (m *Model) target() (s Seat, ok bool, why string) {
+	if m.panel == panelRoster {
+		if p, picked := m.roster.selected(); picked {
+			if s, ok := m.roster.seatOf(p.ID); ok {
+				return s, true, ""
+			}
+			return Seat{}, false, wire.CleanLabel(p.Name) + " is no seat of a manager here: tab to SEATS to pick one"
+		}
+	}
+	if s, ok := m.seats.selected(); ok {
+		return s, true, ""
+	}
+	return Seat{}, false, "no seat selected: s spawns one"
+}
+
+// syncFocus shows the target's screen, or the SEATS cursor's when there
+// is no target, and tells the collector which to fetch.
 func (m *Model) syncFocus() {
-	s, ok := m.seats.selected()
+	s, ok, _ := m.target()
+	if !ok {
+		s, ok = m.seats.selected()
+	}
+	m.seats.show(s, ok)
 	m.focus.store(s, ok)
 }
 

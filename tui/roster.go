@@ -175,6 +175,12 @@ func (r *rosterView) clamp() {
 	r.offset = max(min(r.offset, len(r.rows)-lh), 0)
 }
 
+// seatOf is the seat a peer holds: a running one before one that exited.
+func (r *rosterView) seatOf(id string) (Seat, bool) {
+	s, ok := r.seats[id]
+	return s, ok && id != ""
+}
+
 // selected is the peer under the cursor.
 func (r *rosterView) selected() (presence.Peer, bool) {
 	if r.cursor >= len(r.rows) {
@@ -280,7 +286,7 @@ func (r *rosterView) View() string {
 	}
 	end := min(r.offset+r.listHeight(), len(r.rows))
 	for i := r.offset; i < end; i++ {
-		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor && r.focused, c))
+		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor, c))
 	}
 	if r.offset > 0 || end < len(r.rows) {
 		lines = append(lines, st.Dim.Render(moreLine(r.offset, len(r.rows)-end)))
@@ -305,9 +311,12 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 	b.WriteString(" ")
 	nw, sw := c.name, c.status
 	name := pad(wire.CleanLabel(p.Name), nw)
-	if selected {
+	if selected && r.focused {
 		// A marker as well as reverse video: without colour the cursor must still show.
 		b.WriteString(st.Cursor.Render(pad("›"+wire.CleanLabel(p.Name), nw)))
+	} else if selected {
+		// The cursor of a list without the keys: kept, and seen, but not lit.
+		b.WriteString(st.Dim.Render(pad("›"+wire.CleanLabel(p.Name), nw)))
 	} else if p.Offline {
 		b.WriteString(st.Offline.Render(name))
 	} else {

@@ -55,9 +55,9 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, k.Spawn) {
 		return personasCmd(m.ctl)
 	}
-	s, ok := m.seats.selected()
+	s, ok, why := m.target()
 	if !ok {
-		m.status.setError("no seat selected: s spawns one")
+		m.status.setError(why)
 		return nil
 	}
 	name := wire.CleanLabel(s.Name)

@@ -25,7 +25,9 @@ type seatsView struct {
 	cursor   int
 	offset   int
 	want     string      // a seat to select when it appears (just spawned)
-	shot     *screenShot // the selected seat's last screen
+	shown    Seat        // the seat whose screen the preview shows
+	showing  bool        // shown is set
+	shot     *screenShot // the shown seat's last screen
 	focused  bool
 	w, h     int
 }
@@ -40,20 +42,37 @@ func (s *seatsView) SetSize(w, h int) {
 // compact reports whether the band needs only its title and one line.
 func (s *seatsView) compact() bool { return len(s.seats) == 0 }
 
-// setCensus replaces the seats and keeps the cursor on the same seat, or
-// moves it to the one just spawned.
-func (s *seatsView) setCensus(c Census) {
+// setCensus replaces the seats and keeps the cursor on the same seat, by
+// its lifecycle and manager, never by its row or its name alone; or moves
+// it to the one just spawned, and then reports true.
+func (s *seatsView) setCensus(c Census) (spawned bool) {
 	keep, had := s.selected()
 	s.known, s.managers, s.missing = true, c.Managers, c.Missing
 	s.seats = slices.Clone(c.Seats)
-	slices.SortFunc(s.seats, func(a, b Seat) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Manager, b.Manager)) })
+	slices.SortFunc(s.seats, func(a, b Seat) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Manager, b.Manager), a.Started.Compare(b.Started), cmp.Compare(a.UID, b.UID))
+	})
 	switch {
 	case s.want != "" && s.selectName(s.want):
-		s.want = ""
+		s.want, spawned = "", true
+	case had && s.selectKey(keep.key()):
 	case had:
-		s.selectName(keep.Name)
+		s.selectName(keep.Name) // its row is gone: the seat that took its name
 	}
 	s.clamp()
+	return spawned
+}
+
+// selectKey moves the cursor to the seat of that key.
+func (s *seatsView) selectKey(k string) bool {
+	for i := range s.seats {
+		if s.seats[i].key() == k {
+			s.cursor = i
+			s.clamp()
+			return true
+		}
+	}
+	return false
 }
 
 // selectName moves the cursor to the named seat, a running one first.
@@ -71,18 +90,6 @@ func (s *seatsView) selectName(name string) bool {
 	return found >= 0
 }
 
-// selectPeer moves the cursor to the seat holding a presence id.
-func (s *seatsView) selectPeer(id string) bool {
-	for i := range s.seats {
-		if s.seats[i].PeerID == id && id != "" {
-			s.cursor = i
-			s.clamp()
-			return true
-		}
-	}
-	return false
-}
-
 // selected is the seat under the cursor.
 func (s *seatsView) selected() (Seat, bool) {
 	if s.cursor >= len(s.seats) {
@@ -91,9 +98,18 @@ func (s *seatsView) selected() (Seat, bool) {
 	return s.seats[s.cursor], true
 }
 
-// setShot keeps a screen fetch if it is of the selected seat.
+// show makes the preview show a seat's screen.
+func (s *seatsView) show(seat Seat, ok bool) {
+	if ok && s.showing && seat.key() == s.shown.key() {
+		s.shown = seat // the census may have news of it
+		return
+	}
+	s.shown, s.showing, s.shot = seat, ok, nil
+}
+
+// setShot keeps a screen fetch if it is of the seat shown.
 func (s *seatsView) setShot(shot *screenShot) {
-	if sel, ok := s.selected(); ok && sel.Name == shot.Name && sel.Manager == shot.Manager {
+	if s.showing && s.shown.Name == shot.Name && s.shown.Manager == shot.Manager {
 		s.shot = shot
 	}
 }
@@ -171,7 +187,7 @@ func (s *seatsView) View() string {
 	lines := []string{title.Render(head), st.Dim.Render(fmt.Sprintf("  %-12s %-11s %4s %7s %-10s %4s %4s", "NAME", "PROCESS", "UP", "PID", "MESH", "FOR", "OUT"))}
 	end := min(s.offset+s.listHeight(), len(s.seats))
 	for i := s.offset; i < end; i++ {
-		lines = append(lines, s.row(&s.seats[i], i == s.cursor))
+		lines = append(lines, s.row(&s.seats[i], i == s.cursor, s.focused))
 	}
 	if s.offset > 0 || end < len(s.seats) {
 		lines = append(lines, st.Dim.Render(moreLine(s.offset, len(s.seats)-end)))
@@ -186,7 +202,7 @@ func (s *seatsView) View() string {
 
 // row is one seat: process state, uptime, pid, mesh state and its age,
 // last output; a disagreement between process and mesh is said in words.
-func (s *seatsView) row(seat *Seat, selected bool) string {
+func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	st := &s.sh.styles
 	now := s.sh.now
 	var b strings.Builder
@@ -216,9 +232,13 @@ func (s *seatsView) row(seat *Seat, selected bool) string {
 	}
 	b.WriteString(style.Render(glyph) + " ")
 	name := wire.CleanLabel(seat.Name)
-	if selected {
+	switch {
+	case selected && focused:
 		b.WriteString(st.Cursor.Render(pad("›"+name, 12)))
-	} else {
+	case selected:
+		// The cursor of a list without the keys: kept, and seen, but not lit.
+		b.WriteString(st.Name(seat.Name).Render(pad("›"+name, 12)))
+	default:
 		b.WriteString(st.Name(seat.Name).Render(pad(name, 12)))
 	}
 	up := "-"
@@ -280,10 +300,10 @@ func holders(ids []string) string {
 	return strings.Join(order, ", ")
 }
 
-// preview is the last lines of the selected seat's screen.
+// preview is the last lines of the shown seat's screen.
 func (s *seatsView) preview(w int) string {
 	st := &s.sh.styles
-	sel, ok := s.selected()
+	sel, ok := s.shown, s.showing
 	if !ok {
 		return block([]string{st.Dim.Render("SCREEN"), st.Dim.Render("select a seat to see its screen")}, w, s.h)
 	}

@@ -350,6 +350,9 @@ func TestSpawnFromThePicker(t *testing.T) {
 	if sel, _ := h.m.seats.selected(); sel.Name != "shell_2" {
 		t.Errorf("selected %q after the spawn, want shell_2", sel.Name)
 	}
+	if sel, _, _ := h.m.target(); sel.Name != "shell_2" || h.m.panel != panelSeats {
+		t.Errorf("the keys act on %q after the spawn, want shell_2 in SEATS", sel.Name)
+	}
 
 	f.personas = nil
 	h.run(h.keys("s"))
