@@ -233,11 +233,11 @@ func (f *feedView) line(e *feedEntry) string {
 	case f.tab == 0:
 		b.WriteString(st.Receipt.Render("#"+e.Channel) + " ")
 	}
-	from := e.From
-	if e.Mine {
-		from = "you"
+	b.WriteString(st.Name(e.From).Render(e.From))
+	if e.To != "" {
+		b.WriteString(" → " + st.Name(e.To).Render(e.To))
 	}
-	b.WriteString(st.Name(e.From).Render(from) + ": ")
+	b.WriteString(": ")
 	text := oneLine(e.Text)
 	if e.Historical {
 		text = st.Dim.Render(text)

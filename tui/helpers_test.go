@@ -90,6 +90,7 @@ func newTestModel(t *testing.T, cfg Config, w, h int) *harness {
 		notify: func(title, body string) { h2.notices = append(h2.notices, title+"|"+body) },
 	})
 	h2.m.sh.now = t0
+	h2.m.sh.self, h2.m.sh.selfID = "root", "local.root"
 	h2.send(tea.WindowSizeMsg{Width: w, Height: h})
 	return h2
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -104,8 +105,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.apply(msg)
 	case sentMsg:
 		m.input.sent(msg)
-		if msg.Err == nil && msg.Out.Sigil == '#' {
-			m.feed.add([]Post{{ID: msg.Receipt.ID, Kind: "channel", Channel: msg.Out.To, From: "you", Text: msg.Out.Text, At: msg.At, Mine: true}})
+		if msg.Err == nil {
+			m.feed.add([]Post{m.sentPost(msg)})
 		}
 	case quitCheckMsg:
 		if len(msg.live) == 0 {
@@ -121,6 +122,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.key(msg)
 	}
 	return m, nil
+}
+
+// sentPost is a send from this dashboard as the feed shows it, labelled
+// as every other reader labels the operator's posts; the live copy of a
+// channel post that follows has its id and is dropped.
+func (m *Model) sentPost(msg sentMsg) Post {
+	p := Post{ID: msg.Receipt.ID, From: m.sh.self, FromID: m.sh.selfID, Text: msg.Out.Text, At: msg.At}
+	switch msg.Out.Sigil {
+	case '@':
+		p.Kind, p.Channel, p.To = "dm", "dm", wire.CleanLabel(cmp.Or(msg.Receipt.ToName, msg.Out.To))
+	case '!':
+		p.Kind, p.Channel = "anycast", "@"+msg.Out.To
+	default:
+		p.Kind, p.Channel = "channel", msg.Out.To
+	}
+	return p
 }
 
 // apply folds one collector batch into the components.

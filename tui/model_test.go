@@ -181,8 +181,21 @@ func TestComposeSendsAndShowsTheReceipt(t *testing.T) {
 	}
 	h.send(msg)
 	s := h.screen()
-	if !strings.Contains(s, "→ #general: stored seq 1") || !strings.Contains(s, "#general you: hello there") {
+	if !strings.Contains(s, "→ #general: stored seq 1") || !strings.Contains(s, "#general root: hello there") {
 		t.Errorf("no receipt or own post:\n%s", s)
+	}
+	// The live copy of the same post (the endpoint keeps the operator's
+	// echoes) is the same line, named the same way.
+	h.batch(time.Second, batchMsg{Posts: []Post{{ID: "id1", Kind: "channel", Channel: "general", From: "root", FromID: "local.root", Text: "hello there", At: t0}}})
+	if n := strings.Count(h.screen(), "hello there"); n != 1 {
+		t.Errorf("own post shown %d times once its live copy came", n)
+	}
+	// The operator's own DMs and tasks are in the feed too.
+	h.send(h.keys("c", "@bob are you there?", "<enter>")())
+	h.send(h.keys("c", "!reviewer look at #4", "<enter>")())
+	s = h.screen()
+	if !strings.Contains(s, "DM root → bob: are you there?") || !strings.Contains(s, "@reviewer root: look at #4") {
+		t.Errorf("the operator's DM or task is not in the feed:\n%s", s)
 	}
 
 	h.s.err = errors.New("not allowed to post to #secret")

@@ -9,6 +9,9 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
 	"github.com/charmbracelet/x/term"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Run shows the dashboard until the person quits or ctx ends. It joins
@@ -43,6 +46,7 @@ func Run(ctx context.Context, cfg Config) error {
 	screen, al := terminalAlerts(ctx, out, cfg.Notify, logf)
 	m := newModel(cfg, NewStyles(lipgloss.NewRenderer(out)), e, al)
 	m.ctx = ctx
+	m.sh.self, m.sh.selfID = selfLabel(e), e.Me().ID()
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		m.resize(80, 24) // no terminal tells its size: draw a common one
 	}
@@ -60,4 +64,10 @@ func Run(ctx context.Context, cfg Config) error {
 		return nil
 	}
 	return err
+}
+
+// selfLabel is how the endpoint's posts are labelled wherever they are
+// read, so the dashboard names its own posts the same way.
+func selfLabel(e *mesh.Endpoint) string {
+	return wire.SenderLabel(e.Me(), wire.Sender{Name: e.Card().Name, Role: e.Role()})
 }
