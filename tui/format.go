@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // StallAfter is how long a working seat may print nothing before the
@@ -70,12 +71,9 @@ func statusRank(p *presence.Peer) int {
 	return 2
 }
 
-// harnessTags are the two-letter tags of the harnesses people know.
-var harnessTags = map[string]string{"claude": "cc", "opencode": "oc", "hermes": "hm", "codex": "cx", "jcode": "jc", "pi": "pi", "command": "cm"}
-
-// harnessTag reads the peer's harness from card.meta.harness or a
+// harnessOf reads the peer's harness from card.meta.harness or a
 // "harness:<name>" tag; "" when it says none.
-func harnessTag(c presence.Card) string {
+func harnessOf(c presence.Card) string {
 	h := c.Meta["harness"]
 	if h == "" {
 		for _, t := range c.Tags {
@@ -85,19 +83,7 @@ func harnessTag(c presence.Card) string {
 			}
 		}
 	}
-	return tagOf(h)
-}
-
-// tagOf is a harness name's two-letter tag.
-func tagOf(h string) string {
-	h = strings.ToLower(strings.TrimSpace(h))
-	if tag, ok := harnessTags[h]; ok {
-		return tag
-	}
-	if len(h) > 2 {
-		return h[:2]
-	}
-	return h
+	return strings.ToLower(strings.TrimSpace(wire.CleanLabel(h)))
 }
 
 // oneLine flattens text for a single row.

@@ -263,8 +263,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Compose):
 		m.mode = modeCompose
 		return m.input.open(m.feed.currentChannel())
-	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type):
+	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type), key.Matches(msg, k.Remove):
 		return m.seatKey(msg)
+	case m.panel == panelFeed && key.Matches(msg, k.Open):
+		m.openPost()
 	case key.Matches(msg, k.Attach) && (msg.String() == "a" || m.panel != panelFeed):
 		return m.attach()
 	case key.Matches(msg, k.Filter):
@@ -403,6 +405,17 @@ func (m *Model) layout() {
 	m.line.SetSize(w, 1)
 	m.status.SetSize(w, 1)
 	m.page.SetSize(w, h-m.headerLines())
+}
+
+// openPost shows the feed's selected post in full.
+func (m *Model) openPost() {
+	e, ok := m.feed.selected()
+	if !ok {
+		m.status.setError("no post to open")
+		return
+	}
+	post := *e
+	m.openPage("POST", func(w int) []string { return m.feed.full(&post, w) }, false)
 }
 
 // openPage shows a pager over the body.

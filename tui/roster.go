@@ -223,6 +223,9 @@ func (r *rosterView) look(p *presence.Peer) (string, lipgloss.Style, string) {
 	return glyph(p), st.glyphStyle(p), string(p.Status)
 }
 
+// harnessW is the harness column: "opencode" fits, a longer name is cut.
+const harnessW = 8
+
 // cols are the widths of a roster row; 0 drops a column.
 type cols struct{ name, role, tag, status, act, ages int }
 
@@ -235,8 +238,8 @@ func (r *rosterView) columns() cols {
 		c.status = max(c.status+rest, 10)
 		return c
 	}
-	if rest >= 3+12 {
-		c.tag, rest = 2, rest-3
+	if rest >= harnessW+1+12 {
+		c.tag, rest = harnessW, rest-harnessW-1
 	}
 	if rest >= 11+14 {
 		c.role, rest = 10, rest-11
@@ -268,7 +271,7 @@ func (r *rosterView) View() string {
 		head += pad("ROLE", c.role) + " "
 	}
 	if c.tag > 0 {
-		head += "HN "
+		head += pad("HARNESS", c.tag) + " "
 	}
 	head += pad("STATUS", c.status)
 	if c.act > 0 {
@@ -327,9 +330,9 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 		b.WriteString(pad(wire.CleanLabel(p.Role), c.role) + " ")
 	}
 	if c.tag > 0 {
-		tag := harnessTag(p.Record.Card)
+		tag := harnessOf(p.Record.Card)
 		if s, ok := r.seats[p.ID]; ok && tag == "" {
-			tag = tagOf(s.Harness) // a seat's card need not say; its manager knows
+			tag = s.Harness // a seat's card need not say; its manager knows
 		}
 		b.WriteString(pad(tag, c.tag) + " ")
 	}

@@ -9,7 +9,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// seatKey handles s, x and i, and the keys of the picker, the stop
+// seatKey handles s, x, i and d, and the keys of the picker, the stop
 // question and the seat line they open. Every call to a manager is
 // returned as a tea.Cmd.
 func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
@@ -48,6 +48,14 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	}
+	if key.Matches(msg, k.Remove) {
+		s, ok, why := m.target()
+		if !ok {
+			m.status.setError(why)
+			return nil
+		}
+		return m.remove(s)
+	}
 	if m.ctl == nil {
 		m.status.setError(errNoControl.Error())
 		return nil
@@ -62,7 +70,7 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	name := wire.CleanLabel(s.Name)
 	if !s.Running() {
-		m.status.setError(fmt.Sprintf("seat %s is not running (%s)", name, s.Process))
+		m.status.setError(fmt.Sprintf("seat %s is not running (%s); d removes it from the list", name, s.Process))
 		return nil
 	}
 	if key.Matches(msg, k.Stop) {
@@ -71,6 +79,21 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	m.mode = modeType
 	return m.line.open(s)
+}
+
+// remove takes an exited seat off the list at once: there is nothing to
+// lose, and nothing to ask. A running seat is never removed this way.
+func (m *Model) remove(s Seat) tea.Cmd {
+	name := wire.CleanLabel(s.Name)
+	if !m.seats.remove(s) {
+		m.status.setError("seat " + name + " is running: only a seat that has exited is removed from the list (x stops it)")
+		return nil
+	}
+	m.roster.setSeats(m.seats.seats)
+	m.needs.rebuild(m.roster.peers, m.seats.seats, false)
+	m.syncFocus()
+	m.status.setNote(fmt.Sprintf("removed %s (%s) from the list", name, s.Process))
+	return nil
 }
 
 // seatResult folds a seat command's answer into the screen: the receipt

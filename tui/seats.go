@@ -24,15 +24,17 @@ type seatsView struct {
 	missing  []string
 	cursor   int
 	offset   int
-	want     string      // a seat to select when it appears (just spawned)
-	shown    Seat        // the seat whose screen the preview shows
-	showing  bool        // shown is set
-	shot     *screenShot // the shown seat's last screen
+	removed  map[string]bool // exited seats the person took off the list, by key
+	hidden   int             // how many of them the census still reports
+	want     string          // a seat to select when it appears (just spawned)
+	shown    Seat            // the seat whose screen the preview shows
+	showing  bool            // shown is set
+	shot     *screenShot     // the shown seat's last screen
 	focused  bool
 	w, h     int
 }
 
-func newSeatsView(sh *shared) *seatsView { return &seatsView{sh: sh} }
+func newSeatsView(sh *shared) *seatsView { return &seatsView{sh: sh, removed: map[string]bool{}} }
 
 func (s *seatsView) SetSize(w, h int) {
 	s.w, s.h = w, h
@@ -48,7 +50,14 @@ func (s *seatsView) compact() bool { return len(s.seats) == 0 }
 func (s *seatsView) setCensus(c Census) (spawned bool) {
 	keep, had := s.selected()
 	s.known, s.managers, s.missing = true, c.Managers, c.Missing
-	s.seats = slices.Clone(c.Seats)
+	s.seats, s.hidden = make([]Seat, 0, len(c.Seats)), 0
+	for _, seat := range c.Seats {
+		if s.removed[seat.key()] && !seat.Running() {
+			s.hidden++
+			continue
+		}
+		s.seats = append(s.seats, seat)
+	}
 	slices.SortFunc(s.seats, func(a, b Seat) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Manager, b.Manager), a.Started.Compare(b.Started), cmp.Compare(a.UID, b.UID))
 	})
@@ -61,6 +70,19 @@ func (s *seatsView) setCensus(c Census) (spawned bool) {
 	}
 	s.clamp()
 	return spawned
+}
+
+// remove takes an exited seat off the list; a running one never goes.
+func (s *seatsView) remove(seat Seat) bool {
+	if seat.Running() {
+		return false
+	}
+	s.removed[seat.key()] = true
+	n := len(s.seats)
+	s.seats = slices.DeleteFunc(s.seats, func(x Seat) bool { return x.key() == seat.key() })
+	s.hidden += n - len(s.seats)
+	s.clamp()
+	return true
 }
 
 // selectKey moves the cursor to the seat of that key.
@@ -168,6 +190,9 @@ func (s *seatsView) View() string {
 		title = st.Dim
 	}
 	head := fmt.Sprintf("SEATS · %d", len(s.seats))
+	if n := s.hidden; n > 0 {
+		head += fmt.Sprintf(" · %d exited removed from view (ps lists them)", n)
+	}
 	if n := len(s.missing); n > 0 {
 		head += " · " + plural(n, "manager") + " silent: list incomplete"
 	}

@@ -189,8 +189,11 @@ func TestSeatGivesTheRosterProgressAndHarness(t *testing.T) {
 		SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{busy}},
 	})
 	s := h.screen()
-	if l := rosterLine(s, "busy"); !strings.Contains(l, "cm working · stalled 7m") {
+	if l := rosterLine(s, "busy"); !strings.Contains(l, "command  working · stalled 7m") {
 		t.Errorf("seat row %q lacks the harness tag and the stall", l)
+	}
+	if !strings.Contains(s, "  NAME         HARNESS  STATUS") {
+		t.Errorf("the harness column has no readable header:\n%s", s)
 	}
 	if l := rosterLine(s, "remote"); !strings.Contains(l, "working · progress unknown") {
 		t.Errorf("unobserved row %q", l)
