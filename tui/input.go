@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -96,9 +97,10 @@ type inputLine struct {
 	sh      *shared
 	ti      textinput.Model
 	log     *messageLog
-	result  logEntry // the last send's outcome, shown while fresh
-	sending string   // the target of the send on its way
-	pending int      // sends not answered yet
+	result  logEntry      // the last send's outcome, shown while fresh
+	sending string        // the target of the send on its way
+	pending int           // sends not answered yet
+	first   []key.Binding // the focused panel's own keys, hinted first
 	w       int
 }
 
@@ -175,7 +177,7 @@ func (in *inputLine) View() string {
 	case in.result.fresh(in.sh.now):
 		return fit(st.Receipt.Render("→ "+oneLine(in.result.text)), in.w)
 	}
-	return fit(st.Dim.Render(hints(in.sh.keys.ShortHelp(), in.sh.keys.Help, in.w)), in.w)
+	return fit(st.Dim.Render(hints(slices.Concat(in.first, in.sh.keys.ShortHelp()), in.sh.keys.Help, in.w)), in.w)
 }
 
 // hints renders bindings as "key action · key action", as many as fit in

@@ -313,6 +313,10 @@ func (m *Model) leaveMode() {
 func (m *Model) setPanel(p panel) {
 	m.panel = p
 	m.roster.focused, m.seats.focused, m.feed.focused = p == panelRoster, p == panelSeats, p == panelFeed
+	m.input.first = nil
+	if p == panelFeed {
+		m.input.first = []key.Binding{m.sh.keys.Open}
+	}
 	m.syncFocus()
 }
 

@@ -64,6 +64,9 @@ func TestOpenALongFeedPostInFull(t *testing.T) {
 	if h.m.panel != panelFeed {
 		t.Fatalf("tab did not reach the feed (panel %d)", h.m.panel)
 	}
+	if !strings.HasPrefix(h.hintBar(), "o/enter read a feed post in full · ") {
+		t.Errorf("the feed's own key is not hinted first: %q", h.hintBar())
+	}
 	h.keys("k")
 	if !strings.Contains(h.screen(), "›11:59:00 #ci ci: the build broke") {
 		t.Fatalf("k does not mark the long post:\n%s", h.screen())
