@@ -81,7 +81,7 @@ func TestNeedsYouCountsEveryReason(t *testing.T) {
 			t.Errorf("seat row %q does not start %q", l, want)
 		}
 	}
-	if l := seatRow(s, "typed"); !strings.Contains(l, "✎ held: person typing, 2 waiting") {
+	if l := seatRow(s, "typed"); !strings.HasPrefix(l, "✎ typed") || !strings.Contains(l, " held: person typing, 2 waiting") {
 		t.Errorf("the held seat's row %q does not say so", l)
 	}
 	if l := rosterLine(s, "quiet"); !strings.HasPrefix(l, "⧗ quiet") || !strings.Contains(l, "working · stalled 7m") {

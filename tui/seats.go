@@ -179,7 +179,7 @@ func (s *seatsView) clamp() {
 
 // widths of the list and the screen preview beside it.
 func (s *seatsView) widths() (list, preview int) {
-	list = max(s.w*3/5, min(s.w, 74))
+	list = max(s.w*5/8, min(s.w, 74))
 	return list, max(s.w-list-1, 0)
 }
 
@@ -243,6 +243,7 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	glyph, style := "●", st.Working
 	_, crashed := seat.crash()
 	_, stalled := seat.stalled(now)
+	heldWhy, held := seat.held()
 	switch {
 	case crashed:
 		glyph, style = glyphCrashed, st.Crashed
@@ -254,6 +255,8 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 		glyph, style = "?", st.Waiting
 	case stalled:
 		glyph, style = glyphStalled, st.Stalled
+	case held:
+		glyph, style = glyphHeld, st.Waiting
 	}
 	b.WriteString(style.Render(glyph) + " ")
 	name := wire.CleanLabel(seat.Name)
@@ -289,8 +292,8 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	if note != "" {
 		b.WriteString(" " + st.Stalled.Render(note))
 	}
-	if why, ok := seat.held(); ok {
-		b.WriteString(" " + st.Waiting.Render(glyphHeld+" held: "+why))
+	if held {
+		b.WriteString(" " + st.Waiting.Render("held: "+heldWhy))
 	}
 	if _, ok := seat.unsandboxed(); ok {
 		b.WriteString(" " + st.Waiting.Render("unsandboxed"))
