@@ -86,3 +86,42 @@ func TestCursorsKeepTheirRowAndTypingGoesToThePickedSeat(t *testing.T) {
 		t.Errorf("after the censuses the SEATS cursor is on %s", s.key())
 	}
 }
+
+// A spawn finishes seconds after it was asked; its seat must not take the
+// keys from the seat the person picked meanwhile, in the roster or in
+// SEATS.
+func TestASpawnArrivingLateTakesNoPick(t *testing.T) {
+	h, f := seatHarness(t, Config{})
+	seats := []Seat{seatOn("shell", "m1", "s1"), seatOn("shell_2", "m1", "s2")}
+	peers := []presence.Peer{peer("shell", presence.Idle, time.Minute), peer("shell_2", presence.Idle, time.Minute)}
+	h.batch(0, batchMsg{PeersChanged: true, Peers: peers, SeatsChanged: true, Census: Census{Managers: 1, Seats: seats}})
+	h.run(h.keys("s"))
+	h.run(h.keys("<enter>")) // reviewer: its seat will be reviewer_2
+	h.keys("j")              // the roster's pick: shell_2
+	withNew := append([]Seat{seatOn("reviewer_2", "m1", "r1")}, seats...)
+	h.batch(time.Second, batchMsg{
+		PeersChanged: true, Peers: append([]presence.Peer{peer("reviewer_2", presence.Idle, 0)}, peers...),
+		SeatsChanged: true, Census: Census{Managers: 1, Seats: withNew},
+	})
+	h.keys("i", "echo picked")
+	h.run(h.keys("<enter>"))
+	if !strings.HasSuffix(f.log(), "input shell_2@m1 echo picked") {
+		t.Errorf("typed: %q, want into shell_2, the roster's pick", f.log())
+	}
+
+	// In SEATS: the person moves after asking for a spawn; the new seat
+	// arrives and the cursor stays where the person put it.
+	h, f = seatHarness(t, Config{})
+	f.personas = []string{"late"}
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: seats}})
+	h.keys("<tab>")
+	h.run(h.keys("s"))
+	h.run(h.keys("<enter>")) // its seat will be late_2
+	h.keys("j")
+	h.batch(time.Second, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: append(seats, seatOn("late_2", "m1", "l1"))}})
+	h.keys("i", "echo moved")
+	h.run(h.keys("<enter>"))
+	if !strings.HasSuffix(f.log(), "input shell_2@m1 echo moved") {
+		t.Errorf("typed: %q, want into shell_2, where the person moved", f.log())
+	}
+}

@@ -146,16 +146,13 @@ func (m *Model) apply(b batchMsg) {
 	m.view, m.viewKnown = b.View, true
 	if b.SeatsChanged {
 		compact := m.seats.compact()
-		spawned := m.seats.setCensus(b.Census)
+		m.seats.setCensus(b.Census)
 		m.roster.setSeats(m.seats.seats)
 		if compact != m.seats.compact() {
 			m.layout()
 		}
-		switch {
-		case m.panel == panelSeats && m.seats.compact():
+		if m.panel == panelSeats && m.seats.compact() {
 			m.setPanel(panelRoster)
-		case spawned && m.panel == panelRoster:
-			m.setPanel(panelSeats) // the seat just spawned is the one picked
 		}
 		m.syncFocus()
 	}

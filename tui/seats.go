@@ -26,7 +26,7 @@ type seatsView struct {
 	offset   int
 	removed  map[string]bool // exited seats the person took off the list, by key
 	hidden   int             // how many of them the census still reports
-	want     string          // a seat to select when it appears (just spawned)
+	want     string          // a seat to select when it appears (just spawned), until the person moves
 	shown    Seat            // the seat whose screen the preview shows
 	showing  bool            // shown is set
 	shot     *screenShot     // the shown seat's last screen
@@ -46,8 +46,8 @@ func (s *seatsView) compact() bool { return len(s.seats) == 0 }
 
 // setCensus replaces the seats and keeps the cursor on the same seat, by
 // its lifecycle and manager, never by its row or its name alone; or moves
-// it to the one just spawned, and then reports true.
-func (s *seatsView) setCensus(c Census) (spawned bool) {
+// it to the one just spawned, unless the person has moved it since.
+func (s *seatsView) setCensus(c Census) {
 	keep, had := s.selected()
 	s.known, s.managers, s.missing = true, c.Managers, c.Missing
 	s.seats, s.hidden = make([]Seat, 0, len(c.Seats)), 0
@@ -63,13 +63,12 @@ func (s *seatsView) setCensus(c Census) (spawned bool) {
 	})
 	switch {
 	case s.want != "" && s.selectName(s.want):
-		s.want, spawned = "", true
+		s.want = ""
 	case had && s.selectKey(keep.key()):
 	case had:
 		s.selectName(keep.Name) // its row is gone: the seat that took its name
 	}
 	s.clamp()
-	return spawned
 }
 
 // remove takes an exited seat off the list; a running one never goes.
@@ -151,6 +150,7 @@ func (s *seatsView) move(msg tea.KeyMsg) bool {
 	default:
 		return false
 	}
+	s.want = "" // the person's own pick wins over a spawn still on its way
 	s.clamp()
 	return true
 }
