@@ -199,6 +199,15 @@ func (m *Model) alertNeeds(entered []laneEntry) {
 
 // key routes a key press by mode, then to the focused panel.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		// Keys typed fast arrive as one message; each is a key of its own,
+		// read in the mode the one before it left.
+		cmds := make([]tea.Cmd, 0, len(msg.Runes))
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
 	k := m.sh.keys
 	if msg.String() == "ctrl+c" {
 		switch m.mode {

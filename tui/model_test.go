@@ -254,6 +254,12 @@ func TestFilterAndMove(t *testing.T) {
 	if p, _ := h.m.roster.selected(); p.Name != "bob" {
 		t.Errorf("j j selected %s", p.Name)
 	}
+	// Keys typed fast come in one message: each still counts.
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("gj")})
+	if p, _ := h.m.roster.selected(); p.Name != "alice" {
+		t.Errorf("g and j in one message selected %s, want alice", p.Name)
+	}
+	h.send(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune("j")})
 	h.keys("k", "/", "ali", "<enter>")
 	if n := len(h.m.roster.rows); n != 1 {
 		t.Errorf("filter ali shows %d rows", n)
