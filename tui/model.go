@@ -456,7 +456,11 @@ func (m *Model) View() string {
 	b.WriteString(m.seats.View())
 	b.WriteString("\n")
 	if d := m.dialog(); d != nil {
-		b.WriteString(block(d, m.w, m.feed.h))
+		var lines []string
+		for _, l := range d {
+			lines = append(lines, wrap(l, m.w, 4)...) // a question is read whole
+		}
+		b.WriteString(block(lines, m.w, m.feed.h))
 	} else {
 		b.WriteString(m.feed.View())
 	}

@@ -288,6 +288,11 @@ func TestStopAsksNamingTheSeat(t *testing.T) {
 	if h.m.mode != modeStop || !strings.Contains(s, "stop seat shell? (y) / cancel (n)") || !strings.Contains(s, "STOP SEAT shell?") {
 		t.Fatalf("no question naming shell:\n%s", s)
 	}
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if s := h.screen(); !strings.Contains(s, "SIGKILL after 3") || !strings.Contains(s, "it goes offline.") {
+		t.Errorf("the question is cut at 80 columns:\n%s", s)
+	}
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	if cmd := h.keys("n"); cmd != nil || f.log() != "" {
 		t.Fatalf("n stopped something: %s", f.log())
 	}
