@@ -154,3 +154,28 @@ func TestStoppedIsNoCrash(t *testing.T) {
 		}
 	}
 }
+
+// A working seat is stalled after StallAfter without output, counted from
+// its last output or, when it never printed, from its start.
+func TestStalledCountsFromTheLastOutputOrTheStart(t *testing.T) {
+	for _, tt := range []struct {
+		name            string
+		mesh            string
+		started, output time.Duration // before t0; 0: none
+		want            bool
+	}{
+		{"quiet 7m", "working", time.Hour, 7 * time.Minute, true},
+		{"quiet 5m exactly", "working", time.Hour, 5 * time.Minute, false},
+		{"never printed, 7m up", "working", 7 * time.Minute, 0, true},
+		{"never printed, 1m up", "working", time.Minute, 0, false},
+		{"idle and quiet", "idle", time.Hour, time.Hour, false},
+	} {
+		s := Seat{Process: "running", Mesh: tt.mesh, Started: t0.Add(-tt.started)}
+		if tt.output > 0 {
+			s.LastOutput = t0.Add(-tt.output)
+		}
+		if _, got := s.stalled(t0); got != tt.want {
+			t.Errorf("%s: stalled %v, want %v", tt.name, got, tt.want)
+		}
+	}
+}
