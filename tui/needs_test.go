@@ -93,6 +93,8 @@ func TestNeedsYouCountsEveryReason(t *testing.T) {
 	if l := rosterLine(s, "calm"); !strings.HasPrefix(l, "● ") {
 		t.Errorf("a working peer with output is no longer a dot: %q", l)
 	}
+	h.batch(0, batchMsg{Shot: &screenShot{Name: "calm", Manager: "m1", Screen: Screen{Running: true, Text: "$ make -j4\ncompiling parser.go\n"}}})
+	golden(t, "needs", h.screen())
 }
 
 // A seat that newly needs its person rings the bell and raises one
