@@ -55,9 +55,24 @@ func (m *Model) helpLines(w int) []string {
 		"SEATS  PROCESS and MESH side by side; ≠ marks a row where they disagree; ⨯ a seat that exited or was stopped. The keys act on the seat under the cursor of the roster or of SEATS, whichever has the keys; its screen is on the right.",
 		"ATTACH  a or enter attaches full screen: every key goes to the seat; " + tty.KeyName(m.detachKey()) + " comes back here; ⧉ names who is attached.",
 		"MESSAGES  receipts and errors show for a few seconds, then stay in the message log (m).",
+		"ALERTS  " + m.alertsText(),
 	}
 	for _, t := range text {
 		out = append(out, wrap(t, w, 2)...)
 	}
 	return out
+}
+
+// alertsText says how the dashboard reaches a person away from it, and
+// how to change that.
+func (m *Model) alertsText() string {
+	bell := "no bell (--no-bell)"
+	if m.sh.cfg.Bell {
+		bell = "the bell rings"
+	}
+	how := "no desktop notification (turned off, or no way to raise one was found; " + NotifyEnv + "=osc9, osc777 or notify-send names one)"
+	if v := m.sh.cfg.Notify.Via; v != NotifyOff {
+		how = "a desktop notification by " + v.String() + " (--no-notify or " + NotifyEnv + "=off turns it off)"
+	}
+	return "when an agent newly needs you " + bell + ", and " + how + "."
 }
