@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/nats-io/nats.go"
@@ -24,7 +25,8 @@ import (
 
 // addDashboardFlags registers the flags only bare `cotal` has.
 func addDashboardFlags(fs *pflag.FlagSet) {
-	fs.Bool("no-bell", false, "do not ring the terminal bell when a seat starts waiting on you")
+	fs.Bool("no-bell", false, "do not ring the terminal bell when a seat starts needing you")
+	fs.Bool("no-notify", false, "raise no desktop notification when a seat starts needing you (also "+tui.NotifyEnv+"=off)")
 }
 
 // runDashboardCmd is bare `cotal`: the dashboard, hosting the space's mesh
@@ -46,6 +48,7 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 		f.maxSessions = n
 	}
 	noBell, _ := fs.GetBool("no-bell")
+	noNotify, _ := fs.GetBool("no-notify")
 	if f.detach || !interactive(g) {
 		return runUp(cmd.Context(), g, f)
 	}
@@ -53,7 +56,19 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	if err != nil {
 		return usageError{err}
 	}
-	return runDashboard(cmd.Context(), g, f, !noBell, key)
+	var notify tui.Notify
+	if !noNotify {
+		if notify, err = tui.PickNotify(os.Getenv, exec.LookPath); err != nil {
+			return usageError{err}
+		}
+	}
+	return runDashboard(cmd.Context(), g, f, alerting{bell: !noBell, notify: notify}, key)
+}
+
+// alerting is how the dashboard reaches a person away from its screen.
+type alerting struct {
+	bell   bool
+	notify tui.Notify
 }
 
 // interactive reports whether a person is at a terminal on both ends.
@@ -67,7 +82,7 @@ func interactive(g *globals) bool {
 // screen is the dashboard's) and stops it on quit; otherwise it is a client
 // and quitting leaves the mesh running. The dashboard asks before quitting
 // with live seats; a quit signal ends it without asking.
-func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool, detachKey byte) error {
+func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, detachKey byte) error {
 	if err := f.check(); err != nil {
 		return err
 	}
@@ -105,7 +120,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool, detach
 	}
 
 	sink := tui.NewLogSink(logf)
-	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Logf: sink.Logf})
+	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Echoes: true, Logf: sink.Logf})
 	if err != nil {
 		_ = stopMesh()
 		return err
@@ -113,7 +128,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, bell bool, detach
 	rec, _ := config.ReadBrokerRecord(p)
 	cfg := tui.Config{
 		Space: p.Space, Hosting: hosting, Mode: rec.Mode, Sync: rec.Sync, URL: rec.URL, PID: rec.PID,
-		Endpoint: e, Bell: bell, Log: sink, DetachKey: detachKey,
+		Endpoint: e, Bell: al.bell, Notify: al.notify, Log: sink, DetachKey: detachKey,
 	}
 	local := ""
 	if hosting && h.Manager() != nil {

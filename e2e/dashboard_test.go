@@ -40,6 +40,13 @@ func startDashboard(t *testing.T, home string) *tmuxCotal {
 // startDashboardIn runs bare cotal with args from dir.
 func startDashboardIn(t *testing.T, home, dir string, args ...string) *tmuxCotal {
 	t.Helper()
+	return startSized(t, home, dir, 120, 40, args...)
+}
+
+// startSized runs cotal with args from dir in a w x h tmux pane: bare
+// cotal (the dashboard) unless args name a command.
+func startSized(t *testing.T, home, dir string, w, h int, args ...string) *tmuxCotal {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		// CI installs tmux (.ci/run) and asks for these tests; only a
 		// developer's machine without tmux may go without them.
@@ -61,7 +68,7 @@ func startDashboardIn(t *testing.T, home, dir string, args ...string) *tmuxCotal
 		cmdline = append(cmdline, shellQuote(a))
 	}
 	script := fmt.Sprintf("env %s %s; echo EXIT=$?; sleep 600", strings.Join(env, " "), strings.Join(cmdline, " "))
-	tc.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", "120", "-y", "40", "-c", dir, "sh", "-c", script)
+	tc.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "sh", "-c", script)
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("last screen:\n%s", tc.screen())
@@ -149,7 +156,7 @@ func TestDashboardHostsFeedsSendsAndStopsTheMesh(t *testing.T) {
 	d.waitScreen("send>")
 	d.typeText("#general hi from the dashboard")
 	d.keys("Enter")
-	d.waitScreen("→ #general: stored seq", "#general you: hi from the dashboard")
+	d.waitScreen("→ #general: stored seq", "#general "+operator()+": hi from the dashboard")
 	if out := mustCotal(t, home, "history", "general"); !strings.Contains(out, "hi from the dashboard") {
 		t.Errorf("the dashboard's post is not in #general's history:\n%s", out)
 	}

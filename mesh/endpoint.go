@@ -79,6 +79,13 @@ type Options struct {
 	// seat's connector before its seat is ready.
 	Offline bool
 
+	// Echoes hands over live channel posts of this endpoint's own
+	// principal instead of dropping them as its echo. The operator's
+	// identity is shared by every CLI command and dashboard, so a
+	// dashboard sets it to show the operator's posts made elsewhere; it
+	// then sees its own posts too, and tells them apart by id.
+	Echoes bool
+
 	// Act names the identity a trusted connection (Conn) acts for: a
 	// seat's connector in the manager, an agent's host in the delivery
 	// service. The broker does not restrict such a connection, so the

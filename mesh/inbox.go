@@ -642,7 +642,8 @@ func (e *Endpoint) onDurable(m jetstream.Msg) {
 }
 
 // onLive runs the receive pipeline on a live channel post: anomalies and
-// own echoes are dropped, never acked (there is nothing to ack).
+// own echoes (unless Options.Echoes) are dropped, never acked (there is
+// nothing to ack).
 func (e *Endpoint) onLive(m *nats.Msg) {
 	if wire.ServerAuthored(m.Header) {
 		e.inbox.reject(wire.RejectServerAuthored)
@@ -653,7 +654,7 @@ func (e *Endpoint) onLive(m *nats.Msg) {
 		e.inbox.reject(reject)
 		return
 	}
-	if d.Msg.From.ID == e.me.ID() {
+	if d.Msg.From.ID == e.me.ID() && !e.opts.Echoes {
 		return
 	}
 	e.inbox.add(&Item{Kind: d.Subject.Kind, Msg: d.Msg, Subject: d.Subject, Received: time.Now()})

@@ -95,7 +95,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 	if err != nil || rec.Status != presence.Offline {
 		t.Fatalf("presence right after despawn: %+v %v, want offline", rec, err)
 	}
-	if stopped.Process == "running" || stopped.Mesh != string(presence.Offline) || stopped.State != seat.StateExited || stopped.ExitedMs == 0 {
+	if stopped.Process == "running" || stopped.Mesh != string(presence.Offline) || stopped.State != seat.StateExited || stopped.ExitedMs == 0 || !stopped.Stopped {
 		t.Fatalf("despawn row %+v", stopped)
 	}
 	r, _ = row(ps(t, h.c, h.iid), "shell")
@@ -119,7 +119,7 @@ func TestExitAtOnceFailsWithExitCode(t *testing.T) {
 		t.Fatalf("failure message %q names neither the exit status nor the last line", res.Error.Message)
 	}
 	r, _ := row(ps(t, h.c, h.iid), "quitter")
-	if r.Process != "exited 7" || r.Mesh != string(presence.Offline) {
+	if r.Process != "exited 7" || r.Mesh != string(presence.Offline) || r.Stopped {
 		t.Fatalf("ps row %+v", r)
 	}
 	if _, err := h.presenceOf("local.quitter"); err == nil {

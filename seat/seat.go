@@ -47,6 +47,7 @@ type Seat struct {
 	floor   floor      // what a person attached to it typed
 	term    *floorTerm // its terminal as attach sessions see it; nil until it starts
 	heldWhy string     // why injection waits for its person, "" for none
+	stopped bool       // a stop asked its process to end
 	injects bool       // an injector puts its arrivals in front of its agent
 
 	// hello is closed when the seat's MCP server says its client
@@ -85,6 +86,7 @@ func (s *Seat) row() Row {
 			r.ExitedMs = ms(s.exitAt)
 		}
 	}
+	r.Stopped = s.stopped
 	r.Held, r.Injects = s.heldWhy, s.injects
 	if s.conn != nil {
 		var oldest time.Time
@@ -122,6 +124,9 @@ func (s *Seat) live() bool {
 func (s *Seat) stop(ctx context.Context, graceful bool) error {
 	s.mu.Lock()
 	p := s.pty
+	if p != nil && p.Running() {
+		s.stopped = true
+	}
 	s.mu.Unlock()
 	if p == nil {
 		return nil

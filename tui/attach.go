@@ -48,12 +48,12 @@ type attachedMsg struct {
 // detaches.
 func (m *Model) attach() tea.Cmd {
 	if m.ctl == nil {
-		m.status.setError(errNoControl.Error(), m.sh.now)
+		m.status.setError(errNoControl.Error())
 		return nil
 	}
-	s, ok := m.seats.selected()
+	s, ok, why := m.target()
 	if !ok {
-		m.status.setError("no seat selected: s spawns one", m.sh.now)
+		m.status.setError(why)
 		return nil
 	}
 	if !s.Running() {
@@ -61,7 +61,7 @@ func (m *Model) attach() tea.Cmd {
 		if why == "" {
 			why = "it is " + s.State
 		}
-		m.status.setError(fmt.Sprintf("seat %s is not running (%s); there is no terminal to attach to", wire.CleanLabel(s.Name), why), m.sh.now)
+		m.status.setError(fmt.Sprintf("seat %s is not running (%s); there is no terminal to attach to", wire.CleanLabel(s.Name), why))
 		return nil
 	}
 	ctx := m.ctx
@@ -79,16 +79,16 @@ func (m *Model) attached(msg attachedMsg) {
 	name := wire.CleanLabel(msg.seat.Name)
 	switch msg.end {
 	case tty.Detached:
-		m.status.setNote("detached from "+name+"; it runs on", m.sh.now)
+		m.status.setNote("detached from " + name + "; it runs on")
 	case tty.Exited:
-		m.status.setNote(name+" exited while attached", m.sh.now)
+		m.status.setNote(name + " exited while attached")
 	case tty.Gone:
-		m.status.setNote("seat "+name+" is gone", m.sh.now)
+		m.status.setNote("seat " + name + " is gone")
 	case tty.Cancelled:
 	case tty.Failed:
-		m.status.setError("attach to "+name+": "+msg.err.Error(), m.sh.now)
+		m.status.setError("attach to " + name + ": " + msg.err.Error())
 	default: // only without reconnecting, which the dashboard always does
-		m.status.setError("attach to "+name+" ended", m.sh.now)
+		m.status.setError("attach to " + name + " ended")
 	}
 }
 

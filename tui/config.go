@@ -17,7 +17,9 @@ type Config struct {
 	PID     int    // the pid serving the mesh
 
 	// Endpoint is the operator's connection. The dashboard joins ">" on it
-	// to read every channel and sends through it.
+	// to read every channel and sends through it. Open it with
+	// mesh.Options.Echoes: the operator's identity is shared by every CLI
+	// command and dashboard, and their posts belong in the feed.
 	Endpoint *mesh.Endpoint
 
 	In  io.Reader // nil: the terminal
@@ -25,6 +27,10 @@ type Config struct {
 
 	// Bell rings the terminal bell once when a seat enters NEEDS YOU.
 	Bell bool
+
+	// Notify raises a desktop notification, too, when a seat enters
+	// NEEDS YOU; the zero value raises none.
+	Notify Notify
 
 	// ConfirmQuit returns the live seats quitting would stop (when
 	// hosting); nil or empty quits at once. It runs off the UI goroutine

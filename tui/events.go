@@ -15,6 +15,8 @@ type shared struct {
 	styles Styles
 	keys   KeyMap
 	now    time.Time // the clock of the last batch; ages are computed against it
+	self   string    // how the operator's posts are labelled (its actor), here as everywhere
+	selfID string    // the operator's presence id
 }
 
 // component is one region of the screen.
@@ -32,10 +34,10 @@ type Post struct {
 	Channel    string // the channel, or "@role" for a task, "dm" for a DM
 	From       string // name/role, cleaned
 	FromID     string
+	To         string // whom a DM from this dashboard went to
 	Text       string
 	At         time.Time // the sender's timestamp
 	Historical bool      // history prefill, not a live arrival
-	Mine       bool      // sent from this dashboard
 }
 
 // batchMsg is everything the collector gathered since the last tick. The

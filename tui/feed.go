@@ -216,9 +216,63 @@ func (f *feedView) View() string {
 			lines = append(lines, st.Dim.Render(fmt.Sprintf("↑ scrolled %d back · G to follow", f.scroll)))
 			continue
 		}
-		lines = append(lines, f.line(picked[i]))
+		line := f.line(picked[i])
+		if f.focused {
+			// The bottom line is the one o or enter opens in full.
+			gutter := " "
+			if i == 0 {
+				gutter = st.Cursor.Render("›")
+			}
+			line = gutter + line
+		}
+		lines = append(lines, line)
 	}
 	return block(lines, f.w, f.h)
+}
+
+// selected is the post o or enter opens: the bottom one shown.
+func (f *feedView) selected() (*feedEntry, bool) {
+	skip := f.scroll
+	for i := len(f.entries) - 1; i >= 0; i-- {
+		e := &f.entries[i]
+		if !f.matches(e) {
+			continue
+		}
+		if skip == 0 {
+			return e, true
+		}
+		skip--
+	}
+	return nil, false
+}
+
+// full is a post in full for a pager of width w: where and when, who,
+// and its whole text, wrapped.
+func (f *feedView) full(e *feedEntry, w int) []string {
+	st := &f.sh.styles
+	where := "#" + e.Channel
+	switch e.Kind {
+	case "dm":
+		where = "direct message"
+		if e.To != "" {
+			where += " to " + e.To
+		}
+	case "anycast":
+		where = "task for " + e.Channel
+	}
+	from := e.From
+	if e.FromID != "" {
+		from += " (" + e.FromID + ")"
+	}
+	head := fmt.Sprintf("%s · from %s · %s (%s ago)", where, from, e.At.Local().Format("2006-01-02 15:04:05"), age(f.sh.now, e.At))
+	out := []string{st.Dim.Render(oneLine(head))}
+	if e.count > 1 {
+		out = append(out, st.Dim.Render(fmt.Sprintf("sent %d times within %s", e.count, foldWindow)))
+	}
+	if e.Historical {
+		out = append(out, st.Dim.Render("from the history read at start"))
+	}
+	return append(append(out, ""), wrap(e.Text, w, 0)...)
 }
 
 func (f *feedView) line(e *feedEntry) string {
@@ -233,11 +287,11 @@ func (f *feedView) line(e *feedEntry) string {
 	case f.tab == 0:
 		b.WriteString(st.Receipt.Render("#"+e.Channel) + " ")
 	}
-	from := e.From
-	if e.Mine {
-		from = "you"
+	b.WriteString(st.Name(e.From).Render(e.From))
+	if e.To != "" {
+		b.WriteString(" → " + st.Name(e.To).Render(e.To))
 	}
-	b.WriteString(st.Name(e.From).Render(from) + ": ")
+	b.WriteString(": ")
 	text := oneLine(e.Text)
 	if e.Historical {
 		text = st.Dim.Render(text)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // StallAfter is how long a working seat may print nothing before the
@@ -17,6 +18,14 @@ const StallAfter = 5 * time.Minute
 
 // age is render.Age under the short name the dashboard's views call.
 func age(now, t time.Time) string { return render.Age(now, t) }
+
+// The shapes of the states that need a person; each has its own colour
+// too, never colour alone.
+const (
+	glyphStalled = "⧗" // working, and silent for over StallAfter
+	glyphCrashed = "!" // ended on its own with a failure
+	glyphHeld    = "✎" // messages held while its person types
+)
 
 // glyph is a peer's status as a shape; glyphStyle gives it its colour.
 func glyph(p *presence.Peer) string {
@@ -62,12 +71,9 @@ func statusRank(p *presence.Peer) int {
 	return 2
 }
 
-// harnessTags are the two-letter tags of the harnesses people know.
-var harnessTags = map[string]string{"claude": "cc", "opencode": "oc", "hermes": "hm", "codex": "cx", "jcode": "jc", "pi": "pi", "command": "cm"}
-
-// harnessTag reads the peer's harness from card.meta.harness or a
+// harnessOf reads the peer's harness from card.meta.harness or a
 // "harness:<name>" tag; "" when it says none.
-func harnessTag(c presence.Card) string {
+func harnessOf(c presence.Card) string {
 	h := c.Meta["harness"]
 	if h == "" {
 		for _, t := range c.Tags {
@@ -77,19 +83,7 @@ func harnessTag(c presence.Card) string {
 			}
 		}
 	}
-	return tagOf(h)
-}
-
-// tagOf is a harness name's two-letter tag.
-func tagOf(h string) string {
-	h = strings.ToLower(strings.TrimSpace(h))
-	if tag, ok := harnessTags[h]; ok {
-		return tag
-	}
-	if len(h) > 2 {
-		return h[:2]
-	}
-	return h
+	return strings.ToLower(strings.TrimSpace(wire.CleanLabel(h)))
 }
 
 // oneLine flattens text for a single row.

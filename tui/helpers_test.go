@@ -69,12 +69,14 @@ func (f *fakeSender) Ask(_ context.Context, role, text string, _ ...mesh.SendOpt
 	return f.record('!', role, text)
 }
 
-// harness is a model at a fixed size with a fake sender and a bell counter.
+// harness is a model at a fixed size with a fake sender, a bell counter
+// and the notifications it raised.
 type harness struct {
-	t     *testing.T
-	m     *Model
-	s     *fakeSender
-	bells int
+	t       *testing.T
+	m       *Model
+	s       *fakeSender
+	bells   int
+	notices []string // "title|body"
 }
 
 func newTestModel(t *testing.T, cfg Config, w, h int) *harness {
@@ -83,8 +85,12 @@ func newTestModel(t *testing.T, cfg Config, w, h int) *harness {
 		cfg.Space, cfg.Hosting, cfg.Mode, cfg.Sync, cfg.URL, cfg.PID = "default", true, "auth", "always", "nats://127.0.0.1:4222", 4242
 	}
 	h2 := &harness{t: t, s: &fakeSender{}}
-	h2.m = newModel(cfg, plainStyles(), h2.s, func() { h2.bells++ })
+	h2.m = newModel(cfg, plainStyles(), h2.s, alerts{
+		bell:   func() { h2.bells++ },
+		notify: func(title, body string) { h2.notices = append(h2.notices, title+"|"+body) },
+	})
 	h2.m.sh.now = t0
+	h2.m.sh.self, h2.m.sh.selfID = "root", "local.root"
 	h2.send(tea.WindowSizeMsg{Width: w, Height: h})
 	return h2
 }

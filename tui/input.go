@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/cotal-go/cotal/mesh"
 )
@@ -89,22 +91,25 @@ func sendCmd(s sender, o outgoing) tea.Cmd {
 }
 
 // inputLine is the line above the status bar: the compose input while
-// composing, otherwise the last send's receipt or the key hints.
+// composing, a send while it is on its way and its receipt for a few
+// seconds after, otherwise the key hints.
 type inputLine struct {
 	sh      *shared
 	ti      textinput.Model
-	result  string
-	failed  bool
-	pending int // sends not answered yet
+	log     *messageLog
+	result  logEntry      // the last send's outcome, shown while fresh
+	sending string        // the target of the send on its way
+	pending int           // sends not answered yet
+	first   []key.Binding // the focused panel's own keys, hinted first
 	w       int
 }
 
-func newInputLine(sh *shared) *inputLine {
+func newInputLine(sh *shared, log *messageLog) *inputLine {
 	ti := textinput.New()
 	ti.Prompt = "send> "
 	ti.Placeholder = "#channel text · @name text · !role text"
 	ti.CharLimit = 4000
-	return &inputLine{sh: sh, ti: ti}
+	return &inputLine{sh: sh, ti: ti, log: log}
 }
 
 func (in *inputLine) SetSize(w, _ int) {
@@ -125,64 +130,76 @@ func (in *inputLine) open(channel string) tea.Cmd {
 }
 
 // update feeds a key to the compose input. Enter parses the line and
-// returns the send; esc abandons it.
-func (in *inputLine) update(msg tea.KeyMsg, s sender, def string) tea.Cmd {
+// returns the send; esc abandons it. A line that cannot be sent stays,
+// and why is returned for the status bar.
+func (in *inputLine) update(msg tea.KeyMsg, s sender, def string) (tea.Cmd, string) {
 	switch {
 	case key.Matches(msg, in.sh.keys.Cancel):
 		in.ti.Blur()
-		return nil
+		return nil, ""
 	case key.Matches(msg, in.sh.keys.Send):
 		o, err := parseOutgoing(in.ti.Value(), def)
 		if err != nil {
-			in.result, in.failed = err.Error(), true
-			return nil
+			return nil, err.Error()
+		}
+		if s == nil {
+			return nil, "cannot send: the dashboard has no endpoint"
 		}
 		in.ti.Blur()
-		if s == nil {
-			in.result, in.failed = "cannot send: the dashboard has no endpoint", true
-			return nil
-		}
 		in.pending++
-		in.result, in.failed = "sending to "+o.target()+"…", false
-		return sendCmd(s, o)
+		in.sending = o.target()
+		return sendCmd(s, o), ""
 	}
 	var cmd tea.Cmd
 	in.ti, cmd = in.ti.Update(msg)
-	return cmd
+	return cmd, ""
 }
 
-// sent records a send's outcome in words.
+// sent shows a send's outcome in words for a while and logs it.
 func (in *inputLine) sent(m sentMsg) {
 	in.pending = max(in.pending-1, 0)
+	in.result = logEntry{at: in.sh.now, text: m.Out.target() + ": " + m.Receipt.String()}
 	if m.Err != nil {
-		in.result, in.failed = "✗ "+m.Out.target()+": "+m.Err.Error(), true
-		return
+		in.result = logEntry{at: in.sh.now, text: m.Out.target() + ": " + m.Err.Error(), failed: true}
 	}
-	in.result, in.failed = "→ "+m.Out.target()+": "+m.Receipt.String(), false
+	in.log.add(in.result)
 }
 
 func (in *inputLine) View() string {
 	st := &in.sh.styles
-	if in.active() {
+	switch {
+	case in.active():
 		return fit(in.ti.View(), in.w)
+	case in.pending > 0:
+		return fit(st.Receipt.Render("sending to "+in.sending+"…"), in.w)
+	case in.result.fresh(in.sh.now) && in.result.failed:
+		return fit(st.Error.Render("✗ "+oneLine(in.result.text)), in.w)
+	case in.result.fresh(in.sh.now):
+		return fit(st.Receipt.Render("→ "+oneLine(in.result.text)), in.w)
 	}
-	if in.result != "" {
-		if in.failed {
-			return fit(st.Error.Render(oneLine(in.result)), in.w)
-		}
-		return fit(st.Receipt.Render(oneLine(in.result)), in.w)
-	}
-	return fit(st.Dim.Render(hints(in.sh.keys.ShortHelp())), in.w)
+	return fit(st.Dim.Render(hints(slices.Concat(in.first, in.sh.keys.ShortHelp()), in.sh.keys.Help, in.w)), in.w)
 }
 
-// hints renders bindings as "key action · key action".
-func hints(bs []key.Binding) string {
-	parts := make([]string, 0, len(bs))
+// hints renders bindings as "key action · key action", as many as fit in
+// w cells with last (the key to all the others) always at the end.
+func hints(bs []key.Binding, last key.Binding, w int) string {
+	text := func(b key.Binding) string { return b.Help().Key + " " + b.Help().Desc }
+	tail := text(last)
+	out := ""
 	for _, b := range bs {
-		h := b.Help()
-		parts = append(parts, h.Key+" "+h.Desc)
+		next := text(b)
+		if out != "" {
+			next = out + " · " + next
+		}
+		if ansi.StringWidth(next+" · "+tail) > w {
+			break
+		}
+		out = next
 	}
-	return strings.Join(parts, " · ")
+	if out == "" {
+		return tail
+	}
+	return out + " · " + tail
 }
 
 func (in *inputLine) ShortHelp() []key.Binding {

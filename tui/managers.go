@@ -113,7 +113,8 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		Name: r.Name, UID: r.LifecycleUID, PeerID: r.ID, Manager: r.Manager, Persona: r.Persona, Harness: r.Harness,
 		State: r.State, Process: r.Process, PID: r.PID, Started: at(r.StartedMs), Exited: at(r.ExitedMs),
 		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
-		Sandbox: r.Sandbox, Attached: attached,
+		Sandbox: r.Sandbox, Attached: attached, Stopped: r.Stopped,
+		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs),
 	}
 }
 

@@ -211,7 +211,7 @@ func BenchmarkDashboardLoad(b *testing.B) {
 			send := func(tea.Msg) { batches.Add(1) }
 			var p *tea.Program
 			if arm == "dashboard" {
-				model := newModel(Config{Space: testSpace, Hosting: true, Mode: "open", Sync: "interval", Endpoint: e}, NewStyles(lipglossDiscard()), e, nil)
+				model := newModel(Config{Space: testSpace, Hosting: true, Mode: "open", Sync: "interval", Endpoint: e}, NewStyles(lipglossDiscard()), e, alerts{})
 				p = tea.NewProgram(model, tea.WithInput(nil), tea.WithOutput(discard{}), tea.WithoutSignalHandler(), tea.WithContext(actx))
 				go func() { _, _ = p.Run() }()
 				p.Send(tea.WindowSizeMsg{Width: 160, Height: 50})

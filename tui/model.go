@@ -1,17 +1,17 @@
 package tui
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/help"
 	"github.com/charmbracelet/bubbles/key"
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cotal-go/cotal/mesh/presence"
-	"github.com/cotal-go/cotal/seat/attach/tty"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Minimum usable screen.
@@ -27,7 +27,7 @@ const (
 	modeNormal  mode = iota
 	modeCompose      // the input line has the keys
 	modeFilter       // the roster filter has the keys
-	modeHelp         // the ? screen
+	modePage         // a pager over the body: the keys, the message log, a post in full
 	modeConfirm      // quitting would stop live seats: y/n
 	modePicker       // choosing a persona to spawn
 	modeStop         // stopping the selected seat: y/n
@@ -57,10 +57,11 @@ type Model struct {
 	input  *inputLine
 	line   *seatLine
 	status *statusBar
-	help   help.Model
+	log    *messageLog
+	page   *pager
 	send   sender
 	ctl    SeatControl
-	bell   func()
+	alert  alerts
 	focus  *seatFocus // shared with the collector: the seat whose screen it fetches
 	ctx    context.Context
 
@@ -80,14 +81,14 @@ type Model struct {
 }
 
 // newModel builds the model with styles and keys made once.
-func newModel(cfg Config, styles Styles, s sender, bell func()) *Model {
+func newModel(cfg Config, styles Styles, s sender, al alerts) *Model {
 	sh := &shared{cfg: cfg, styles: styles, keys: DefaultKeyMap(), now: time.Now()}
+	log := &messageLog{}
 	m := &Model{
 		sh: sh, roster: newRosterView(sh), needs: newNeedsView(sh), seats: newSeatsView(sh),
-		feed: newFeedView(sh), input: newInputLine(sh), line: newSeatLine(sh), status: newStatusBar(sh),
-		help: help.New(), send: s, ctl: cfg.SeatControl, bell: bell, focus: &seatFocus{},
+		feed: newFeedView(sh), input: newInputLine(sh, log), line: newSeatLine(sh), status: newStatusBar(sh, log),
+		log: log, page: newPager(sh), send: s, ctl: cfg.SeatControl, alert: al, focus: &seatFocus{},
 	}
-	m.help.ShowAll = true
 	m.setPanel(panelRoster)
 	return m
 }
@@ -102,10 +103,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.apply(msg)
 	case sentMsg:
 		m.input.sent(msg)
-		if msg.Err != nil {
-			m.status.setError(msg.Err.Error(), msg.At)
-		} else if msg.Out.Sigil == '#' {
-			m.feed.add([]Post{{ID: msg.Receipt.ID, Kind: "channel", Channel: msg.Out.To, From: "you", Text: msg.Out.Text, At: msg.At, Mine: true}})
+		if msg.Err == nil {
+			m.feed.add([]Post{m.sentPost(msg)})
 		}
 	case quitCheckMsg:
 		if len(msg.live) == 0 {
@@ -123,6 +122,22 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
+// sentPost is a send from this dashboard as the feed shows it, labelled
+// as every other reader labels the operator's posts; the live copy of a
+// channel post that follows has its id and is dropped.
+func (m *Model) sentPost(msg sentMsg) Post {
+	p := Post{ID: msg.Receipt.ID, From: m.sh.self, FromID: m.sh.selfID, Text: msg.Out.Text, At: msg.At}
+	switch msg.Out.Sigil {
+	case '@':
+		p.Kind, p.Channel, p.To = "dm", "dm", wire.CleanLabel(cmp.Or(msg.Receipt.ToName, msg.Out.To))
+	case '!':
+		p.Kind, p.Channel = "anycast", "@"+msg.Out.To
+	default:
+		p.Kind, p.Channel = "channel", msg.Out.To
+	}
+	return p
+}
+
 // apply folds one collector batch into the components.
 func (m *Model) apply(b batchMsg) {
 	m.sh.now = b.Now
@@ -130,7 +145,7 @@ func (m *Model) apply(b batchMsg) {
 	if b.SeatsChanged {
 		compact := m.seats.compact()
 		m.seats.setCensus(b.Census)
-		m.roster.setSeats(b.Census.Seats)
+		m.roster.setSeats(m.seats.seats)
 		if compact != m.seats.compact() {
 			m.layout()
 		}
@@ -144,6 +159,7 @@ func (m *Model) apply(b batchMsg) {
 	}
 	if b.PeersChanged {
 		m.roster.setPeers(b.Peers)
+		m.syncFocus()
 		m.status.peers, m.status.online = len(b.Peers), 0
 		for i := range b.Peers {
 			if !b.Peers[i].Offline {
@@ -157,19 +173,39 @@ func (m *Model) apply(b batchMsg) {
 		quiet := (b.PeersChanged && !m.rostered) || (b.SeatsChanged && !m.censused)
 		m.rostered = m.rostered || b.PeersChanged
 		m.censused = m.censused || b.SeatsChanged
-		if m.needs.rebuild(m.roster.peers, m.seats.seats, quiet) > 0 && m.sh.cfg.Bell && m.bell != nil {
-			m.bell()
+		if entered := m.needs.rebuild(m.roster.peers, m.seats.seats, quiet); len(entered) > 0 {
+			m.alertNeeds(entered)
 		}
 	}
 	m.feed.add(b.Posts)
 	m.status.count(b.Now, b.Count)
-	if n := len(b.Errors); n > 0 {
-		m.status.setError(b.Errors[n-1], b.Now)
+	for _, err := range b.Errors {
+		m.status.setError(err)
+	}
+}
+
+// alertNeeds tells the person, off the screen, of agents that newly need
+// them: the bell, and a desktop notification where one is set.
+func (m *Model) alertNeeds(entered []laneEntry) {
+	if m.sh.cfg.Bell && m.alert.bell != nil {
+		m.alert.bell()
+	}
+	if m.sh.cfg.Notify.Via != NotifyOff && m.alert.notify != nil {
+		m.alert.notify("cotal · "+m.sh.cfg.Space, notice(m.sh.now, entered))
 	}
 }
 
 // key routes a key press by mode, then to the focused panel.
 func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
+	if msg.Type == tea.KeyRunes && len(msg.Runes) > 1 && !msg.Paste {
+		// Keys typed fast arrive as one message; each is a key of its own,
+		// read in the mode the one before it left.
+		cmds := make([]tea.Cmd, 0, len(msg.Runes))
+		for _, r := range msg.Runes {
+			cmds = append(cmds, m.key(tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune{r}, Alt: msg.Alt}))
+		}
+		return tea.Batch(cmds...)
+	}
 	k := m.sh.keys
 	if msg.String() == "ctrl+c" {
 		switch m.mode {
@@ -188,7 +224,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	}
 	switch m.mode {
 	case modeCompose:
-		cmd := m.input.update(msg, m.send, m.feed.currentChannel())
+		cmd, refused := m.input.update(msg, m.send, m.feed.currentChannel())
+		if refused != "" {
+			m.status.setError(refused)
+		}
 		if !m.input.active() {
 			m.mode = modeNormal
 		}
@@ -200,8 +239,10 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.layout()
 		}
 		return cmd
-	case modeHelp:
-		m.mode = modeNormal
+	case modePage:
+		if !m.page.move(msg) {
+			m.mode = modeNormal
+		}
 		return nil
 	case modeConfirm:
 		switch {
@@ -219,12 +260,17 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Quit):
 		return m.quit()
 	case key.Matches(msg, k.Help):
-		m.mode = modeHelp
+		m.openPage("KEYS", m.helpLines, false)
+	case key.Matches(msg, k.Log):
+		m.log.unseen = 0
+		m.openPage("MESSAGE LOG", func(w int) []string { return m.log.lines(&m.sh.styles, w) }, true)
 	case key.Matches(msg, k.Compose):
 		m.mode = modeCompose
 		return m.input.open(m.feed.currentChannel())
-	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type):
+	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type), key.Matches(msg, k.Remove):
 		return m.seatKey(msg)
+	case m.panel == panelFeed && key.Matches(msg, k.Open):
+		m.openPost()
 	case key.Matches(msg, k.Attach) && (msg.String() == "a" || m.panel != panelFeed):
 		return m.attach()
 	case key.Matches(msg, k.Filter):
@@ -241,9 +287,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.feed.move(msg)
 	case m.panel == panelRoster:
 		if m.roster.move(msg) {
-			if p, ok := m.roster.selected(); ok && m.seats.selectPeer(p.ID) {
-				m.syncFocus()
-			}
+			m.syncFocus()
 		}
 	case m.panel == panelSeats:
 		if m.seats.move(msg) {
@@ -273,6 +317,11 @@ func (m *Model) leaveMode() {
 func (m *Model) setPanel(p panel) {
 	m.panel = p
 	m.roster.focused, m.seats.focused, m.feed.focused = p == panelRoster, p == panelSeats, p == panelFeed
+	m.input.first = nil
+	if p == panelFeed {
+		m.input.first = []key.Binding{m.sh.keys.Open}
+	}
+	m.syncFocus()
 }
 
 // cyclePanel moves to the next (or previous) panel; the seats band is
@@ -289,9 +338,34 @@ func (m *Model) cyclePanel(back bool) {
 	m.setPanel(p)
 }
 
-// syncFocus tells the collector which seat's screen to fetch.
+// target is the seat the seat keys act on: the one under the cursor of
+// the roster while it has the keys (and its peer holds a seat), else the
+// one under the cursor of SEATS. The roster and SEATS keep their own
+// cursors; a person acts on the row they see picked. why says, when there
+// is none, what to do.
+func (m *Model) target() (s Seat, ok bool, why string) {
+	if m.panel == panelRoster {
+		if p, picked := m.roster.selected(); picked {
+			if s, ok := m.roster.seatOf(p.ID); ok {
+				return s, true, ""
+			}
+			return Seat{}, false, wire.CleanLabel(p.Name) + " is no seat of a manager here: tab to SEATS to pick one"
+		}
+	}
+	if s, ok := m.seats.selected(); ok {
+		return s, true, ""
+	}
+	return Seat{}, false, "no seat selected: s spawns one"
+}
+
+// syncFocus shows the target's screen, or the SEATS cursor's when there
+// is no target, and tells the collector which to fetch.
 func (m *Model) syncFocus() {
-	s, ok := m.seats.selected()
+	s, ok, _ := m.target()
+	if !ok {
+		s, ok = m.seats.selected()
+	}
+	m.seats.show(s, ok)
 	m.focus.store(s, ok)
 }
 
@@ -307,7 +381,6 @@ func (m *Model) quit() tea.Cmd {
 
 func (m *Model) resize(w, h int) {
 	m.w, m.h = w, h
-	m.help.Width = w
 	m.layout()
 }
 
@@ -339,6 +412,25 @@ func (m *Model) layout() {
 	m.input.SetSize(w, 1)
 	m.line.SetSize(w, 1)
 	m.status.SetSize(w, 1)
+	m.page.SetSize(w, h-m.headerLines())
+}
+
+// openPost shows the feed's selected post in full.
+func (m *Model) openPost() {
+	e, ok := m.feed.selected()
+	if !ok {
+		m.status.setError("no post to open")
+		return
+	}
+	post := *e
+	m.openPage("POST", func(w int) []string { return m.feed.full(&post, w) }, false)
+}
+
+// openPage shows a pager over the body.
+func (m *Model) openPage(title string, build func(w int) []string, end bool) {
+	m.page.SetSize(m.w, m.h-m.headerLines())
+	m.page.open(title, build, end)
+	m.mode = modePage
 }
 
 func (m *Model) View() string {
@@ -352,8 +444,8 @@ func (m *Model) View() string {
 	var b strings.Builder
 	b.WriteString(m.header())
 	b.WriteString("\n")
-	if m.mode == modeHelp {
-		b.WriteString(m.helpView())
+	if m.mode == modePage {
+		b.WriteString(m.page.View())
 		return b.String()
 	}
 	sep := strings.TrimSuffix(strings.Repeat(st.Rule.Render("│")+"\n", m.roster.h), "\n")
@@ -362,7 +454,11 @@ func (m *Model) View() string {
 	b.WriteString(m.seats.View())
 	b.WriteString("\n")
 	if d := m.dialog(); d != nil {
-		b.WriteString(block(d, m.w, m.feed.h))
+		var lines []string
+		for _, l := range d {
+			lines = append(lines, wrap(l, m.w, 4)...) // a question is read whole
+		}
+		b.WriteString(block(lines, m.w, m.feed.h))
 	} else {
 		b.WriteString(m.feed.View())
 	}
@@ -408,26 +504,4 @@ func (m *Model) header() string {
 		line += "\n" + fit(st.Stale.Render(" VIEW LOADING: the presence snapshot has not arrived; the roster may be incomplete "), m.w)
 	}
 	return line
-}
-
-func (m *Model) helpView() string {
-	k := m.sh.keys
-	lines := []string{
-		m.sh.styles.Title.Render("KEYS") + "  (any key closes this)",
-		"",
-		m.help.FullHelpView(k.FullHelp()),
-		"",
-		"send line:  #channel text   post to a channel",
-		"            @name text      direct message to a peer",
-		"            !role text      task for one holder of a role",
-		"            text            post to the selected channel tab",
-		"",
-		"roster:  ● working  ◐ waiting  ○ idle  ⨯ offline  ⚙ endpoint;  FOR = status age, HEARD = last heartbeat",
-		"         'working · progress unknown': no seat output observed;  'stalled Nm': no output for over 5m",
-		"seats:   PROCESS and MESH side by side; '≠' marks a row where they disagree; the selected seat's screen is on the right",
-		"         s spawns from a persona of .cotal/agents · x stops the selected seat (asks first) · i types a line into it",
-		"         a or enter attaches full screen (every key goes to the seat; " + tty.KeyName(m.detachKey()) + " comes back here); ⧉ names who is attached",
-	}
-	body := strings.Split(strings.Join(lines, "\n"), "\n")
-	return block(body, m.w, m.h-m.headerLines())
 }

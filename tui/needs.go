@@ -7,36 +7,56 @@ import (
 	"time"
 
 	"github.com/charmbracelet/bubbles/key"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// needsView is the NEEDS YOU lane: seats whose mesh status is waiting,
-// and waiting agents that are no seat, oldest first.
+// need is why an agent waits on its person.
+type need int
+
+const (
+	needWaiting need = iota // its status says waiting
+	needStalled             // it says working and has printed nothing for over StallAfter
+	needCrashed             // its process ended on its own, badly
+	needHeld                // messages for it are held while its person types
+)
+
+// word is the need as the lane says it, before its age.
+func (n need) word() string {
+	return [...]string{"waiting", "stalled", "crashed", "held"}[n]
+}
+
+// needsView is the NEEDS YOU lane: every seat and agent that needs its
+// person, each with its reason and how long, oldest first.
 type needsView struct {
 	sh      *shared
 	waiting []laneEntry
-	seen    map[string]bool // ids in the lane at the last rebuild
+	seen    map[string]bool // entry keys in the lane at the last rebuild
 	w, h    int
 }
 
-// laneEntry is one agent waiting on a person.
+// laneEntry is one agent needing its person.
 type laneEntry struct {
-	id    string // the presence id; "seat:<name>" for a seat without one
+	id    string // the presence id; the seat's key for a seat without one
+	need  need
 	name  string
-	since time.Time
-	what  string
+	since time.Time // when the need began
+	what  string    // the detail: what it waits for, how it ended
 }
+
+func (e *laneEntry) key() string { return e.id + "|" + e.need.word() }
 
 func newNeedsView(sh *shared) *needsView { return &needsView{sh: sh, seen: map[string]bool{}} }
 
 func (n *needsView) SetSize(w, h int) { n.w, n.h = w, h }
 
-// rebuild makes the lane from the roster and the seats and returns how
-// many entered it. With quiet set nobody enters: they were waiting before
-// the dashboard looked (the first roster, the first census).
-func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) int {
+// rebuild makes the lane from the roster and the seats and returns the
+// entries new to it. With quiet set none is new: they needed their person
+// before the dashboard looked (the first roster, the first census).
+func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []laneEntry {
+	now := n.sh.now
 	n.waiting = n.waiting[:0]
 	bySeat := make(map[string]bool, len(seats))
 	byID := make(map[string]*presence.Peer, len(peers))
@@ -48,13 +68,29 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) int
 		if s.PeerID != "" {
 			bySeat[s.PeerID] = true
 		}
-		if s.Mesh != string(presence.Waiting) {
+		id := s.PeerID
+		if id == "" {
+			id = "seat:" + s.key()
+		}
+		if how, ok := s.crash(); ok {
+			// A crash is its lifecycle's: a new seat of the name is another.
+			n.waiting = append(n.waiting, laneEntry{id: "seat:" + s.key(), need: needCrashed, name: s.Name, since: s.Exited, what: how})
 			continue
 		}
-		e := laneEntry{id: s.PeerID, name: s.Name, since: s.MeshSince, what: wire.CleanLabel(s.Activity)}
-		if e.id == "" {
-			e.id = "seat:" + s.Name
+		if why, ok := s.held(); ok {
+			n.waiting = append(n.waiting, laneEntry{id: id, need: needHeld, name: s.Name, since: s.OldestWaiting, what: why})
 		}
+		if d, ok := s.stalled(now); ok {
+			what := "no output for " + minutes(d)
+			if !s.MeshSince.IsZero() {
+				what = "working " + age(now, s.MeshSince) + ", " + what
+			}
+			n.waiting = append(n.waiting, laneEntry{id: id, need: needStalled, name: s.Name, since: now.Add(-d), what: what})
+		}
+		if s.Mesh != string(presence.Waiting) || !s.Running() {
+			continue
+		}
+		e := laneEntry{id: id, name: s.Name, since: s.MeshSince, what: wire.CleanLabel(s.Activity)}
 		if p, ok := byID[s.PeerID]; ok && waitingFor(p) != "" {
 			e.what = waitingFor(p)
 		}
@@ -68,17 +104,17 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) int
 		n.waiting = append(n.waiting, laneEntry{id: p.ID, name: wire.CleanLabel(p.Name), since: p.StatusSince, what: waitingFor(p)})
 	}
 	slices.SortFunc(n.waiting, func(a, b laneEntry) int {
-		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name))
+		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name), cmp.Compare(a.need, b.need))
 	})
-	entered := 0
-	now := make(map[string]bool, len(n.waiting))
+	var entered []laneEntry
+	seen := make(map[string]bool, len(n.waiting))
 	for _, e := range n.waiting {
-		now[e.id] = true
-		if !quiet && !n.seen[e.id] {
-			entered++
+		seen[e.key()] = true
+		if !quiet && !n.seen[e.key()] {
+			entered = append(entered, e)
 		}
 	}
-	n.seen = now
+	n.seen = seen
 	return entered
 }
 
@@ -95,6 +131,35 @@ func waitingFor(p *presence.Peer) string {
 	return wire.CleanLabel(p.Record.Activity)
 }
 
+// glyph is the need's shape and colour, the ones its rows use too.
+func (n need) glyph(st *Styles) (string, lipgloss.Style) {
+	switch n {
+	case needStalled:
+		return glyphStalled, st.Stalled
+	case needCrashed:
+		return glyphCrashed, st.Crashed
+	case needHeld:
+		return glyphHeld, st.Waiting
+	}
+	return "◐", st.Waiting
+}
+
+// when is the entry's reason and how long: "waiting 4m", "stalled 7m".
+func (e *laneEntry) when(now time.Time) string {
+	if e.need == needStalled {
+		return e.need.word() + " " + minutes(now.Sub(e.since))
+	}
+	return e.need.word() + " " + age(now, e.since)
+}
+
+// detail is what the entry waits for or how it ended.
+func (e *laneEntry) detail() string {
+	if e.what == "" && e.need == needWaiting {
+		return "waiting for input"
+	}
+	return oneLine(e.what)
+}
+
 func (n *needsView) View() string {
 	st := &n.sh.styles
 	lines := []string{st.Title.Render(fmt.Sprintf("NEEDS YOU · %d", len(n.waiting)))}
@@ -108,18 +173,38 @@ func (n *needsView) View() string {
 		shown = max(room-1, 0)
 	}
 	for _, e := range n.waiting[:shown] {
-		what := e.what
-		if what == "" {
-			what = "waiting for input"
+		g, style := e.need.glyph(st)
+		line := style.Render(g) + " " + st.Name(e.name).Render(cut(e.name, 16)) + "  " + style.Render(e.when(n.sh.now))
+		if what := e.detail(); what != "" {
+			line += "  " + what
 		}
-		line := st.Waiting.Render("◐") + " " + st.Name(e.name).Render(cut(e.name, 16)) +
-			"  " + st.Waiting.Render("waited "+age(n.sh.now, e.since)) + "  " + oneLine(what)
 		lines = append(lines, line)
 	}
 	if more := len(n.waiting) - shown; more > 0 {
-		lines = append(lines, st.Dim.Render(fmt.Sprintf("↓%d more", more)))
+		lines = append(lines, st.Dim.Render(fmt.Sprintf("+%d more", more)))
 	}
 	return block(lines, n.w, n.h)
+}
+
+// notice is what a desktop notification says of the entries new to the
+// lane.
+func notice(now time.Time, entered []laneEntry) string {
+	if len(entered) == 1 {
+		e := &entered[0]
+		msg := wire.CleanLabel(e.name) + " needs you: " + e.when(now)
+		if what := e.detail(); what != "" {
+			msg += ", " + what
+		}
+		return msg
+	}
+	out := fmt.Sprintf("%d need you:", len(entered))
+	for i, e := range entered {
+		if i > 0 {
+			out += ";"
+		}
+		out += " " + wire.CleanLabel(e.name) + " (" + e.need.word() + ")"
+	}
+	return out
 }
 
 func (n *needsView) ShortHelp() []key.Binding  { return nil }

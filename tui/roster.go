@@ -3,13 +3,13 @@ package tui
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/bubbles/textinput"
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -150,10 +150,14 @@ func (r *rosterView) move(msg tea.KeyMsg) bool {
 	return true
 }
 
-// listHeight is the rows left for peers under the title and column line.
+// listHeight is the rows left for peers under the title and column line,
+// less one that says how many are hidden when they do not all fit.
 func (r *rosterView) listHeight() int {
 	h := r.h - 2
 	if r.filter.Focused() {
+		h--
+	}
+	if len(r.rows) > h {
 		h--
 	}
 	return max(h, 0)
@@ -171,6 +175,12 @@ func (r *rosterView) clamp() {
 	r.offset = max(min(r.offset, len(r.rows)-lh), 0)
 }
 
+// seatOf is the seat a peer holds: a running one before one that exited.
+func (r *rosterView) seatOf(id string) (Seat, bool) {
+	s, ok := r.seats[id]
+	return s, ok && id != ""
+}
+
 // selected is the peer under the cursor.
 func (r *rosterView) selected() (presence.Peer, bool) {
 	if r.cursor >= len(r.rows) {
@@ -179,30 +189,42 @@ func (r *rosterView) selected() (presence.Peer, bool) {
 	return r.peers[r.rows[r.cursor]], true
 }
 
-// statusText is the status claim with its overlay: a working peer's
-// progress is observed from its seat's output, or said to be unknown.
-func (r *rosterView) statusText(p *presence.Peer) (string, bool) {
+// look is a peer's glyph, its colour and its status claim, with what its
+// seat shows overlaid: a working peer's progress is observed from its
+// seat's output or said to be unknown, a silent one is stalled (no green
+// dot), and a seat that crashed says so in red, not in the grey of a stop.
+func (r *rosterView) look(p *presence.Peer) (string, lipgloss.Style, string) {
+	st := &r.sh.styles
 	now := r.sh.now
+	s, seated := r.seats[p.ID]
 	switch {
 	case p.Offline:
+		if how, ok := s.crash(); seated && ok {
+			return glyphCrashed, st.Crashed, "crashed (" + how + ")"
+		}
 		if p.OfflineReason != "" {
-			return "offline (" + p.OfflineReason + ")", false
+			return glyph(p), st.Offline, "offline (" + p.OfflineReason + ")"
 		}
-		return "offline", false
+		return glyph(p), st.Offline, "offline"
 	case p.Status == presence.Working:
-		s, ok := r.seats[p.ID]
-		if !ok || s.LastOutput.IsZero() {
-			return "working · progress unknown", false
+		quiet, ok := s.quiet(now)
+		switch {
+		case !seated || !ok:
+			return glyph(p), st.glyphStyle(p), "working · progress unknown"
+		case quiet > StallAfter:
+			return glyphStalled, st.Stalled, "working · stalled " + minutes(quiet)
+		case s.LastOutput.IsZero():
+			return glyph(p), st.glyphStyle(p), "working · progress unknown"
 		}
-		if d := now.Sub(s.LastOutput); d > StallAfter {
-			return fmt.Sprintf("working · stalled %dm", int(math.Round(d.Minutes()))), true
-		}
-		return "working · output " + age(now, s.LastOutput) + " ago", false
+		return glyph(p), st.glyphStyle(p), "working · output " + age(now, s.LastOutput) + " ago"
 	case p.Status == presence.Waiting && p.Record.Condition != nil && p.Record.Condition.Code != "":
-		return "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")", false
+		return glyph(p), st.glyphStyle(p), "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")"
 	}
-	return string(p.Status), false
+	return glyph(p), st.glyphStyle(p), string(p.Status)
 }
+
+// harnessW is the harness column: "opencode" fits, a longer name is cut.
+const harnessW = 8
 
 // cols are the widths of a roster row; 0 drops a column.
 type cols struct{ name, role, tag, status, act, ages int }
@@ -216,8 +238,8 @@ func (r *rosterView) columns() cols {
 		c.status = max(c.status+rest, 10)
 		return c
 	}
-	if rest >= 3+12 {
-		c.tag, rest = 2, rest-3
+	if rest >= harnessW+1+12 {
+		c.tag, rest = harnessW, rest-harnessW-1
 	}
 	if rest >= 11+14 {
 		c.role, rest = 10, rest-11
@@ -230,7 +252,7 @@ func (r *rosterView) columns() cols {
 
 func (r *rosterView) View() string {
 	st := &r.sh.styles
-	title := fmt.Sprintf("ROSTER · %d agents · %d ep", r.agents, r.eps)
+	title := "ROSTER · " + plural(r.agents, "agent") + " · " + plural(r.eps, "endpoint")
 	if r.filtering() {
 		title += fmt.Sprintf(" · filter %q: %d shown", r.filter.Value(), len(r.rows))
 	}
@@ -249,7 +271,7 @@ func (r *rosterView) View() string {
 		head += pad("ROLE", c.role) + " "
 	}
 	if c.tag > 0 {
-		head += "HN "
+		head += pad("HARNESS", c.tag) + " "
 	}
 	head += pad("STATUS", c.status)
 	if c.act > 0 {
@@ -267,7 +289,10 @@ func (r *rosterView) View() string {
 	}
 	end := min(r.offset+r.listHeight(), len(r.rows))
 	for i := r.offset; i < end; i++ {
-		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor && r.focused, c))
+		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor, c))
+	}
+	if r.offset > 0 || end < len(r.rows) {
+		lines = append(lines, st.Dim.Render(moreLine(r.offset, len(r.rows)-end)))
 	}
 	return block(lines, r.w, r.h)
 }
@@ -276,7 +301,7 @@ func (r *rosterView) View() string {
 func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 	st := &r.sh.styles
 	now := r.sh.now
-	status, stalled := r.statusText(p)
+	g, style, status := r.look(p)
 	activity := oneLine(wire.CleanLabel(p.Record.Activity))
 	if activity != "" && p.Record.ActivitySince > 0 && !p.Offline {
 		activity += " (" + age(now, msTime(p.Record.ActivitySince)) + ")"
@@ -285,13 +310,16 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 		activity = "[" + string(att) + "] " + activity
 	}
 	var b strings.Builder
-	b.WriteString(st.glyphStyle(p).Render(glyph(p)))
+	b.WriteString(style.Render(g))
 	b.WriteString(" ")
 	nw, sw := c.name, c.status
 	name := pad(wire.CleanLabel(p.Name), nw)
-	if selected {
+	if selected && r.focused {
 		// A marker as well as reverse video: without colour the cursor must still show.
 		b.WriteString(st.Cursor.Render(pad("›"+wire.CleanLabel(p.Name), nw)))
+	} else if selected {
+		// The cursor of a list without the keys: kept, and seen, but not lit.
+		b.WriteString(st.Dim.Render(pad("›"+wire.CleanLabel(p.Name), nw)))
 	} else if p.Offline {
 		b.WriteString(st.Offline.Render(name))
 	} else {
@@ -302,20 +330,13 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 		b.WriteString(pad(wire.CleanLabel(p.Role), c.role) + " ")
 	}
 	if c.tag > 0 {
-		tag := harnessTag(p.Record.Card)
+		tag := harnessOf(p.Record.Card)
 		if s, ok := r.seats[p.ID]; ok && tag == "" {
-			tag = tagOf(s.Harness) // a seat's card need not say; its manager knows
+			tag = s.Harness // a seat's card need not say; its manager knows
 		}
 		b.WriteString(pad(tag, c.tag) + " ")
 	}
-	switch {
-	case stalled:
-		b.WriteString(st.Stalled.Render(pad(status, sw)))
-	case p.Offline:
-		b.WriteString(st.Offline.Render(pad(status, sw)))
-	default:
-		b.WriteString(st.glyphStyle(p).Render(pad(status, sw)))
-	}
+	b.WriteString(style.Render(pad(status, sw)))
 	if c.act > 0 {
 		b.WriteString(" " + pad(activity, c.act))
 	}

@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"sync/atomic"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/term"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Run shows the dashboard until the person quits or ctx ends. It joins
@@ -37,10 +39,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if out == nil {
 		out = os.Stdout
 	}
-	bell, ring := withBell(out)
-	m := newModel(cfg, NewStyles(lipgloss.NewRenderer(out)), e, ring)
+	var logf func(string)
+	if cfg.Log != nil {
+		logf = func(s string) { cfg.Log.Logf("%s", s) }
+	}
+	screen, al := terminalAlerts(ctx, out, cfg.Notify, logf)
+	m := newModel(cfg, NewStyles(lipgloss.NewRenderer(out)), e, al)
 	m.ctx = ctx
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithOutput(bell)}
+	m.sh.self, m.sh.selfID = selfLabel(e), e.Me().ID()
+	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
+		m.resize(80, 24) // no terminal tells its size: draw a common one
+	}
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithOutput(screen)}
 	if cfg.In != nil {
 		opts = append(opts, tea.WithInput(cfg.In))
 	}
@@ -56,40 +66,8 @@ func Run(ctx context.Context, cfg Config) error {
 	return err
 }
 
-// withBell wraps the program's output so a bell rung from Update is
-// written right after the next frame, never inside one. A terminal stays
-// a terminal (bubbletea needs its Fd for the size and raw mode).
-func withBell(out io.Writer) (io.Writer, func()) {
-	pending := new(atomic.Bool)
-	ring := func() { pending.Store(true) }
-	if f, ok := out.(*os.File); ok {
-		return &bellFile{File: f, pending: pending}, ring
-	}
-	return &bellWriter{w: out, pending: pending}, ring
-}
-
-type bellFile struct {
-	*os.File
-	pending *atomic.Bool
-}
-
-func (b *bellFile) Write(p []byte) (int, error) {
-	n, err := b.File.Write(p)
-	if err == nil && b.pending.Swap(false) {
-		_, err = b.File.Write([]byte("\a"))
-	}
-	return n, err
-}
-
-type bellWriter struct {
-	w       io.Writer
-	pending *atomic.Bool
-}
-
-func (b *bellWriter) Write(p []byte) (int, error) {
-	n, err := b.w.Write(p)
-	if err == nil && b.pending.Swap(false) {
-		_, err = b.w.Write([]byte("\a"))
-	}
-	return n, err
+// selfLabel is how the endpoint's posts are labelled wherever they are
+// read, so the dashboard names its own posts the same way.
+func selfLabel(e *mesh.Endpoint) string {
+	return wire.SenderLabel(e.Me(), wire.Sender{Name: e.Card().Name, Role: e.Role()})
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// seatKey handles s, x and i, and the keys of the picker, the stop
+// seatKey handles s, x, i and d, and the keys of the picker, the stop
 // question and the seat line they open. Every call to a manager is
 // returned as a tea.Cmd.
 func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
@@ -22,7 +22,7 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Send):
 			m.mode = modeNormal
 			persona := m.picker.names[m.picker.cursor]
-			m.status.setNote("asking the manager to spawn "+wire.CleanLabel(persona)+"…", m.sh.now)
+			m.status.setNote("asking the manager to spawn " + wire.CleanLabel(persona) + "…")
 			return spawnCmd(m.ctl, persona)
 		default:
 			m.picker.move(msg, k)
@@ -32,7 +32,7 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 		switch {
 		case key.Matches(msg, k.Yes):
 			m.mode = modeNormal
-			m.status.setNote("stopping "+wire.CleanLabel(m.stopping.Name)+"…", m.sh.now)
+			m.status.setNote("stopping " + wire.CleanLabel(m.stopping.Name) + "…")
 			return stopCmd(m.ctl, m.stopping)
 		case key.Matches(msg, k.No), key.Matches(msg, k.Quit):
 			m.mode = modeNormal
@@ -48,21 +48,29 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 		}
 		return cmd
 	}
+	if key.Matches(msg, k.Remove) {
+		s, ok, why := m.target()
+		if !ok {
+			m.status.setError(why)
+			return nil
+		}
+		return m.remove(s)
+	}
 	if m.ctl == nil {
-		m.status.setError(errNoControl.Error(), m.sh.now)
+		m.status.setError(errNoControl.Error())
 		return nil
 	}
 	if key.Matches(msg, k.Spawn) {
 		return personasCmd(m.ctl)
 	}
-	s, ok := m.seats.selected()
+	s, ok, why := m.target()
 	if !ok {
-		m.status.setError("no seat selected: s spawns one", m.sh.now)
+		m.status.setError(why)
 		return nil
 	}
 	name := wire.CleanLabel(s.Name)
 	if !s.Running() {
-		m.status.setError(fmt.Sprintf("seat %s is not running (%s)", name, s.Process), m.sh.now)
+		m.status.setError(fmt.Sprintf("seat %s is not running (%s); d removes it from the list", name, s.Process))
 		return nil
 	}
 	if key.Matches(msg, k.Stop) {
@@ -73,6 +81,21 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 	return m.line.open(s)
 }
 
+// remove takes an exited seat off the list at once: there is nothing to
+// lose, and nothing to ask. A running seat is never removed this way.
+func (m *Model) remove(s Seat) tea.Cmd {
+	name := wire.CleanLabel(s.Name)
+	if !m.seats.remove(s) {
+		m.status.setError("seat " + name + " is running: only a seat that has exited is removed from the list (x stops it)")
+		return nil
+	}
+	m.roster.setSeats(m.seats.seats)
+	m.needs.rebuild(m.roster.peers, m.seats.seats, false)
+	m.syncFocus()
+	m.status.setNote(fmt.Sprintf("removed %s (%s) from the list", name, s.Process))
+	return nil
+}
+
 // seatResult folds a seat command's answer into the screen: the receipt
 // or the error in the status bar.
 func (m *Model) seatResult(msg tea.Msg) tea.Cmd {
@@ -80,42 +103,42 @@ func (m *Model) seatResult(msg tea.Msg) tea.Cmd {
 	case personasMsg:
 		switch {
 		case msg.err != nil:
-			m.status.setError("no personas: "+msg.err.Error(), m.sh.now)
+			m.status.setError("no personas: " + msg.err.Error())
 		case len(msg.names) == 0:
-			m.status.setError("no personas to spawn: add one as .cotal/agents/<name>.md in the project", m.sh.now)
+			m.status.setError("no personas to spawn: add one as .cotal/agents/<name>.md in the project")
 		default:
 			m.picker = personaPicker{names: msg.names}
 			m.mode = modePicker
 		}
 	case spawnAcceptedMsg:
 		if msg.err != nil {
-			m.status.setError("spawn "+wire.CleanLabel(msg.persona)+": "+msg.err.Error(), msg.at)
+			m.status.setError("spawn " + wire.CleanLabel(msg.persona) + ": " + msg.err.Error())
 			return nil
 		}
 		m.seats.want = msg.ticket.Name
-		m.status.setNote(fmt.Sprintf("spawning %s from persona %s; waiting for it to come up…", wire.CleanLabel(msg.ticket.Name), wire.CleanLabel(msg.persona)), msg.at)
+		m.status.setNote(fmt.Sprintf("spawning %s from persona %s; waiting for it to come up…", wire.CleanLabel(msg.ticket.Name), wire.CleanLabel(msg.persona)))
 		return awaitCmd(m.ctl, msg.ticket)
 	case spawnDoneMsg:
 		text, failed := spawnOutcomeText(msg)
 		if failed {
-			m.status.setError(text, msg.at)
+			m.status.setError(text)
 		} else {
-			m.status.setNote(text, msg.at)
+			m.status.setNote(text)
 		}
 	case stoppedMsg:
 		name := wire.CleanLabel(msg.seat.Name)
 		if msg.err != nil {
-			m.status.setError("stop "+name+": "+msg.err.Error(), msg.at)
+			m.status.setError("stop " + name + ": " + msg.err.Error())
 			return nil
 		}
-		m.status.setNote(fmt.Sprintf("stopped %s (%s); it is offline", name, msg.process), msg.at)
+		m.status.setNote(fmt.Sprintf("stopped %s (%s); it is offline", name, msg.process))
 	case inputSentMsg:
 		name := wire.CleanLabel(msg.seat.Name)
 		if msg.err != nil {
-			m.status.setError("input to "+name+": "+msg.err.Error(), msg.at)
+			m.status.setError("input to " + name + ": " + msg.err.Error())
 			return nil
 		}
-		m.status.setNote(fmt.Sprintf("sent %d bytes to %s", msg.bytes, name), msg.at)
+		m.status.setNote(fmt.Sprintf("sent %d bytes to %s", msg.bytes, name))
 	}
 	return nil
 }

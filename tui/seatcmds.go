@@ -34,25 +34,21 @@ type (
 		persona string
 		ticket  SpawnTicket
 		err     error
-		at      time.Time
 	}
 	spawnDoneMsg struct {
 		ticket  SpawnTicket
 		outcome SpawnOutcome
 		err     error
-		at      time.Time
 	}
 	stoppedMsg struct {
 		seat    Seat
 		process string
 		err     error
-		at      time.Time
 	}
 	inputSentMsg struct {
 		seat  Seat
 		bytes int
 		err   error
-		at    time.Time
 	}
 )
 
@@ -70,7 +66,7 @@ func spawnCmd(c SeatControl, persona string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), seatCallTimeout)
 		defer cancel()
 		t, err := c.Spawn(ctx, persona)
-		return spawnAcceptedMsg{persona: persona, ticket: t, err: err, at: time.Now()}
+		return spawnAcceptedMsg{persona: persona, ticket: t, err: err}
 	}
 }
 
@@ -80,7 +76,7 @@ func awaitCmd(c SeatControl, t SpawnTicket) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), t.Deadline+awaitMargin)
 		defer cancel()
 		o, err := c.AwaitSpawn(ctx, t)
-		return spawnDoneMsg{ticket: t, outcome: o, err: err, at: time.Now()}
+		return spawnDoneMsg{ticket: t, outcome: o, err: err}
 	}
 }
 
@@ -89,7 +85,7 @@ func stopCmd(c SeatControl, s Seat) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), stopTimeout)
 		defer cancel()
 		process, err := c.Stop(ctx, s)
-		return stoppedMsg{seat: s, process: process, err: err, at: time.Now()}
+		return stoppedMsg{seat: s, process: process, err: err}
 	}
 }
 
@@ -98,7 +94,7 @@ func inputCmd(c SeatControl, s Seat, text string) tea.Cmd {
 		ctx, cancel := context.WithTimeout(context.Background(), seatCallTimeout)
 		defer cancel()
 		n, err := c.Input(ctx, s, text)
-		return inputSentMsg{seat: s, bytes: n, err: err, at: time.Now()}
+		return inputSentMsg{seat: s, bytes: n, err: err}
 	}
 }
 
@@ -145,15 +141,22 @@ func (p *personaPicker) move(msg tea.KeyMsg, k KeyMap) {
 func (p *personaPicker) lines(st *Styles, h int) []string {
 	out := []string{st.Title.Render("SPAWN A SEAT") + "  pick a persona: ↑/↓ move · enter spawns · esc cancels"}
 	room := max(h-1, 1)
+	if len(p.names) > room {
+		room = max(room-1, 1) // a line says how many are hidden
+	}
 	first := max(min(p.cursor-room+1, len(p.names)-room), 0)
 	first = min(first, p.cursor)
-	for i := first; i < len(p.names) && len(out) <= room; i++ {
+	end := min(first+room, len(p.names))
+	for i := first; i < end; i++ {
 		name := wire.CleanLabel(p.names[i])
 		if i == p.cursor {
 			out = append(out, st.Cursor.Render("› "+name))
 		} else {
 			out = append(out, "  "+name)
 		}
+	}
+	if first > 0 || end < len(p.names) {
+		out = append(out, st.Dim.Render(moreLine(first, len(p.names)-end)))
 	}
 	return out
 }

@@ -24,13 +24,17 @@ type seatsView struct {
 	missing  []string
 	cursor   int
 	offset   int
-	want     string      // a seat to select when it appears (just spawned)
-	shot     *screenShot // the selected seat's last screen
+	removed  map[string]bool // exited seats the person took off the list, by key
+	hidden   int             // how many of them the census still reports
+	want     string          // a seat to select when it appears (just spawned), until the person moves
+	shown    Seat            // the seat whose screen the preview shows
+	showing  bool            // shown is set
+	shot     *screenShot     // the shown seat's last screen
 	focused  bool
 	w, h     int
 }
 
-func newSeatsView(sh *shared) *seatsView { return &seatsView{sh: sh} }
+func newSeatsView(sh *shared) *seatsView { return &seatsView{sh: sh, removed: map[string]bool{}} }
 
 func (s *seatsView) SetSize(w, h int) {
 	s.w, s.h = w, h
@@ -40,20 +44,56 @@ func (s *seatsView) SetSize(w, h int) {
 // compact reports whether the band needs only its title and one line.
 func (s *seatsView) compact() bool { return len(s.seats) == 0 }
 
-// setCensus replaces the seats and keeps the cursor on the same seat, or
-// moves it to the one just spawned.
+// setCensus replaces the seats and keeps the cursor on the same seat, by
+// its lifecycle and manager, never by its row or its name alone; or moves
+// it to the one just spawned, unless the person has moved it since.
 func (s *seatsView) setCensus(c Census) {
 	keep, had := s.selected()
 	s.known, s.managers, s.missing = true, c.Managers, c.Missing
-	s.seats = slices.Clone(c.Seats)
-	slices.SortFunc(s.seats, func(a, b Seat) int { return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Manager, b.Manager)) })
+	s.seats, s.hidden = make([]Seat, 0, len(c.Seats)), 0
+	for _, seat := range c.Seats {
+		if s.removed[seat.key()] && !seat.Running() {
+			s.hidden++
+			continue
+		}
+		s.seats = append(s.seats, seat)
+	}
+	slices.SortFunc(s.seats, func(a, b Seat) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Manager, b.Manager), a.Started.Compare(b.Started), cmp.Compare(a.UID, b.UID))
+	})
 	switch {
 	case s.want != "" && s.selectName(s.want):
 		s.want = ""
+	case had && s.selectKey(keep.key()):
 	case had:
-		s.selectName(keep.Name)
+		s.selectName(keep.Name) // its row is gone: the seat that took its name
 	}
 	s.clamp()
+}
+
+// remove takes an exited seat off the list; a running one never goes.
+func (s *seatsView) remove(seat Seat) bool {
+	if seat.Running() {
+		return false
+	}
+	s.removed[seat.key()] = true
+	n := len(s.seats)
+	s.seats = slices.DeleteFunc(s.seats, func(x Seat) bool { return x.key() == seat.key() })
+	s.hidden += n - len(s.seats)
+	s.clamp()
+	return true
+}
+
+// selectKey moves the cursor to the seat of that key.
+func (s *seatsView) selectKey(k string) bool {
+	for i := range s.seats {
+		if s.seats[i].key() == k {
+			s.cursor = i
+			s.clamp()
+			return true
+		}
+	}
+	return false
 }
 
 // selectName moves the cursor to the named seat, a running one first.
@@ -71,18 +111,6 @@ func (s *seatsView) selectName(name string) bool {
 	return found >= 0
 }
 
-// selectPeer moves the cursor to the seat holding a presence id.
-func (s *seatsView) selectPeer(id string) bool {
-	for i := range s.seats {
-		if s.seats[i].PeerID == id && id != "" {
-			s.cursor = i
-			s.clamp()
-			return true
-		}
-	}
-	return false
-}
-
 // selected is the seat under the cursor.
 func (s *seatsView) selected() (Seat, bool) {
 	if s.cursor >= len(s.seats) {
@@ -91,9 +119,18 @@ func (s *seatsView) selected() (Seat, bool) {
 	return s.seats[s.cursor], true
 }
 
-// setShot keeps a screen fetch if it is of the selected seat.
+// show makes the preview show a seat's screen.
+func (s *seatsView) show(seat Seat, ok bool) {
+	if ok && s.showing && seat.key() == s.shown.key() {
+		s.shown = seat // the census may have news of it
+		return
+	}
+	s.shown, s.showing, s.shot = seat, ok, nil
+}
+
+// setShot keeps a screen fetch if it is of the seat shown.
 func (s *seatsView) setShot(shot *screenShot) {
-	if sel, ok := s.selected(); ok && sel.Name == shot.Name && sel.Manager == shot.Manager {
+	if s.showing && s.shown.Name == shot.Name && s.shown.Manager == shot.Manager {
 		s.shot = shot
 	}
 }
@@ -113,13 +150,24 @@ func (s *seatsView) move(msg tea.KeyMsg) bool {
 	default:
 		return false
 	}
+	s.want = "" // the person's own pick wins over a spawn still on its way
 	s.clamp()
 	return true
 }
 
+// listHeight is the rows left for seats under the title and column line,
+// less one that says how many are hidden when they do not all fit.
+func (s *seatsView) listHeight() int {
+	h := s.h - 2
+	if len(s.seats) > h {
+		h--
+	}
+	return max(h, 1)
+}
+
 func (s *seatsView) clamp() {
 	s.cursor = max(min(s.cursor, len(s.seats)-1), 0)
-	lh := max(s.h-2, 1)
+	lh := s.listHeight()
 	if s.cursor < s.offset {
 		s.offset = s.cursor
 	}
@@ -131,7 +179,7 @@ func (s *seatsView) clamp() {
 
 // widths of the list and the screen preview beside it.
 func (s *seatsView) widths() (list, preview int) {
-	list = max(s.w*3/5, min(s.w, 74))
+	list = max(s.w*5/8, min(s.w, 74))
 	return list, max(s.w-list-1, 0)
 }
 
@@ -142,8 +190,11 @@ func (s *seatsView) View() string {
 		title = st.Dim
 	}
 	head := fmt.Sprintf("SEATS · %d", len(s.seats))
+	if n := s.hidden; n > 0 {
+		head += fmt.Sprintf(" · %d exited removed from view (ps lists them)", n)
+	}
 	if n := len(s.missing); n > 0 {
-		head += fmt.Sprintf(" · %d manager(s) silent: list incomplete", n)
+		head += " · " + plural(n, "manager") + " silent: list incomplete"
 	}
 	if len(s.seats) == 0 {
 		var why string
@@ -159,9 +210,12 @@ func (s *seatsView) View() string {
 	}
 	lw, pw := s.widths()
 	lines := []string{title.Render(head), st.Dim.Render(fmt.Sprintf("  %-12s %-11s %4s %7s %-10s %4s %4s", "NAME", "PROCESS", "UP", "PID", "MESH", "FOR", "OUT"))}
-	end := min(s.offset+max(s.h-2, 0), len(s.seats))
+	end := min(s.offset+s.listHeight(), len(s.seats))
 	for i := s.offset; i < end; i++ {
-		lines = append(lines, s.row(&s.seats[i], i == s.cursor))
+		lines = append(lines, s.row(&s.seats[i], i == s.cursor, s.focused))
+	}
+	if s.offset > 0 || end < len(s.seats) {
+		lines = append(lines, st.Dim.Render(moreLine(s.offset, len(s.seats)-end)))
 	}
 	list := block(lines, lw, s.h)
 	if pw < 10 {
@@ -173,7 +227,7 @@ func (s *seatsView) View() string {
 
 // row is one seat: process state, uptime, pid, mesh state and its age,
 // last output; a disagreement between process and mesh is said in words.
-func (s *seatsView) row(seat *Seat, selected bool) string {
+func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	st := &s.sh.styles
 	now := s.sh.now
 	var b strings.Builder
@@ -187,19 +241,32 @@ func (s *seatsView) row(seat *Seat, selected bool) string {
 		process = strings.Replace(process, "killed SIG", "killed ", 1)
 	}
 	glyph, style := "●", st.Working
+	_, crashed := seat.crash()
+	_, stalled := seat.stalled(now)
+	heldWhy, held := seat.held()
 	switch {
+	case crashed:
+		glyph, style = glyphCrashed, st.Crashed
 	case !seat.Running():
 		glyph, style = "⨯", st.Offline
 	case seat.State == "starting":
 		glyph, style = "◌", st.Idle
 	case seat.State == "uncertain":
 		glyph, style = "?", st.Waiting
+	case stalled:
+		glyph, style = glyphStalled, st.Stalled
+	case held:
+		glyph, style = glyphHeld, st.Waiting
 	}
 	b.WriteString(style.Render(glyph) + " ")
 	name := wire.CleanLabel(seat.Name)
-	if selected {
+	switch {
+	case selected && focused:
 		b.WriteString(st.Cursor.Render(pad("›"+name, 12)))
-	} else {
+	case selected:
+		// The cursor of a list without the keys: kept, and seen, but not lit.
+		b.WriteString(st.Name(seat.Name).Render(pad("›"+name, 12)))
+	default:
 		b.WriteString(st.Name(seat.Name).Render(pad(name, 12)))
 	}
 	up := "-"
@@ -224,6 +291,9 @@ func (s *seatsView) row(seat *Seat, selected bool) string {
 	b.WriteString(st.Dim.Render(fmt.Sprintf(" %4s %4s", age(now, seat.MeshSince), age(now, seat.LastOutput))))
 	if note != "" {
 		b.WriteString(" " + st.Stalled.Render(note))
+	}
+	if held {
+		b.WriteString(" " + st.Waiting.Render("held: "+heldWhy))
 	}
 	if _, ok := seat.unsandboxed(); ok {
 		b.WriteString(" " + st.Waiting.Render("unsandboxed"))
@@ -258,10 +328,10 @@ func holders(ids []string) string {
 	return strings.Join(order, ", ")
 }
 
-// preview is the last lines of the selected seat's screen.
+// preview is the last lines of the shown seat's screen.
 func (s *seatsView) preview(w int) string {
 	st := &s.sh.styles
-	sel, ok := s.selected()
+	sel, ok := s.shown, s.showing
 	if !ok {
 		return block([]string{st.Dim.Render("SCREEN"), st.Dim.Render("select a seat to see its screen")}, w, s.h)
 	}

@@ -189,8 +189,11 @@ func TestSeatGivesTheRosterProgressAndHarness(t *testing.T) {
 		SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{busy}},
 	})
 	s := h.screen()
-	if l := rosterLine(s, "busy"); !strings.Contains(l, "cm working · stalled 7m") {
+	if l := rosterLine(s, "busy"); !strings.Contains(l, "command  working · stalled 7m") {
 		t.Errorf("seat row %q lacks the harness tag and the stall", l)
+	}
+	if !strings.Contains(s, "  NAME         HARNESS  STATUS") {
+		t.Errorf("the harness column has no readable header:\n%s", s)
 	}
 	if l := rosterLine(s, "remote"); !strings.Contains(l, "working · progress unknown") {
 		t.Errorf("unobserved row %q", l)
@@ -217,7 +220,7 @@ func TestNeedsYouTakesWaitingSeatsOldestFirstAndRingsOnce(t *testing.T) {
 		t.Errorf("lane %v, want sw (6m, by its seat) then lone (3m)", got)
 	}
 	s := h.screen()
-	if !strings.Contains(s, "◐ sw  waited 6m") || !strings.Contains(s, "◐ lone  waited 3m  approve the deploy") {
+	if !strings.Contains(s, "◐ sw  waiting 6m") || !strings.Contains(s, "◐ lone  waiting 3m  approve the deploy") {
 		t.Errorf("lane not shown with waits:\n%s", s)
 	}
 
@@ -285,6 +288,11 @@ func TestStopAsksNamingTheSeat(t *testing.T) {
 	if h.m.mode != modeStop || !strings.Contains(s, "stop seat shell? (y) / cancel (n)") || !strings.Contains(s, "STOP SEAT shell?") {
 		t.Fatalf("no question naming shell:\n%s", s)
 	}
+	h.send(tea.WindowSizeMsg{Width: 80, Height: 24})
+	if s := h.screen(); !strings.Contains(s, "SIGKILL after 3") || !strings.Contains(s, "it goes offline.") {
+		t.Errorf("the question is cut at 80 columns:\n%s", s)
+	}
+	h.send(tea.WindowSizeMsg{Width: 120, Height: 40})
 	if cmd := h.keys("n"); cmd != nil || f.log() != "" {
 		t.Fatalf("n stopped something: %s", f.log())
 	}
@@ -349,6 +357,9 @@ func TestSpawnFromThePicker(t *testing.T) {
 	h.batch(time.Second, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{running("alpha", "idle", 0), running("shell_2", "idle", 0)}}})
 	if sel, _ := h.m.seats.selected(); sel.Name != "shell_2" {
 		t.Errorf("selected %q after the spawn, want shell_2", sel.Name)
+	}
+	if sel, _, _ := h.m.target(); sel.Name != "shell_2" {
+		t.Errorf("the keys act on %q after the spawn, want shell_2", sel.Name)
 	}
 
 	f.personas = nil

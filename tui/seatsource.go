@@ -66,10 +66,27 @@ type Seat struct {
 	Activity   string
 	Sandbox    string   // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
 	Attached   []string // who is attached to its terminal now (owner.actor), one per session
+	Stopped    bool     // a stop ended it: its exit is no crash
+
+	// Held says why messages wait for the seat's person ("person
+	// typing"); Waiting counts the messages its connector holds, the
+	// oldest since OldestWaiting.
+	Held          string
+	Waiting       int
+	OldestWaiting time.Time
 }
 
 // Running reports whether the seat's process runs.
 func (s *Seat) Running() bool { return s.Process == "running" }
+
+// key tells seats apart: a name is reused once its seat has exited, and
+// two managers may each have a seat of one name; a lifecycle is one spawn.
+func (s *Seat) key() string {
+	if s.UID == "" {
+		return s.Manager + "/" + s.Name
+	}
+	return s.Manager + "/" + s.UID
+}
 
 // unsandboxed is why a running seat could read the space's keys and creds,
 // if it could.

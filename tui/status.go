@@ -15,18 +15,17 @@ const rateWindow = 60
 // statusBar is the bottom line: space, mode, peers, the post rate with a
 // sparkline, and the last error in words.
 type statusBar struct {
-	sh      *shared
-	counts  [rateWindow]int
-	secs    [rateWindow]int64
-	peers   int
-	online  int
-	lastErr string // the last error, or the last note when note is set
-	errAt   time.Time
-	note    bool
-	w       int
+	sh     *shared
+	counts [rateWindow]int
+	secs   [rateWindow]int64
+	peers  int
+	online int
+	log    *messageLog
+	msg    logEntry // the last receipt or error, shown while fresh
+	w      int
 }
 
-func newStatusBar(sh *shared) *statusBar { return &statusBar{sh: sh} }
+func newStatusBar(sh *shared, log *messageLog) *statusBar { return &statusBar{sh: sh, log: log} }
 
 func (s *statusBar) SetSize(w, _ int) { s.w = w }
 
@@ -81,12 +80,17 @@ func sparkline(counts []int) string {
 	return b.String()
 }
 
-// setError records the last error; it stays until another error or a
-// note replaces it.
-func (s *statusBar) setError(err string, at time.Time) { s.lastErr, s.errAt, s.note = err, at, false }
+// setError shows an error for a while and logs it.
+func (s *statusBar) setError(err string) { s.show(logEntry{at: s.sh.now, text: err, failed: true}) }
 
-// setNote records the outcome of something the person did (a receipt).
-func (s *statusBar) setNote(text string, at time.Time) { s.lastErr, s.errAt, s.note = text, at, true }
+// setNote shows the outcome of something the person did (a receipt) for
+// a while and logs it.
+func (s *statusBar) setNote(text string) { s.show(logEntry{at: s.sh.now, text: text}) }
+
+func (s *statusBar) show(e logEntry) {
+	s.msg = e
+	s.log.add(e)
+}
 
 // View puts the last message right after the space, before the figures,
 // so a narrow terminal cuts the figures and not the words.
@@ -98,11 +102,13 @@ func (s *statusBar) View() string {
 	if c.Hosting {
 		head = st.Key.Render("● "+c.Space) + sep + "hosting"
 	}
-	switch {
-	case s.lastErr != "" && s.note:
-		head += sep + st.Receipt.Render("→ "+oneLine(s.lastErr)+" ("+age(s.sh.now, s.errAt)+" ago)")
-	case s.lastErr != "":
-		head += sep + st.Error.Render("! "+age(s.sh.now, s.errAt)+" ago: "+oneLine(s.lastErr))
+	switch m := &s.msg; {
+	case m.fresh(s.sh.now) && !m.failed:
+		head += sep + st.Receipt.Render("→ "+oneLine(m.text)+" ("+age(s.sh.now, m.at)+" ago)")
+	case m.fresh(s.sh.now):
+		head += sep + st.Error.Render("! "+age(s.sh.now, m.at)+" ago: "+oneLine(m.text))
+	case s.log.unseen > 0:
+		head += sep + st.Error.Render("! "+plural(s.log.unseen, "error")+" · m shows them")
 	}
 	var parts []string
 	switch c.Mode {
@@ -115,7 +121,7 @@ func (s *statusBar) View() string {
 	if c.Sync != "" {
 		parts = append(parts, "sync "+c.Sync)
 	}
-	parts = append(parts, fmt.Sprintf("%d peers, %d online", s.peers, s.online), fmt.Sprintf("%.1f msg/s", s.rate()))
+	parts = append(parts, fmt.Sprintf("%s, %d online", plural(s.peers, "peer"), s.online), fmt.Sprintf("%.1f msg/s", s.rate()))
 	line := head + sep + strings.Join(parts, sep)
 	if room := s.w - lipgloss.Width(line) - 1; room >= 10 {
 		line += " " + st.Working.Render(sparkline(s.perSecond(min(room, 30))))

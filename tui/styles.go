@@ -32,6 +32,7 @@ type Styles struct {
 	Offline  lipgloss.Style
 	Endpoint lipgloss.Style
 	Stalled  lipgloss.Style
+	Crashed  lipgloss.Style
 
 	names []lipgloss.Style // stable per-name colours, none of them a status hue
 }
@@ -62,6 +63,7 @@ func NewStyles(r *lipgloss.Renderer) Styles {
 		Offline:  r.NewStyle().Foreground(lipgloss.Color("8")).Faint(true),
 		Endpoint: r.NewStyle().Foreground(lipgloss.Color("5")),
 		Stalled:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
+		Crashed:  r.NewStyle().Bold(true).Foreground(lipgloss.Color("1")),
 	}
 	for _, c := range namePalette {
 		s.names = append(s.names, r.NewStyle().Foreground(lipgloss.Color(c)))

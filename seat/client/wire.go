@@ -44,6 +44,9 @@ type Row struct {
 	Waiting         int   `json:"waiting,omitempty"`
 	PullOnly        int   `json:"pullOnly,omitempty"`
 	OldestWaitingMs int64 `json:"oldestWaitingMs,omitempty"`
+	// Stopped says a stop (despawn, the manager closing) asked its process
+	// to end, so its exit status, whatever it is, is no crash.
+	Stopped bool `json:"stopped,omitempty"`
 	// Injects says the seat's arrivals are put in front of its agent;
 	// a plain command seat without `inject: true` reads its inbox itself.
 	Injects bool `json:"injects,omitempty"`
