@@ -173,6 +173,10 @@ type target struct {
 // errMeshDown says no mesh serves the space and what to do.
 var errMeshDown = errors.New("mesh is not running")
 
+// recordWait bounds how long a client waits for a starting mesh to say
+// where it listens.
+const recordWait = 10 * time.Second
+
 // resolveTarget finds the mesh a client command talks to: --server and
 // --creds win; else the process holding the space's store lock, reached
 // as its broker.json says, as the local operator.
@@ -185,17 +189,29 @@ func (g *globals) resolveTarget() (target, error) {
 	if t.url != "" {
 		t.record, _ = config.ReadBrokerRecord(p)
 	} else {
-		s, err := host.Probe(p)
-		if err != nil {
-			return t, err
+		// A mesh that has just taken its lock writes broker.json a moment
+		// later: wait for it rather than fail a command started with it.
+		var s host.State
+		deadline := time.Now().Add(recordWait)
+		for {
+			if s, err = host.Probe(p); err != nil {
+				return t, err
+			}
+			t.record, err = s.Serving()
+			var re *host.RecordError
+			if !errors.As(err, &re) || !re.Starting || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(50 * time.Millisecond)
 		}
-		t.record, err = s.Serving()
 		var re *host.RecordError
 		switch {
 		case errors.Is(err, host.ErrNotRunning):
 			return t, meshDown(data, p, res)
+		case errors.As(err, &re) && re.Stopping:
+			return t, fmt.Errorf("%w; wait for it to end, or `cotal down --space %s`", err, p.Space)
 		case errors.As(err, &re) && re.Starting:
-			return t, fmt.Errorf("%w; try again in a moment, or pass --server", err)
+			return t, fmt.Errorf("%w after %s; see %s, or pass --server", err, recordWait, p.LogFile())
 		case err != nil:
 			return t, fmt.Errorf("%w; `cotal down --with-agents --space %s` stops it and the next `cotal up` writes broker.json again, or pass --server", err, p.Space)
 		}

@@ -44,8 +44,13 @@ any seat is live and names them; --with-agents stops them too.`,
 				return done("mesh %s is not running\n", p.Space)
 			}
 			// Seats run in the mesh's ptys: stopping the mesh stops them.
-			// Never by surprise: bare down refuses while any is live.
-			if withAgents {
+			// Never by surprise: bare down refuses while any is live. A
+			// mesh already on its way out is only waited for.
+			_, serr := s.Serving()
+			var stopping *host.RecordError
+			if errors.As(serr, &stopping) && stopping.Stopping {
+				fmt.Fprintf(g.stderr, "mesh %s (pid %d) is already stopping; waiting for it to end\n", p.Space, s.PID)
+			} else if withAgents {
 				// Every manager's seats, those of supervise processes too:
 				// the mesh's own stop would take only its own.
 				stopped, err := stopEverySeat(g)

@@ -451,3 +451,35 @@ func TestAQuitWithLiveSeatsIsAskedTwice(t *testing.T) {
 		t.Fatal("a forced quit was refused")
 	}
 }
+
+// TestAHolderThatWroteItStoppedIsStopping: a process that still holds the
+// lock but wrote "stopped" into its own broker.json is on its way out, not
+// an earlier run's leftover; a new holder whose file is an older run's is
+// starting.
+func TestAHolderThatWroteItStoppedIsStopping(t *testing.T) {
+	p := config.Paths{Space: "stopping", StoreDir: t.TempDir()}
+	holder := holdLock(t, p)
+	pid := holder.Process.Pid
+	rec := config.BrokerRecord{Space: p.Space, URL: "nats://127.0.0.1:1", PID: pid, Mode: config.ModeAuth, Started: time.Now(), Stopped: time.Now()}
+	if err := config.WriteBrokerRecord(p, rec); err != nil {
+		t.Fatal(err)
+	}
+	s, err := host.Probe(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var re *host.RecordError
+	if _, err := s.Serving(); !errors.As(err, &re) || !re.Stopping || re.Starting || !strings.Contains(err.Error(), "stopping") {
+		t.Fatalf("holder %d that wrote stopped: %v (%+v)", pid, err, re)
+	}
+	rec.PID = pid + 100000 // an earlier run's file
+	if err := config.WriteBrokerRecord(p, rec); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = host.Probe(p); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Serving(); !errors.As(err, &re) || re.Stopping || !re.Starting {
+		t.Fatalf("holder %d with an earlier run's file: %v (%+v)", pid, err, re)
+	}
+}

@@ -37,8 +37,9 @@ type RecordError struct {
 	PID   int   // the lock's holder
 	Err   error // what is wrong with broker.json
 	// Starting says the file is missing or an earlier run's, as it is
-	// while a mesh starts; else it is damaged.
-	Starting bool
+	// while a mesh starts; Stopping that the holder itself wrote that it
+	// stopped and is on its way out; else the file is damaged.
+	Starting, Stopping bool
 }
 
 func (e *RecordError) Error() string {
@@ -89,6 +90,8 @@ func (s State) Serving() (config.BrokerRecord, error) {
 		e.Err = errors.New("it has not written broker.json yet")
 	case s.RecordErr != nil:
 		e.Err, e.Starting = s.RecordErr, false
+	case !s.Record.Stopped.IsZero() && s.PID > 0 && s.Record.PID == s.PID:
+		e.Err, e.Starting, e.Stopping = errors.New("it is stopping"), false, true
 	case !s.Record.Stopped.IsZero() || (s.PID > 0 && s.Record.PID != s.PID):
 		e.Err = fmt.Errorf("its broker.json is still the one of pid %d, an earlier run", s.Record.PID)
 	default:
