@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/charmbracelet/x/ansi"
 )
@@ -58,6 +59,27 @@ func (t *termState) repaintModes() []int {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// blankANSI is what ScreenANSI gives for an emulator reset into t (see
+// restart): the alternate screen if t is on it, nothing drawn, t's modes,
+// the cursor at home, hidden if t hides it.
+func (t *termState) blankANSI() string {
+	var b strings.Builder
+	if t.modes[int(ansi.ModeAltScreen)] || t.modes[int(ansi.ModeAltScreenSaveCursor)] {
+		b.WriteString(ansi.SetModeAltScreenSaveCursor)
+	}
+	b.WriteString(ansi.ResetStyle + ansi.CursorHomePosition + ansi.EraseEntireScreen)
+	for _, m := range t.repaintModes() {
+		b.WriteString(ansi.SetMode(ansi.DECMode(m)))
+	}
+	b.WriteString("\x1b[1;1H")
+	if on, ok := t.modes[int(ansi.ModeTextCursorEnable)]; ok && !on {
+		b.WriteString(ansi.ResetModeTextCursorEnable)
+	} else {
+		b.WriteString(ansi.SetModeTextCursorEnable)
+	}
+	return b.String()
 }
 
 // restore is what a freshly reset emulator is told so it is in t's modes:
