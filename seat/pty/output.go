@@ -3,9 +3,11 @@ package pty
 import (
 	"io"
 	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/sys/unix"
 )
 
 // subscriber is one raw output fan-out. Its channel is closed when the seat's
@@ -22,16 +24,15 @@ type subscriber struct {
 func (s *Seat) pump() {
 	defer close(s.pumpDone)
 	buf := make([]byte, readBufSize)
-	for {
-		n, err := s.ptmx.Read(buf)
+	rc, err := s.ptmx.SyscallConn()
+	for err == nil {
+		var n int
+		n, err = readChunk(rc, buf)
 		if n > 0 {
 			s.observe(buf[:n])
 			// Under a flood the pty is never empty, so the pump would not
 			// block: give the subscribers it woke a turn.
 			runtime.Gosched()
-		}
-		if err != nil {
-			break
 		}
 	}
 	s.mu.Lock()
@@ -76,6 +77,40 @@ func (s *Seat) observe(p []byte) {
 		e.queries = append([]byte(nil), s.queries...)
 	}
 	s.push(e)
+}
+
+// readChunk reads what the pty has, up to len(buf): it waits for the
+// first bytes, then takes whatever else is there already without waiting,
+// so a flood comes in full buffers rather than in the line discipline's
+// 4 KiB pieces, and each piece costs the subscribers and the emulator's
+// queue once. Through the runtime poller, so Close and the read deadline
+// end a wait.
+func readChunk(rc syscall.RawConn, buf []byte) (int, error) {
+	n := 0
+	var rerr error
+	err := rc.Read(func(fd uintptr) bool {
+		for n < len(buf) {
+			m, err := unix.Read(int(fd), buf[n:])
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return n > 0 // nothing yet: wait for the poller
+			case err != nil:
+				rerr = err
+				return true
+			case m == 0:
+				rerr = io.EOF
+				return true
+			}
+			n += m
+		}
+		return true
+	})
+	if rerr != nil {
+		err = rerr
+	}
+	return n, err
 }
 
 // drainQueries reads the emulator's answers to terminal queries (cursor

@@ -205,3 +205,27 @@ func TestNoLeaksAfterDoneAndClose(t *testing.T) {
 
 	checkNoLeaks(t, g, fds)
 }
+
+// A flood reaches subscribers in full read buffers, not in the 4 KiB
+// pieces the pty hands out per read: every chunk costs the subscribers
+// (an attach session sends each as a frame) and the emulator's queue.
+func TestFloodReadInFullBuffers(t *testing.T) {
+	s := startSeat(t, "sh", "-c", "read go; yes 0123456789012345678901234567890123456789012345678901234567890123456789012345678 | head -c 2000000")
+	ch, cancel := s.Subscribe()
+	defer cancel()
+	if _, err := s.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
+	var n, chunks, full int
+	for c := range ch {
+		n += len(c)
+		chunks++
+		if len(c) == readBufSize {
+			full++
+		}
+	}
+	t.Logf("%d bytes in %d chunks, %d of them full", n, chunks, full)
+	if n < 2000000 || full < chunks/2 {
+		t.Errorf("%d bytes in %d chunks, %d of them full (%d bytes)", n, chunks, full, readBufSize)
+	}
+}
