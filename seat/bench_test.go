@@ -180,12 +180,14 @@ func BenchmarkInputToScreen(b *testing.B) {
 			if _, err := s.Paste(cmd, true); err != nil {
 				b.Fatal(err)
 			}
-			// Look again after each chunk of output rather than spin on the
-			// emulator's lock, which the pump needs.
+			// Look again after each chunk of output, and every 100µs since
+			// the emulator draws a little behind the output.
+			deadline := time.After(5 * time.Second)
 			for !strings.Contains(s.Screen(), want) {
 				select {
 				case <-out:
-				case <-time.After(5 * time.Second):
+				case <-time.After(100 * time.Microsecond):
+				case <-deadline:
 					b.Fatalf("no %s on screen", want)
 				}
 			}
@@ -319,10 +321,12 @@ func BenchmarkDMToPty(b *testing.B) {
 		defer s.Close()
 		out, stop := s.Subscribe()
 		defer stop()
+		started := time.After(10 * time.Second)
 		for !strings.Contains(s.Screen(), "reader ready") {
 			select {
 			case <-out:
-			case <-time.After(10 * time.Second):
+			case <-time.After(time.Millisecond): // the emulator draws behind the output
+			case <-started:
 				b.Fatal("the reader did not start")
 			}
 		}
@@ -346,10 +350,12 @@ func BenchmarkDMToPty(b *testing.B) {
 			}
 			b.StopTimer()
 			var at int64
+			deadline := time.After(10 * time.Second)
 			for at = readAt(s.Screen(), marker); at == 0; at = readAt(s.Screen(), marker) {
 				select {
 				case <-out:
-				case <-time.After(10 * time.Second):
+				case <-time.After(time.Millisecond): // the emulator draws behind the output
+				case <-deadline:
 					b.Fatalf("the reader never got %s:\n%s", marker, s.Screen())
 				}
 			}

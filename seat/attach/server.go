@@ -301,9 +301,9 @@ func (s *Server) drop(o *output, c []byte) {
 
 // flush sends what is owed, as far as credit allows: the drop count first
 // (reset only once it lands), then a fresh screen taken together with a
-// new subscription, in pieces. Every chunk still queued on the old
-// subscription is already part of that screen, since the seat feeds its
-// emulator before its subscribers.
+// new subscription, in pieces. The old subscription is dropped with what
+// it still queued: SubscribeScreen's screen and channel together cover
+// every byte after the screen, so nothing is shown twice or lost.
 func (s *Server) flush(o *output) {
 	if o.pendingDrop > 0 {
 		// Only with room for the screen after it, so a drop is always

@@ -51,9 +51,11 @@ func BenchmarkInputToScreen(b *testing.B) {
 			if _, err := s.Paste(cmd, true); err != nil {
 				b.Fatal(err)
 			}
+			// After each chunk, wait for the emulator to draw it.
 			for !strings.Contains(s.Screen(), want) {
 				select {
 				case <-ch:
+					s.settle()
 				case <-time.After(5 * time.Second):
 					b.Fatalf("no %s on screen", want)
 				}

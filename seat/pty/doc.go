@@ -1,6 +1,7 @@
-// Package pty runs one seat's process in a pseudo-terminal, mirrors its
-// output into a terminal emulator so the current screen can be rendered at
-// any time, and writes input into it.
+// Package pty runs one seat's process in a pseudo-terminal, hands its
+// output to subscribers as it comes, mirrors it into a terminal emulator
+// behind the output (never slowing the program) so the screen can be
+// rendered at any time, and writes input into it.
 //
 // It knows nothing about the mesh: it must never import mesh, broker, tui or
 // the seat manager. A [Seat] is a real process in a real pty; everything the

@@ -76,3 +76,15 @@ func checkNoLeaks(t testing.TB, goroutines, fds int) {
 		return nil
 	})
 }
+
+// settle waits until the emulator has drawn all output read so far.
+func (s *Seat) settle() {
+	s.mu.Lock()
+	if s.mirrorEnded {
+		s.mu.Unlock()
+		return
+	}
+	w := s.addWaiter(s.seq, true)
+	s.mu.Unlock()
+	<-w.done
+}

@@ -113,7 +113,8 @@ func (s *Seat) writeAnswers() {
 }
 
 // Resize sets the size of the pty (the program gets SIGWINCH) and of the
-// emulator. Both must be in 1..MaxSize.
+// emulator, which takes it at this point of the output. Both must be in
+// 1..MaxSize.
 func (s *Seat) Resize(cols, rows int) error {
 	if err := checkSize(cols, rows); err != nil {
 		return err
@@ -122,9 +123,9 @@ func (s *Seat) Resize(cols, rows int) error {
 		return ErrNotRunning
 	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	rc, err := s.ptmx.SyscallConn()
 	if err != nil {
+		s.mu.Unlock()
 		return fmt.Errorf("pty: resize: %w", err)
 	}
 	var ierr error
@@ -137,9 +138,22 @@ func (s *Seat) Resize(cols, rows int) error {
 		err = ierr
 	}
 	if err != nil {
+		s.mu.Unlock()
 		return fmt.Errorf("pty: resize to %dx%d: %w", cols, rows, err)
 	}
+	s.term = s.term.withSize(cols, rows)
+	if !s.mirrorEnded {
+		s.push(&entry{after: s.term})
+		s.mu.Unlock()
+		return nil
+	}
+	term := s.term
+	s.mu.Unlock()
+	// The output has ended: nothing else draws.
+	s.emuMu.Lock()
+	defer s.emuMu.Unlock()
 	s.emu.Resize(cols, rows)
+	s.shown = term
 	return nil
 }
 

@@ -161,9 +161,10 @@ func (s *Seat) Keys(names ...string) (int, error) {
 	return s.Write(KeyBytes(keys, s.appCursor()))
 }
 
-// appCursor reports whether the program asked for application cursor keys.
+// appCursor reports whether the program asked for application cursor
+// keys, as of the output read so far (not as drawn).
 func (s *Seat) appCursor() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.modes[int(ansi.ModeCursorKeys)]
+	return s.term.on(ansi.ModeCursorKeys)
 }

@@ -187,7 +187,7 @@ func TestKeysLeaveVi(t *testing.T) {
 }
 
 func (s *Seat) altScreen() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.emuMu.Lock()
+	defer s.emuMu.Unlock()
 	return s.emu.IsAltScreen()
 }

@@ -1,15 +1,14 @@
 package pty
 
 import (
-	"fmt"
 	"io"
-	"strings"
+	"runtime"
+	"syscall"
 	"time"
 
 	"github.com/charmbracelet/x/ansi"
+	"golang.org/x/sys/unix"
 )
-
-type ansiMode = ansi.Mode
 
 // subscriber is one raw output fan-out. Its channel is closed when the seat's
 // output ends, when it unsubscribes, or when it falls subscriberBuffer chunks
@@ -18,20 +17,22 @@ type subscriber struct {
 	ch chan []byte
 }
 
-// pump copies the pty's output into the emulator and the subscribers until
-// the stream ends: EIO once the child side of the pty is closed (Linux
+// pump copies the pty's output to the subscribers and the emulator's queue
+// until the stream ends: EIO once the child side of the pty is closed (Linux
 // reports the end of a pty's output as EIO, not EOF), os.ErrClosed after
 // Close, or the drain deadline set by reap.
 func (s *Seat) pump() {
 	defer close(s.pumpDone)
 	buf := make([]byte, readBufSize)
-	for {
-		n, err := s.ptmx.Read(buf)
+	rc, err := s.ptmx.SyscallConn()
+	for err == nil {
+		var n int
+		n, err = readChunk(rc, buf)
 		if n > 0 {
 			s.observe(buf[:n])
-		}
-		if err != nil {
-			break
+			// Under a flood the pty is never empty, so the pump would not
+			// block: give the subscribers it woke a turn.
+			runtime.Gosched()
 		}
 	}
 	s.mu.Lock()
@@ -40,19 +41,25 @@ func (s *Seat) pump() {
 		close(sub.ch)
 	}
 	clear(s.subs)
+	// The screen is wanted final now: after a flood, draw it from the
+	// newest output rather than draw all that is queued.
+	if s.queuedCost > catchUpLag {
+		s.skip(maxQueueBytes, catchUpKeep)
+	}
+	s.wake.Signal()
 	s.mu.Unlock()
 }
 
+// observe hands one chunk to every subscriber at once and queues it for
+// the emulator, with the mode changes and queries it holds.
 func (s *Seat) observe(p []byte) {
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.firstOnce.Do(func() { close(s.firstOutput) })
 	chunk := append([]byte(nil), p...)
+	s.events, s.queries = s.scan.scan(chunk, s.events[:0], s.queries[:0])
 
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	// Write may block on the emulator's answer pipe until drainQueries reads
-	// it; drainQueries never takes mu, so this cannot deadlock.
-	_, _ = s.emu.Write(chunk)
 	for sub := range s.subs {
 		select {
 		case sub.ch <- chunk:
@@ -61,6 +68,49 @@ func (s *Seat) observe(p []byte) {
 			delete(s.subs, sub)
 		}
 	}
+	if len(s.events) > 0 {
+		s.term = s.term.with(s.events)
+	}
+	e := &entry{p: chunk, after: s.term}
+	e.cost, e.lines = estimate(chunk, s.term.cols, s.term.rows)
+	if len(s.queries) > 0 {
+		e.queries = append([]byte(nil), s.queries...)
+	}
+	s.push(e)
+}
+
+// readChunk reads what the pty has, up to len(buf): it waits for the
+// first bytes, then takes whatever else is there already without waiting,
+// so a flood comes in full buffers rather than in the line discipline's
+// 4 KiB pieces, and each piece costs the subscribers and the emulator's
+// queue once. Through the runtime poller, so Close and the read deadline
+// end a wait.
+func readChunk(rc syscall.RawConn, buf []byte) (int, error) {
+	n := 0
+	var rerr error
+	err := rc.Read(func(fd uintptr) bool {
+		for n < len(buf) {
+			m, err := unix.Read(int(fd), buf[n:])
+			switch {
+			case err == unix.EINTR:
+				continue
+			case err == unix.EAGAIN:
+				return n > 0 // nothing yet: wait for the poller
+			case err != nil:
+				rerr = err
+				return true
+			case m == 0:
+				rerr = io.EOF
+				return true
+			}
+			n += m
+		}
+		return true
+	})
+	if rerr != nil {
+		err = rerr
+	}
+	return n, err
 }
 
 // drainQueries reads the emulator's answers to terminal queries (cursor
@@ -70,7 +120,7 @@ func (s *Seat) observe(p []byte) {
 // to writeAnswers, never written here, so a pty whose input is full cannot
 // stall the output side; when the queue is full they are dropped.
 //
-// It reads the emulator without mu: Read touches only the pipe and the
+// It reads the emulator without emuMu: Read touches only the pipe and the
 // emulator's closed flag, which this package never sets (closeAnswerPipe
 // closes the pipe's writer instead of calling Emulator.Close).
 func (s *Seat) drainQueries() {
@@ -104,118 +154,19 @@ func (s *Seat) closeAnswerPipe() {
 // person's terminal is attached, since that terminal answers instead.
 func (s *Seat) SetAnswerQueries(on bool) { s.answer.Store(on) }
 
-func (s *Seat) trackMode(m ansi.Mode, on bool) {
-	dm, ok := m.(ansi.DECMode)
-	if !ok {
-		return
-	}
-	switch dm {
-	case ansi.ModeAltScreen, ansi.ModeAltScreenSaveCursor, ansi.ModeSaveCursor, ansi.ModeTextCursorEnable, 47:
-		return // rendered from the emulator's own state
-	}
-	if on {
-		s.modes[int(dm)] = true
-	} else {
-		delete(s.modes, int(dm))
-	}
-}
-
-// bracketedPaste reports whether the program has asked for bracketed paste.
+// bracketedPaste reports whether the program has asked for bracketed
+// paste, as of the output read so far (not as drawn).
 func (s *Seat) bracketedPaste() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.modes[int(ansi.ModeBracketedPaste)]
-}
-
-// Screen is the emulator's current screen as plain text: one line per row,
-// trailing spaces trimmed, trailing empty lines dropped.
-func (s *Seat) Screen() string {
-	return strings.Join(s.lines(), "\n")
-}
-
-func (s *Seat) lines() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	w, h := s.emu.Width(), s.emu.Height()
-	lines := make([]string, h)
-	var b strings.Builder
-	b.Grow(w)
-	for y := range h {
-		b.Reset()
-		for x := range w {
-			// A wide rune's trailing cells have no content.
-			if c := s.emu.CellAt(x, y); c != nil {
-				b.WriteString(c.Content)
-			}
-		}
-		lines[y] = strings.TrimRight(b.String(), " ")
-	}
-	for len(lines) > 0 && lines[len(lines)-1] == "" {
-		lines = lines[:len(lines)-1]
-	}
-	return lines
-}
-
-// Tail is the last n non-empty lines of the current screen, oldest first.
-func (s *Seat) Tail(n int) []string {
-	if n <= 0 {
-		return nil
-	}
-	var out []string
-	lines := s.lines()
-	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
-		if strings.TrimSpace(lines[i]) != "" {
-			out = append(out, lines[i])
-		}
-	}
-	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
-		out[i], out[j] = out[j], out[i]
-	}
-	return out
-}
-
-// ScreenANSI is the bytes that repaint the current screen on a terminal of
-// the same size: the alternate screen if the program is on it, the styled
-// cells row by row, the DEC private modes the program set (bracketed paste,
-// cursor keys, mouse reporting, ...), the cursor position and visibility.
-// Scrollback is not included.
-func (s *Seat) ScreenANSI() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.screenANSI()
-}
-
-// screenANSI needs mu.
-func (s *Seat) screenANSI() string {
-	var b strings.Builder
-	if s.emu.IsAltScreen() {
-		b.WriteString(ansi.SetModeAltScreenSaveCursor)
-	}
-	b.WriteString(ansi.ResetStyle + ansi.CursorHomePosition + ansi.EraseEntireScreen)
-	for i, line := range strings.Split(s.emu.Render(), "\n") {
-		if line == "" {
-			continue
-		}
-		fmt.Fprintf(&b, "\x1b[%d;1H%s%s", i+1, line, ansi.ResetStyle)
-	}
-	for m := range s.modes {
-		b.WriteString(ansi.SetMode(ansi.DECMode(m)))
-	}
-	pos := s.emu.CursorPosition()
-	fmt.Fprintf(&b, "\x1b[%d;%dH", pos.Y+1, pos.X+1)
-	if s.emu.CursorHidden() {
-		b.WriteString(ansi.ResetModeTextCursorEnable)
-	} else {
-		b.WriteString(ansi.SetModeTextCursorEnable)
-	}
-	return b.String()
+	return s.term.on(ansi.ModeBracketedPaste)
 }
 
 // Size is the terminal's current size.
 func (s *Seat) Size() (cols, rows int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.emu.Width(), s.emu.Height()
+	return s.term.cols, s.term.rows
 }
 
 // Subscribe returns every byte of output from now on, in order, and a
@@ -223,28 +174,20 @@ func (s *Seat) Size() (cols, rows int) {
 // them. The seat never waits for a subscriber: one that falls more than 256
 // chunks behind is dropped and its channel closed. A channel closed while
 // Done is still open therefore means "lagging": resubscribe and repaint with
-// ScreenANSI. After the output ends every channel is closed.
+// SubscribeScreen. After the output ends every channel is closed.
 func (s *Seat) Subscribe() (<-chan []byte, func()) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.subscribe()
+	return s.subscribe(nil)
 }
 
-// SubscribeScreen is ScreenANSI and Subscribe taken at the same instant:
-// the chunks are exactly the output after the screen, so a viewer that
-// paints the screen and then the chunks misses nothing and sees nothing
-// twice. The channel behaves as Subscribe's.
-func (s *Seat) SubscribeScreen() (string, <-chan []byte, func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	screen := s.screenANSI()
-	ch, cancel := s.subscribe()
-	return screen, ch, cancel
-}
-
-// subscribe needs mu.
-func (s *Seat) subscribe() (<-chan []byte, func()) {
-	sub := &subscriber{ch: make(chan []byte, subscriberBuffer)}
+// subscribe starts a subscription with first queued ahead of the output
+// from now on; it needs mu.
+func (s *Seat) subscribe(first [][]byte) (<-chan []byte, func()) {
+	sub := &subscriber{ch: make(chan []byte, len(first)+subscriberBuffer)}
+	for _, p := range first {
+		sub.ch <- p
+	}
 	if s.drained {
 		close(sub.ch)
 		return sub.ch, func() {}

@@ -205,3 +205,26 @@ func TestNoLeaksAfterDoneAndClose(t *testing.T) {
 
 	checkNoLeaks(t, g, fds)
 }
+
+// A flood reaches subscribers in read buffers filled with what the pty
+// holds, not in the 4 KiB pieces it hands out per read: every chunk costs
+// the subscribers (an attach session sends each as a frame) and the
+// emulator's queue.
+func TestFloodReadInFullBuffers(t *testing.T) {
+	s := startSeat(t, "sh", "-c", "read go; yes 0123456789012345678901234567890123456789012345678901234567890123456789012345678 | head -c 2000000")
+	ch, cancel := s.Subscribe()
+	defer cancel()
+	if _, err := s.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
+	var n, chunks, largest int
+	for c := range ch {
+		n += len(c)
+		chunks++
+		largest = max(largest, len(c))
+	}
+	t.Logf("%d bytes in %d chunks, the largest %d bytes", n, chunks, largest)
+	if n < 2000000 || largest <= 4096 {
+		t.Errorf("%d bytes in %d chunks, none over 4 KiB", n, chunks)
+	}
+}

@@ -63,35 +63,61 @@ type Config struct {
 //
 // Goroutines, each ending on its own once the process has exited and its
 // output is drained (Done), so none outlives the seat:
-//   - pump: reads the pty master, feeds the emulator and subscribers (owns reads).
+//   - pump: reads the pty master, hands each chunk to the subscribers and
+//     queues it for the emulator (owns reads and scan).
+//   - mirror: feeds the queue to the emulator (the only writer of emu).
 //   - reap: waits for the process, then finishes the seat (closes the master,
 //     the emulator's answer pipe, and done).
 //   - drainQueries: reads the emulator's answers to terminal queries.
 //   - writeAnswers: forwards those answers to the pty.
 //
-// Lock order: wmu and mu are never held together. mu guards the emulator,
-// the tracked modes and the subscribers (x/vt is not safe for concurrent
-// use); wmu serializes writes to the pty so a paste is never interleaved.
+// Locks: mu guards the subscribers, the queue and the terminal state as
+// read (term); emuMu guards the emulator and the state as drawn (shown),
+// since x/vt is not safe for concurrent use; wmu serializes writes to the
+// pty so a paste is never interleaved. Lock order: emuMu before mu (only
+// SubscribeScreen holds both); wmu is never held with either. Nothing
+// writes to the emulator under mu: its Write may block on the answer pipe.
 type Seat struct {
 	cmd     *exec.Cmd
 	ptmx    *os.File
 	pid     int
 	started time.Time
 
-	mu      sync.Mutex
-	emu     *vt.Emulator
-	modes   map[int]bool // DEC private modes the program has set, for ScreenANSI
-	subs    map[*subscriber]struct{}
-	drained bool // the pump has ended; no more output
+	mu          sync.Mutex
+	subs        map[*subscriber]struct{}
+	drained     bool       // the pump has ended; no more output
+	term        *termState // size and modes as of the output read so far
+	queue       []*entry   // what the emulator has still to draw, oldest first
+	queuedBytes int
+	queuedCost  time.Duration
+	seq         uint64 // entries queued so far
+	drawn       uint64 // the last entry the emulator has drawn
+	inflight    *entry // taken from the queue, being drawn
+	waiters     []*screenWaiter
+	mirrorEnded bool
+	discard     bool          // Close: stop drawing
+	wake        *sync.Cond    // on mu: the queue, waiters or the end changed
+	poke        chan struct{} // ends the emulator's rest: someone waits for it
+
+	emuMu    sync.Mutex
+	emu      *vt.Emulator
+	shown    *termState // size and modes as drawn, for ScreenANSI
+	shownSeq uint64     // the last entry drawn
 
 	wmu sync.Mutex
 
+	scan    modeScanner // the pump's
+	events  []modeEvent // the pump's scratch
+	queries []byte      // the pump's scratch
+
+	skipped      atomic.Int64
 	lastOutput   atomic.Int64 // unix nanos; 0 until the first output
 	answer       atomic.Bool  // forward the emulator's query answers to the pty
 	firstOutput  chan struct{}
 	firstOnce    sync.Once
 	answers      chan []byte
 	pumpDone     chan struct{}
+	mirrorDone   chan struct{}
 	exited       chan struct{} // closed after exitCode/exitSignal are set
 	exitedFlag   atomic.Bool
 	exitCode     int
@@ -148,28 +174,30 @@ func Start(ctx context.Context, cfg Config) (*Seat, error) {
 		return nil, fmt.Errorf("pty: start %s: nonblocking master: %w", path, err)
 	}
 
+	term := &termState{cols: cols, rows: rows, modes: map[int]bool{}}
 	s := &Seat{
 		cmd:         cmd,
 		ptmx:        ptmx,
 		pid:         cmd.Process.Pid,
 		started:     time.Now(),
 		emu:         vt.NewEmulator(cols, rows),
-		modes:       make(map[int]bool),
+		term:        term,
+		shown:       term,
 		subs:        make(map[*subscriber]struct{}),
 		firstOutput: make(chan struct{}),
 		answers:     make(chan []byte, answerQueue),
 		pumpDone:    make(chan struct{}),
+		mirrorDone:  make(chan struct{}),
+		poke:        make(chan struct{}, 1),
 		exited:      make(chan struct{}),
 		done:        make(chan struct{}),
 	}
+	s.wake = sync.NewCond(&s.mu)
 	s.answer.Store(true)
 	s.emu.SetScrollbackSize(scrollback)
-	s.emu.SetCallbacks(vt.Callbacks{
-		EnableMode:  func(m ansiMode) { s.trackMode(m, true) },
-		DisableMode: func(m ansiMode) { s.trackMode(m, false) },
-	})
 
 	go s.pump()
+	go s.mirror()
 	go s.drainQueries()
 	go s.writeAnswers()
 	go s.reap()
@@ -206,8 +234,8 @@ func setNonblock(f *os.File) error {
 
 // reap waits for the process, records how it ended, lets the pump drain
 // what is left (bounded by drainGrace, in case a descendant outside the
-// process group keeps the pty open), then releases the master and closes
-// done.
+// process group keeps the pty open) and the emulator draw it, then
+// releases the master and closes done.
 func (s *Seat) reap() {
 	_ = s.cmd.Wait()
 	st := s.cmd.ProcessState
@@ -223,6 +251,7 @@ func (s *Seat) reap() {
 
 	_ = s.ptmx.SetReadDeadline(time.Now().Add(drainGrace))
 	<-s.pumpDone
+	<-s.mirrorDone
 	s.releaseMaster()
 	s.closeAnswerPipe()
 	close(s.done)
@@ -250,8 +279,8 @@ func (s *Seat) LastOutput() time.Time {
 // FirstOutput is closed when the first byte of output arrives.
 func (s *Seat) FirstOutput() <-chan struct{} { return s.firstOutput }
 
-// Done is closed when the process has exited and its output has been drained
-// into the emulator and subscribers.
+// Done is closed when the process has exited and its output has been
+// handed to the subscribers and drawn by the emulator: the screen is final.
 func (s *Seat) Done() <-chan struct{} { return s.done }
 
 // Running reports whether the process has not yet exited.
@@ -342,8 +371,18 @@ func (s *Seat) Close() {
 			_ = s.Signal(syscall.SIGKILL)
 		}
 		// The output is of no use any more: end the pump now rather than
-		// wait for the pty to hang up or the drain grace to pass.
+		// wait for the pty to hang up or the drain grace to pass, and draw
+		// no more of it.
 		s.releaseMaster()
+		s.mu.Lock()
+		s.discard = true
+		s.queue = nil
+		s.wake.Signal()
+		s.mu.Unlock()
+		select { // end a rest
+		case s.poke <- struct{}{}:
+		default:
+		}
 		<-s.done
 	})
 	<-s.done
