@@ -288,10 +288,9 @@ func TestAttachClientKilledMidOutput(t *testing.T) {
 // floodLine is 79 characters, a line short of an 80-column seat's width.
 var floodLine = strings.Repeat("0", 78)
 
-// floodBytes is what one flood writes: 20 MB runs a few seconds through
-// the seat's emulator (each scrolled line costs it tens of µs), long
-// enough to stall the client in the middle.
-const floodBytes = 20_000_000
+// floodBytes is what one flood writes, the 200 MB: a few seconds
+// in a seat, long enough to stall the client in the middle.
+const floodBytes = 200_000_000
 
 func floodCommand(mark string) string {
 	return fmt.Sprintf("s=$(date +%%s%%N); yes %s | head -c %d; e=$(date +%%s%%N); echo %s $(( (e-s)/1000000 ))ms", floodLine, floodBytes, mark)
