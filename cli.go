@@ -105,9 +105,10 @@ coding agents talk as peers over channels, direct messages and roles, with
 per-agent credentials the broker enforces.
 
 Bare "cotal" opens the dashboard: it hosts the space's mesh in this process
-(quitting stops it) or, when "cotal up --detach" already runs it, is a client
-(quitting leaves it running). Without a terminal it is "cotal up" in the
-foreground.
+(quitting stops it; closing its terminal while seats run leaves the mesh
+running without a dashboard) or, when "cotal up --detach" already runs it,
+is a client (quitting leaves it running). Without a terminal it is "cotal
+up" in the foreground.
 
 Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		SilenceUsage:  true,

@@ -7,6 +7,11 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/nats-io/nats.go"
@@ -90,7 +95,21 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	if err != nil {
 		return err
 	}
-	ctx, stop := untilQuit(ctx, nil)
+	// A closed terminal (SIGHUP) while the mesh hosted here runs seats
+	// ends only the dashboard: closing a window never kills an agent's
+	// work. The signals that stop the mesh from then on are registered
+	// before the quit loop lets go of them, so none is missed.
+	var hosted atomic.Pointer[host.Host]
+	var headless atomic.Bool
+	afterHangup := make(chan os.Signal, 1)
+	ctx, stop := untilQuit(ctx, func(s os.Signal) bool {
+		if h := hosted.Load(); s == syscall.SIGHUP && h != nil && len(h.Live()) > 0 {
+			signal.Notify(afterHangup, os.Interrupt, syscall.SIGTERM)
+			signal.Ignore(syscall.SIGHUP)
+			headless.Store(true)
+		}
+		return true
+	})
 	defer stop()
 	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
 		return err
@@ -106,6 +125,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		return err
 	}
 	hosting := h != nil
+	hosted.Store(h)
 	stopMesh := func() error { return nil }
 	if hosting {
 		// The mesh outlives a quit signal until the dashboard has let go
@@ -144,6 +164,9 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	runErr := tui.Run(ctx, cfg)
 	desk.close()
 	_ = e.Close()
+	if hosting && headless.Load() {
+		runHeadless(g, h, logf, afterHangup, p.Space)
+	}
 	if hosting {
 		if err := stopMesh(); err != nil && runErr == nil {
 			runErr = fmt.Errorf("stopping mesh %s: %w", p.Space, err)
@@ -205,4 +228,21 @@ func personas(project string) ([]string, error) {
 		return nil, fmt.Errorf("none in %s: add one as <name>.md", config.AgentsDir(project))
 	}
 	return names, nil
+}
+
+// runHeadless keeps the mesh hosted here running after the dashboard's
+// terminal closed with seats live, until it is told to stop: SIGTERM
+// (`cotal down --with-agents`) at once, SIGINT by the host's quit rule.
+// Only the log can say so: the terminal is gone.
+func runHeadless(g *globals, h *host.Host, log io.Writer, sigs chan os.Signal, space string) {
+	defer signal.Stop(sigs)
+	live := h.Live()
+	fmt.Fprintf(log, "%s dashboard: the terminal closed with %d seat(s) running (%s); mesh %s stays up without a dashboard: `cotal` opens one, `cotal down --with-agents` stops it\n",
+		time.Now().Format(time.RFC3339), len(live), strings.Join(live, ", "), space)
+	quit := hostQuit(g, h)
+	for s := range sigs {
+		if quit(s) {
+			return
+		}
+	}
 }

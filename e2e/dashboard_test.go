@@ -277,3 +277,57 @@ func TestDashboardSpawnsTypesIntoStopsSeatsAndAsksBeforeQuitting(t *testing.T) {
 		return nil
 	})
 }
+
+// TestDashboardTerminalClosedKeepsSeats: closing the terminal of a
+// dashboard that hosts the mesh while a seat runs ends the dashboard only;
+// the mesh and the seat run on, bare down refuses and names the seat, and
+// down --with-agents stops both. A seat is never killed by a closed window.
+func TestDashboardTerminalClosedKeepsSeats(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	project := filepath.Join(t.TempDir(), "proj")
+	agents := filepath.Join(project, ".cotal", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "shell.md"), []byte("---\nname: shell\nagent: command\ncommand: sh\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const space = "hangup"
+	d := startDashboardIn(t, home, project, "--space", space)
+	d.waitScreen("HOSTING", "SEATS · 0")
+	d.keys("s")
+	d.waitScreen("SPAWN A SEAT", "› shell")
+	d.keys("Enter")
+	d.waitScreen("shell is up and on the mesh")
+	seat := seatPID(t, home, space, "shell")
+	store := filepath.Join(home, "spaces", space)
+	dashboard := readBrokerJSON(t, store).PID
+
+	d.tmux("kill-server") // the terminal closes: the dashboard is hung up
+	waitFor(t, screenWait, func() error {
+		b, _ := os.ReadFile(filepath.Join(store, "mesh.log"))
+		if !strings.Contains(string(b), "the terminal closed with 1 seat(s) running (shell); mesh "+space+" stays up") {
+			return fmt.Errorf("mesh.log says nothing of the closed terminal:\n%s", b)
+		}
+		return nil
+	})
+	if s, code := statusJSON(t, home, "--space", space); code != 0 || s.PID != dashboard {
+		t.Fatalf("status after the terminal closed: exit %d, pid %d; want the mesh up in the dashboard's process %d", code, s.PID, dashboard)
+	}
+	if got := seatPID(t, home, space, "shell"); got != seat || !processAlive(seat) {
+		t.Fatalf("seat shell: pid %d in ps (was %d), alive %v", got, seat, processAlive(seat))
+	}
+
+	_, stderr, code := runCotal(t, home, "--space", space, "down")
+	if code != 1 || !strings.Contains(stderr, "1 seat(s) still running: shell") {
+		t.Fatalf("bare down with a seat running: exit %d, stderr %q; want exit 1 naming shell", code, stderr)
+	}
+	mustCotal(t, home, "--space", space, "down", "--with-agents")
+	waitFor(t, screenWait, func() error {
+		if processAlive(seat) || processAlive(dashboard) {
+			return fmt.Errorf("after down --with-agents: seat alive %v, dashboard process alive %v", processAlive(seat), processAlive(dashboard))
+		}
+		return nil
+	})
+}
