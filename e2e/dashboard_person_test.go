@@ -38,8 +38,8 @@ func personaProject(t *testing.T, personas map[string]string) string {
 }
 
 // The operator's posts, made from the CLI or from another dashboard, show
-// live in every dashboard, under the one name every reader gives them; its
-// DMs and tasks are in the feed of the dashboard that sent them.
+// live in every dashboard, under the one name every reader gives them; so
+// do its DMs and tasks, each once, wherever they were sent from.
 func TestDashboardShowsTheOperatorsPostsInEveryDashboard(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -73,6 +73,16 @@ func TestDashboardShowsTheOperatorsPostsInEveryDashboard(t *testing.T) {
 	big.typeText("!reviewer look at the parser")
 	big.keys("Enter")
 	big.waitScreen("@reviewer " + op + ": look at the parser")
+	small.waitScreen("DM "+op+" → alice: a word for alice", "@reviewer "+op+": look at the parser")
+
+	mustCotal(t, home, "send", "dm", "alice", "from the cli to alice")
+	mustCotal(t, home, "send", "ask", "reviewer", "a task from the cli")
+	for _, d := range []*tmuxCotal{big, small} {
+		d.waitScreen("DM "+op+" → alice: from the cli to alice", "@reviewer "+op+": a task from the cli")
+	}
+	if s := big.screen(); strings.Count(s, "a word for alice") != 1 || strings.Count(s, "look at the parser") != 1 {
+		t.Errorf("the sending dashboard shows its own DM or task twice:\n%s", s)
+	}
 	small.keys("q")
 	small.waitScreen("EXIT=0")
 	big.quit()

@@ -141,7 +141,8 @@ type Endpoint struct {
 	bootJoins []JoinResult // the subscribe list, joined at connect
 
 	mu       sync.Mutex
-	joined   []*joinedChannel // in join order: the first concrete one is the default send channel
+	joined   []*joinedChannel     // in join order: the first concrete one is the default send channel
+	echoSubs []*nats.Subscription // EchoDirect's
 	dm, svc  jetstream.Consumer
 	dlv      jetstream.Consumer // durable channel copies; nil when none was provisioned
 	consumes []jetstream.ConsumeContext
@@ -578,7 +579,12 @@ func (e *Endpoint) Close() error {
 	e.consumes = nil
 	joined := e.joined
 	e.joined = nil
+	echoes := e.echoSubs
+	e.echoSubs = nil
 	e.mu.Unlock()
+	for _, sub := range echoes {
+		_ = sub.Unsubscribe()
+	}
 	for _, cc := range consumes {
 		cc.Stop()
 	}

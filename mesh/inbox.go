@@ -27,6 +27,10 @@ type Item struct {
 	// injected, whatever its attention later becomes (one held back
 	// under focus, or on a quiet channel, stays so).
 	PullOnly bool
+	// Echo marks a DM or task this endpoint's own principal sent, seen on
+	// the wire (EchoDirect): nothing to settle, and no receipt, since it
+	// was not delivered to anyone here.
+	Echo     bool
 	Received time.Time // when this endpoint got it
 
 	msg    jetstream.Msg            // nil for a live copy

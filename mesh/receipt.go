@@ -37,7 +37,7 @@ type noteState struct {
 // mention of it) with an id that fits a subject, on an endpoint that
 // reads storage itself.
 func (e *Endpoint) noter(it *Item) func(rung, why string) {
-	if e.mediated || it.Historical || !(it.Directed() || render.Mentions(it.Msg, e.me)) {
+	if e.mediated || it.Historical || it.Echo || !(it.Directed() || render.Mentions(it.Msg, e.me)) {
 		return nil
 	}
 	subject, ok := wire.ReceiptSubject(e.space, it.Subject.Sender, it.Msg.ID)

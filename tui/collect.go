@@ -105,6 +105,9 @@ func (c *collector) readItems(ctx context.Context) {
 			return
 		}
 		p := postOf(it.Kind, it.Subject, it.Msg, it.Historical)
+		if it.Echo && it.Kind == wire.KindDM {
+			p.To = wire.CleanLabel(it.Subject.Recipient.Actor) // as sentPost names it
+		}
 		if err := it.Ack(); err != nil {
 			c.addError("ack failed, the item will come again: " + err.Error())
 		}

@@ -34,7 +34,7 @@ type Post struct {
 	Channel    string // the channel, or "@role" for a task, "dm" for a DM
 	From       string // name/role, cleaned
 	FromID     string
-	To         string // whom a DM from this dashboard went to
+	To         string // whom a DM of the operator's (from any terminal) went to
 	Text       string
 	At         time.Time // the sender's timestamp
 	Historical bool      // history prefill, not a live arrival

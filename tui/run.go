@@ -31,6 +31,9 @@ func Run(ctx context.Context, cfg Config) error {
 	if _, err := e.Join(ctx, ">"); err != nil {
 		return fmt.Errorf("reading every channel of space %s: %w", e.Space(), err)
 	}
+	if err := e.EchoDirect(ctx); err != nil && !errors.Is(err, mesh.ErrEchoesOff) && cfg.Log != nil {
+		cfg.Log.Logf("DMs and asks sent as %s from other terminals will not show in the feed: %v", e.Me().ID(), err)
+	}
 	w, err := e.Watcher(ctx)
 	if err != nil {
 		return fmt.Errorf("watching the presence of space %s: %w", e.Space(), err)

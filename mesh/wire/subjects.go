@@ -42,6 +42,16 @@ func SvcSubject(space, role string, from Principal) string {
 	return Root(space) + ".svc." + roleToken(role) + "." + from.Owner + "." + from.Actor
 }
 
+// SentDMFilter is every DM one principal sends, to anyone.
+func SentDMFilter(space string, from Principal) string {
+	return Root(space) + ".inst.*.*." + from.Owner + "." + from.Actor
+}
+
+// SentTaskFilter is every task one principal sends, to any role.
+func SentTaskFilter(space string, from Principal) string {
+	return Root(space) + ".svc.*." + from.Owner + "." + from.Actor
+}
+
 // SvcFilter is the shared work queue of a role; a literal * role is kept for allow-rules.
 func SvcFilter(space, role string) string {
 	r := "*"
