@@ -230,16 +230,27 @@ func (r *Rail) finish(sub *nats.Subscription) {
 // faultLocked breaks the rail; the subscription is dropped and done closed
 // from a goroutine, since mu is held.
 func (r *Rail) faultLocked(f Fault, detail string) {
-	if sub := r.endLocked(&FaultError{Fault: f, Detail: detail}); sub != nil {
+	if sub := r.breakLocked(f, detail); sub != nil {
 		go r.finish(sub)
 	}
 }
 
 func (r *Rail) fault(f Fault, detail string) {
 	r.mu.Lock()
-	sub := r.endLocked(&FaultError{Fault: f, Detail: detail})
+	sub := r.breakLocked(f, detail)
 	r.mu.Unlock()
 	r.finish(sub)
+}
+
+// breakLocked ends the rail with a fault and tells the other side with
+// the advisory close frame, so it re-establishes at once instead of
+// finding out by its stall watchdog; not when publishing is what failed.
+// It needs mu.
+func (r *Rail) breakLocked(f Fault, detail string) *nats.Subscription {
+	if !r.ended && f != FaultPublish {
+		_ = r.nc.Publish(r.out, closeFrame)
+	}
+	return r.endLocked(&FaultError{Fault: f, Detail: detail})
 }
 
 // receive runs on the subscription's goroutine, one message at a time;

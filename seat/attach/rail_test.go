@@ -238,6 +238,15 @@ func TestRailFaults(t *testing.T) {
 			if err := r.Send([]byte("1")); !errors.Is(err, attach.ErrRailClosed) {
 				t.Errorf("send after the fault: %v; want ErrRailClosed", err)
 			}
+			// The other side hears of the fault at once, not after its
+			// 30 s stall watchdog.
+			testutil.WaitFor(t, 5*time.Second, func() error {
+				f := p.seen()
+				if len(f) == 0 || f[len(f)-1]["t"] != "close" {
+					return fmt.Errorf("frames %v; want a close after the fault", f)
+				}
+				return nil
+			})
 		})
 	}
 }
