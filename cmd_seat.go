@@ -133,6 +133,9 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 	for _, m := range cs.Missing {
 		fmt.Fprintf(g.stderr, "manager %s did not answer (%s): census incomplete\n", m.InstanceID, dashS(string(m.Liveness)))
 	}
+	for _, m := range cs.Failed {
+		fmt.Fprintf(g.stderr, "manager %s answered with an error (%s): census incomplete\n", m.InstanceID, m.Error)
+	}
 }
 
 // howEnded says how a stopped seat's process ended, from its ps process

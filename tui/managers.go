@@ -89,6 +89,9 @@ func (d *Managers) Seats(ctx context.Context) (Census, error) {
 	for _, m := range cs.Missing {
 		out.Missing = append(out.Missing, m.InstanceID)
 	}
+	for _, m := range cs.Failed {
+		out.Missing = append(out.Missing, m.InstanceID)
+	}
 	now := time.Now().UnixMilli()
 	for _, r := range cs.Rows {
 		out.Seats = append(out.Seats, seatOfRow(r, now-r.ManagerNowMs))

@@ -194,7 +194,7 @@ func (s *seatsView) View() string {
 		head += fmt.Sprintf(" · %d exited removed from view (ps lists them)", n)
 	}
 	if n := len(s.missing); n > 0 {
-		head += " · " + plural(n, "manager") + " silent: list incomplete"
+		head += " · " + plural(n, "manager") + " not answering: list incomplete"
 	}
 	if len(s.seats) == 0 {
 		var why string

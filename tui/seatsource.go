@@ -42,7 +42,7 @@ type SeatControl interface {
 type Census struct {
 	Seats    []Seat
 	Managers int      // managers that answered; 0 with no seats is "no manager yet"
-	Missing  []string // managers that did not answer: the list is incomplete
+	Missing  []string // managers that did not answer, or answered with an error: the list is incomplete
 }
 
 // Seat is one pty a manager runs: the process state and the mesh state side

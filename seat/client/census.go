@@ -27,13 +27,22 @@ type Census struct {
 	Rows     []CensusRow      `json:"rows"`     // by name, then manager
 	Managers []string         `json:"managers"` // those that answered, sorted
 	Missing  []ep.MissingSlot `json:"missing,omitempty"`
+	// Failed are managers that answered, but with an error or with what is
+	// no ps answer: their seats are not in Rows.
+	Failed []FailedManager `json:"failed,omitempty"`
 	// Complete is the scatter's word that every expected manager gave a
 	// counted reply; a census pinned to one manager is complete.
 	Complete bool `json:"-"`
 }
 
 // Incomplete reports whether some manager's seats may be absent.
-func (cs *Census) Incomplete() bool { return len(cs.Missing) > 0 || !cs.Complete }
+func (cs *Census) Incomplete() bool { return len(cs.Missing) > 0 || len(cs.Failed) > 0 || !cs.Complete }
+
+// FailedManager is a manager whose ps answer could not be used, and why.
+type FailedManager struct {
+	InstanceID string `json:"instanceId"`
+	Error      string `json:"error"`
+}
 
 // CensusRow is one seat with the manager that runs it.
 type CensusRow struct {
@@ -114,15 +123,18 @@ func (c *Client) Census(ctx context.Context, on string) (*Census, error) {
 }
 
 // censusOf attributes each reply's rows to the instance whose subject it
-// came on. A reply that is an error or not a ps answer adds nothing.
+// came on. A reply that is an error or not a ps answer adds no rows and
+// names its manager in Failed.
 func censusOf(res *ep.ScatterResult) *Census {
 	cs := &Census{Missing: res.Missing, Complete: res.Complete}
 	for _, r := range res.Replies {
 		if r.Error != nil {
+			cs.Failed = append(cs.Failed, FailedManager{InstanceID: r.InstanceID, Error: r.Error.Error()})
 			continue
 		}
 		var ps PsReply
-		if json.Unmarshal(r.Data, &ps) != nil {
+		if err := json.Unmarshal(r.Data, &ps); err != nil {
+			cs.Failed = append(cs.Failed, FailedManager{InstanceID: r.InstanceID, Error: "its answer is not a ps reply: " + err.Error()})
 			continue
 		}
 		cs.Managers = append(cs.Managers, r.InstanceID)
