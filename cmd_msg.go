@@ -277,7 +277,11 @@ DMs and anycast tasks first, then channel posts. Each item is acknowledged only
 once it has been printed; --peek acknowledges nothing, so the items come again.
 
 Channel posts on live channels reach a one-shot command only while it runs:
-use --wait to listen for a while.`,
+use --wait to listen for a while.
+
+Inside a seat it reads the seat's own inbox as a model's cotal_inbox does: at
+most 48 000 characters a read, clearing only what it printed, and it says how
+many are left for the next read.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if g.inSeat() != "" {

@@ -2,13 +2,14 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/mcp"
+	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -38,26 +39,22 @@ func (g *globals) selfCall(call func(context.Context, client.Self) error) error 
 }
 
 // seatInbox is `cotal inbox` inside a seat: the connector keeps the
-// seat's inbox, so the read goes to it.
+// seat's inbox, so the read goes to it, bounded as a model's read is (an
+// agent reads this output into its context, so a backlog comes in
+// windows and only what was printed is cleared).
 func seatInbox(g *globals, peek, asJSON bool) error {
-	var items []client.InboxItem
+	var w mesh.Window
 	if err := g.selfCall(func(ctx context.Context, s client.Self) (err error) {
-		items, err = s.Inbox(ctx, peek)
+		w, err = s.InboxWindow(ctx, peek)
 		return err
 	}); err != nil {
 		return err
 	}
 	if asJSON {
-		b, _ := json.MarshalIndent(items, "", "  ")
-		fmt.Fprintln(g.stdout, string(b))
+		printJSON(g.stdout, w)
 		return nil
 	}
-	if len(items) == 0 {
-		fmt.Fprintln(g.stdout, "Inbox empty, no new messages.")
-	}
-	for _, it := range items {
-		fmt.Fprintln(g.stdout, it.Line)
-	}
+	fmt.Fprintln(g.stdout, mcp.WindowText(w, "run `cotal inbox` again"))
 	return nil
 }
 

@@ -11,8 +11,12 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// windowText is an inbox read as the model reads it.
-func windowText(w mesh.Window) string {
+// windowText is an inbox read as the model reads it through the tool.
+func windowText(w mesh.Window) string { return WindowText(w, "call cotal_inbox again") }
+
+// WindowText is an inbox read as a model reads it; again says how to read
+// what is left ("call cotal_inbox again").
+func WindowText(w mesh.Window, again string) string {
 	var b strings.Builder
 	if len(w.Items) == 0 && len(w.Kept) == 0 {
 		b.WriteString("Inbox empty, no new messages.")
@@ -39,7 +43,7 @@ func windowText(w mesh.Window) string {
 		notes = append(notes, fmt.Sprintf("Too large for one reply of %d characters, so kept in your inbox: %s.", w.Budget, strings.Join(kept, "; ")))
 	}
 	if w.More > 0 {
-		notes = append(notes, fmt.Sprintf("%d more message(s) waiting: call cotal_inbox again.", w.More))
+		notes = append(notes, fmt.Sprintf("%d more message(s) waiting: %s.", w.More, again))
 	}
 	if w.Muted > 0 {
 		if w.Peek {

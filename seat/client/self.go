@@ -3,6 +3,7 @@ package client
 import (
 	"context"
 
+	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 )
 
@@ -29,6 +30,15 @@ func (s Self) Inbox(ctx context.Context, peek bool) ([]InboxItem, error) {
 	var r InboxReply
 	err := s.call(ctx, "inbox", InboxArgs{Peek: peek}, &r)
 	return r.Items, err
+}
+
+// InboxWindow is one inbox read as a model gets it (spec §12): at most
+// mesh.InboxWindowChars characters, DMs and tasks first; it clears only
+// what it returned, and with peek nothing.
+func (s Self) InboxWindow(ctx context.Context, peek bool) (mesh.Window, error) {
+	var w mesh.Window
+	err := s.call(ctx, CmdInboxWindow, InboxWindowArgs{Peek: peek}, &w)
+	return w, err
 }
 
 // SetStatus sets the seat's status and activity (each only when given) and
