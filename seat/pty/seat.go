@@ -106,7 +106,7 @@ type Seat struct {
 
 	wmu sync.Mutex
 
-	scan    modeScanner // the pump's
+	scan    modeScanner // the pump's: what it keeps back of the output
 	events  []modeEvent // the pump's scratch
 	queries []byte      // the pump's scratch
 
