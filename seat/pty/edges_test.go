@@ -106,6 +106,16 @@ func TestModeSplitAtSkipHolds(t *testing.T) {
 	}
 }
 
+// Regression: the queries carried over a skip were cut to their bound in
+// the middle of one, whose rest the restarted emulator printed.
+func TestGapQueriesCutToWholeQueries(t *testing.T) {
+	s, _ := quietSeat(t)
+	feedSkipping(t, s, len("hello"), strings.Repeat("\x1b[c", 2000), "hello")
+	if scr := s.Screen(); scr != "hello" {
+		t.Errorf("restarted screen %q; want hello", scr)
+	}
+}
+
 // A colour query in skipped output is asked again of the restarted
 // emulator, as the CSI queries are.
 func TestColourQueryInSkippedOutputAnswered(t *testing.T) {

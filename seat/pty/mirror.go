@@ -128,9 +128,7 @@ func (s *Seat) skip(bytes int, lag time.Duration) {
 	if next.reset != nil {
 		g.queries = append(g.queries, next.reset.queries...)
 	}
-	if len(g.queries) > maxGapQueries {
-		g.queries = g.queries[len(g.queries)-maxGapQueries:]
-	}
+	g.queries = newestQueries(g.queries, maxGapQueries)
 	g.state = q[j-1].after
 	next.reset = &g
 	s.queue = slices.Delete(q, i, j)
@@ -231,6 +229,20 @@ func (s *Seat) restart(g *gap) {
 	if len(g.queries) > 0 {
 		_, _ = s.emu.Write(g.queries)
 	}
+}
+
+// newestQueries is the newest whole queries in q that fit in limit bytes.
+func newestQueries(q []byte, limit int) []byte {
+	if len(q) <= limit {
+		return q
+	}
+	q = q[len(q)-limit:]
+	for i := 0; i+1 < len(q); i++ {
+		if q[i] == 0x1b && (q[i+1] == '[' || q[i+1] == ']') {
+			return q[i:]
+		}
+	}
+	return nil
 }
 
 // behind reports whether the emulator is well behind output that is

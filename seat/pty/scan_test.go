@@ -98,3 +98,17 @@ func TestModeScannerHoldsAtMostMaxHold(t *testing.T) {
 		t.Errorf("handed on %d bytes, holding %d; want all %d", len(out), len(sc.held), len(want))
 	}
 }
+
+// Gap queries cut to their bound keep only whole queries.
+func TestNewestQueries(t *testing.T) {
+	for _, tt := range []struct{ q, want string }{
+		{"\x1b[c\x1b[6n", "\x1b[c\x1b[6n"},
+		{"\x1b[c\x1b[6n\x1b[5n", "\x1b[6n\x1b[5n"},
+		{"\x1b[6n\x1b]11;?\x1b\\", "\x1b]11;?\x1b\\"},
+		{"\x1b]11;?\x1b\\\x1b[c", "\x1b[c"},
+	} {
+		if got := newestQueries([]byte(tt.q), 9); string(got) != tt.want {
+			t.Errorf("newestQueries(%q, 9) = %q; want %q", tt.q, got, tt.want)
+		}
+	}
+}
