@@ -127,6 +127,25 @@ func TestColourQueryInSkippedOutputAnswered(t *testing.T) {
 	waitRead(t, out, "\x1b]11;rgb:")
 }
 
+// Regression: restoring in-band resize reports (mode 2048) on a restarted
+// emulator made it send the program a report it had not asked for.
+func TestRestartSendsNoUnaskedAnswers(t *testing.T) {
+	s, out := quietSeat(t)
+	s.observe([]byte("\x1b[?2048h"))
+	s.settle()
+	feedSkipping(t, s, 3, "aaa", "bbb")
+	if s.Skipped() == 0 {
+		t.Fatal("nothing skipped")
+	}
+	// Answers reach the program in order: once it has this one, it has
+	// any the restart sent.
+	s.observe([]byte("\x1b[6n"))
+	got := waitRead(t, out, "R")
+	if n := bytes.Count(got, []byte("\x1b[48;")); n != 1 {
+		t.Errorf("the program read %d in-band resize reports in %q; it asked for one and never resized", n, got)
+	}
+}
+
 // Regression: SubscribeScreen was not exact when a read ended inside an
 // escape sequence or a UTF-8 character: the screen had drawn the first
 // part, which its chunks could not carry on.

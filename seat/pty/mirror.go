@@ -218,14 +218,22 @@ func (s *Seat) draw(e *entry) {
 // restart resets the emulator to the state skipped output left: CAN ends
 // any sequence the parser is inside, RIS clears the screens and modes
 // (scrollback stays), then the size, the modes and the queries the skipped
-// output asked, which the emulator answers from its reset state. It needs
-// emuMu.
+// output asked, which the emulator answers from its reset state. What the
+// emulator answers to anything but those queries (setting in-band resize
+// reports, 2048, sends one) is dropped: the program did not ask for it.
+// It needs emuMu.
 func (s *Seat) restart(g *gap) {
+	s.restoring.Store(true)
 	_, _ = s.emu.Write([]byte("\x18\x1bc"))
 	if s.emu.Width() != g.state.cols || s.emu.Height() != g.state.rows {
 		s.emu.Resize(g.state.cols, g.state.rows)
 	}
 	_, _ = s.emu.Write(g.state.restore())
+	// The answer pipe is unbuffered and an empty write returns only once
+	// drainQueries reads again, so by then it has dropped every answer
+	// to the above.
+	_, _ = s.emu.InputPipe().Write(nil)
+	s.restoring.Store(false)
 	if len(g.queries) > 0 {
 		_, _ = s.emu.Write(g.queries)
 	}

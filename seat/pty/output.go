@@ -142,7 +142,7 @@ func (s *Seat) drainQueries() {
 	buf := make([]byte, 256)
 	for {
 		n, err := s.emu.Read(buf)
-		if n > 0 && s.answer.Load() {
+		if n > 0 && s.answer.Load() && !s.restoring.Load() {
 			select {
 			case s.answers <- append([]byte(nil), buf[:n]...):
 			default:

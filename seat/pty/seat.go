@@ -113,6 +113,7 @@ type Seat struct {
 	skipped      atomic.Int64
 	lastOutput   atomic.Int64 // unix nanos; 0 until the first output
 	answer       atomic.Bool  // forward the emulator's query answers to the pty
+	restoring    atomic.Bool  // the emulator is being restarted: drop its answers
 	firstOutput  chan struct{}
 	firstOnce    sync.Once
 	answers      chan []byte
