@@ -83,8 +83,11 @@ func (s *Seat) push(e *entry) {
 // the screen drawn after the skip is whole. While a SubscribeScreen
 // waits for the emulator to draw a resize it drops nothing, since its
 // subscription will start with what is queued after the resize, up to a
-// hard bound of twice maxQueueBytes and then only after that place; each
-// waits for at most the queue at its call, so it ends soon. It needs mu.
+// hard bound of twice maxQueueBytes and then only after that place. A
+// waiter whose resize is drawn is moved on to the newest resize not drawn
+// yet, if any (see serve): while resizes keep coming faster than the
+// emulator reaches them it keeps waiting, until they stop or the emulator
+// ends (all the output drawn, or Close). It needs mu.
 func (s *Seat) skip(bytes int, lag time.Duration) {
 	q := s.queue
 	i := 0
