@@ -185,7 +185,9 @@ func (s *Seat) Size() (cols, rows int) {
 
 // Subscribe returns every byte of output from now on, in order, and a
 // function that ends the subscription. The chunks are shared: do not modify
-// them. The seat never waits for a subscriber: one that falls more than 256
+// them. Each ends between whole escape sequences and UTF-8 characters: an
+// unfinished one is kept back until the next output or the end (unless it
+// runs past 4 KiB), so a chunk may start with bytes read before the call. The seat never waits for a subscriber: one that falls more than 256
 // chunks behind is dropped and its channel closed. A channel closed while
 // Done is still open therefore means "lagging": resubscribe and repaint with
 // SubscribeScreen. After the output ends every channel is closed.
