@@ -119,8 +119,10 @@ func (m *modeScanner) parse(b []byte, ev *[]modeEvent, q *[]byte) (n int, ok boo
 // csi files the mode changes and queries of the CSI sequence seq.
 func csi(seq []byte, ev *[]modeEvent, q *[]byte) {
 	final := seq[len(seq)-1]
-	if final < 0x40 || final > 0x7e {
-		return // cut short by CAN, SUB, ESC or a C1 byte
+	switch final {
+	case 'h', 'l', 'c', 'n', 'p':
+	default:
+		return // not one we follow, or cut short by CAN, SUB, ESC or a C1 byte
 	}
 	body := seq[2 : len(seq)-1]
 	if bytes.ContainsFunc(body, func(r rune) bool { return r < 0x20 }) {
