@@ -83,8 +83,11 @@ func (s *Seat) push(e *entry) {
 // the screen drawn after the skip is whole. While a SubscribeScreen
 // waits for the emulator to draw a resize it drops nothing, since its
 // subscription will start with what is queued after the resize, up to a
-// hard bound of twice maxQueueBytes and then only after that place; each
-// waits for at most the queue at its call, so it ends soon. It needs mu.
+// hard bound of twice maxQueueBytes and then only after that place. A
+// waiter whose resize is drawn is moved on to the newest resize not drawn
+// yet, if any (see serve): while resizes keep coming faster than the
+// emulator reaches them it keeps waiting, until they stop or the emulator
+// ends (all the output drawn, or Close). It needs mu.
 func (s *Seat) skip(bytes int, lag time.Duration) {
 	q := s.queue
 	i := 0
@@ -128,9 +131,7 @@ func (s *Seat) skip(bytes int, lag time.Duration) {
 	if next.reset != nil {
 		g.queries = append(g.queries, next.reset.queries...)
 	}
-	if len(g.queries) > maxGapQueries {
-		g.queries = g.queries[len(g.queries)-maxGapQueries:]
-	}
+	g.queries = newestQueries(g.queries, maxGapQueries)
 	g.state = q[j-1].after
 	next.reset = &g
 	s.queue = slices.Delete(q, i, j)
@@ -220,17 +221,39 @@ func (s *Seat) draw(e *entry) {
 // restart resets the emulator to the state skipped output left: CAN ends
 // any sequence the parser is inside, RIS clears the screens and modes
 // (scrollback stays), then the size, the modes and the queries the skipped
-// output asked, which the emulator answers from its reset state. It needs
-// emuMu.
+// output asked, which the emulator answers from its reset state. What the
+// emulator answers to anything but those queries (setting in-band resize
+// reports, 2048, sends one) is dropped: the program did not ask for it.
+// It needs emuMu.
 func (s *Seat) restart(g *gap) {
+	s.restoring.Store(true)
 	_, _ = s.emu.Write([]byte("\x18\x1bc"))
 	if s.emu.Width() != g.state.cols || s.emu.Height() != g.state.rows {
 		s.emu.Resize(g.state.cols, g.state.rows)
 	}
 	_, _ = s.emu.Write(g.state.restore())
+	// The answer pipe is unbuffered and an empty write returns only once
+	// drainQueries reads again, so by then it has dropped every answer
+	// to the above.
+	_, _ = s.emu.InputPipe().Write(nil)
+	s.restoring.Store(false)
 	if len(g.queries) > 0 {
 		_, _ = s.emu.Write(g.queries)
 	}
+}
+
+// newestQueries is the newest whole queries in q that fit in limit bytes.
+func newestQueries(q []byte, limit int) []byte {
+	if len(q) <= limit {
+		return q
+	}
+	q = q[len(q)-limit:]
+	for i := 0; i+1 < len(q); i++ {
+		if q[i] == 0x1b && (q[i+1] == '[' || q[i+1] == ']') {
+			return q[i:]
+		}
+	}
+	return nil
 }
 
 // behind reports whether the emulator is well behind output that is

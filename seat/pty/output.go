@@ -20,7 +20,9 @@ type subscriber struct {
 // pump copies the pty's output to the subscribers and the emulator's queue
 // until the stream ends: EIO once the child side of the pty is closed (Linux
 // reports the end of a pty's output as EIO, not EOF), os.ErrClosed after
-// Close, or the drain deadline set by reap.
+// Close, or the drain deadline set by reap. Each chunk it hands on ends at
+// a clean edge (see modeScanner); what it kept back of the last read goes
+// out as it is when the stream ends.
 func (s *Seat) pump() {
 	defer close(s.pumpDone)
 	buf := make([]byte, readBufSize)
@@ -35,7 +37,11 @@ func (s *Seat) pump() {
 			runtime.Gosched()
 		}
 	}
+	rest := s.scan.rest()
 	s.mu.Lock()
+	if len(rest) > 0 {
+		s.hand(rest, nil, nil)
+	}
 	s.drained = true
 	for sub := range s.subs {
 		close(sub.ch)
@@ -50,16 +56,24 @@ func (s *Seat) pump() {
 	s.mu.Unlock()
 }
 
-// observe hands one chunk to every subscriber at once and queues it for
-// the emulator, with the mode changes and queries it holds.
+// observe takes one read: its output up to the last clean edge goes to the
+// subscribers and the emulator's queue, the rest is kept back for the next.
 func (s *Seat) observe(p []byte) {
 	s.lastOutput.Store(time.Now().UnixNano())
 	s.firstOnce.Do(func() { close(s.firstOutput) })
-	chunk := append([]byte(nil), p...)
-	s.events, s.queries = s.scan.scan(chunk, s.events[:0], s.queries[:0])
-
+	var chunk []byte
+	chunk, s.events, s.queries = s.scan.scan(p, s.events[:0], s.queries[:0])
+	if len(chunk) == 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.hand(chunk, s.events, s.queries)
+}
+
+// hand gives chunk to every subscriber at once and queues it for the
+// emulator, with the mode changes and queries it holds; it needs mu.
+func (s *Seat) hand(chunk []byte, events []modeEvent, queries []byte) {
 	for sub := range s.subs {
 		select {
 		case sub.ch <- chunk:
@@ -68,13 +82,13 @@ func (s *Seat) observe(p []byte) {
 			delete(s.subs, sub)
 		}
 	}
-	if len(s.events) > 0 {
-		s.term = s.term.with(s.events)
+	if len(events) > 0 {
+		s.term = s.term.with(events)
 	}
 	e := &entry{p: chunk, after: s.term}
 	e.cost, e.lines = estimate(chunk, s.term.cols, s.term.rows)
-	if len(s.queries) > 0 {
-		e.queries = append([]byte(nil), s.queries...)
+	if len(queries) > 0 {
+		e.queries = append([]byte(nil), queries...)
 	}
 	s.push(e)
 }
@@ -128,7 +142,7 @@ func (s *Seat) drainQueries() {
 	buf := make([]byte, 256)
 	for {
 		n, err := s.emu.Read(buf)
-		if n > 0 && s.answer.Load() {
+		if n > 0 && s.answer.Load() && !s.restoring.Load() {
 			select {
 			case s.answers <- append([]byte(nil), buf[:n]...):
 			default:
@@ -171,7 +185,9 @@ func (s *Seat) Size() (cols, rows int) {
 
 // Subscribe returns every byte of output from now on, in order, and a
 // function that ends the subscription. The chunks are shared: do not modify
-// them. The seat never waits for a subscriber: one that falls more than 256
+// them. Each ends between whole escape sequences and UTF-8 characters: an
+// unfinished one is kept back until the next output or the end (unless it
+// runs past 4 KiB), so a chunk may start with bytes read before the call. The seat never waits for a subscriber: one that falls more than 256
 // chunks behind is dropped and its channel closed. A channel closed while
 // Done is still open therefore means "lagging": resubscribe and repaint with
 // SubscribeScreen. After the output ends every channel is closed.

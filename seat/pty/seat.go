@@ -106,13 +106,14 @@ type Seat struct {
 
 	wmu sync.Mutex
 
-	scan    modeScanner // the pump's
+	scan    modeScanner // the pump's: what it keeps back of the output
 	events  []modeEvent // the pump's scratch
 	queries []byte      // the pump's scratch
 
 	skipped      atomic.Int64
 	lastOutput   atomic.Int64 // unix nanos; 0 until the first output
 	answer       atomic.Bool  // forward the emulator's query answers to the pty
+	restoring    atomic.Bool  // the emulator is being restarted: drop its answers
 	firstOutput  chan struct{}
 	firstOnce    sync.Once
 	answers      chan []byte
