@@ -214,10 +214,14 @@ func (s *Server) pump() {
 		case <-s.rail.CreditReady():
 			s.flush(o)
 		case c, ok := <-chunks:
-			if ok {
-				o.got++
-				s.chunk(o, c)
-			} else {
+			if !ok {
+				s.closedChunks(o)
+				break
+			}
+			o.got++
+			c, closed := o.gather(c)
+			s.chunk(o, c)
+			if closed {
 				s.closedChunks(o)
 			}
 		case <-termDone:
@@ -271,6 +275,36 @@ func (s *Server) closedChunks(o *output) {
 		o.repaint = true
 		s.flush(o)
 	}
+}
+
+// gatherBytes bounds the output gather joins into one data frame: with
+// base64 and the frame around it, well under the rail's 1 MiB.
+const gatherBytes = 256 << 10
+
+// gather joins to c the chunks already waiting on the subscription, up to
+// gatherBytes, without waiting for any: a flood then travels in fewer and
+// larger frames, and the credit window covers more of it, so less is
+// dropped. closed reports that the subscription ended meanwhile. The
+// seat's chunks are shared with its other subscribers, so a join is a
+// fresh slice.
+func (o *output) gather(c []byte) (joined []byte, closed bool) {
+	joined = c
+	for len(joined) < gatherBytes {
+		select {
+		case more, ok := <-o.chunks:
+			if !ok {
+				return joined, true
+			}
+			o.got++
+			if len(joined) == len(c) {
+				joined = append(make([]byte, 0, gatherBytes+len(more)), c...)
+			}
+			joined = append(joined, more...)
+		default:
+			return joined, false
+		}
+	}
+	return joined, false
 }
 
 // chunk sends one chunk of output, or drops and counts it.

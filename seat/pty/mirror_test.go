@@ -82,6 +82,7 @@ const floodScript = `stty -echo; echo ready; read go; i=0; while [ $i -lt 40 ]; 
 // subscribeDuringFlood checks the screens taken during a flood and
 // returns how much the emulator skipped.
 func subscribeDuringFlood(t *testing.T) int64 {
+	smallReads(t)
 	s := startConfig(t, Config{Path: "sh", Args: []string{"-c", floodScript}, Cols: 80, Rows: 24})
 	waitScreen(t, s, "ready")
 	all, cancelAll := s.Subscribe()
@@ -142,6 +143,7 @@ func subscribeDuringFlood(t *testing.T) int64 {
 // older content, and with its chunks it ends exactly where the seat's own
 // screen does.
 func TestSubscribeScreenAfterCatchUp(t *testing.T) {
+	smallReads(t)
 	s := startConfig(t, Config{Path: "sh", Args: []string{"-c", `stty -echo; printf '\033[10;1Hmarker'; echo ready; read go; yes "$(printf '\033[1;1H0123456789')" | head -c 170000; echo; echo flood-end; read go; printf '\033[3;1Hflood-done'`}, Cols: 80, Rows: 24})
 	waitScreen(t, s, "markerready")
 	all, cancelAll := s.Subscribe()
@@ -371,4 +373,13 @@ func TestResizeDrawnInOrder(t *testing.T) {
 	if w != 60 || h != 20 {
 		t.Errorf("emulator %dx%d; want 60x20", w, h)
 	}
+}
+
+// smallReads cuts a seat's output into chunks of at most 4 KiB while the
+// test runs, so a flood makes many queue entries: the catch-up and behind
+// tests need several to skip or fall behind by.
+func smallReads(t *testing.T) {
+	old := readBufSize
+	readBufSize = 4 << 10
+	t.Cleanup(func() { readBufSize = old })
 }

@@ -30,9 +30,15 @@ const (
 	scrollback  = 1000
 	killAfter   = 3 * time.Second
 	drainGrace  = 2 * time.Second
-	readBufSize = 16 * 1024
 	answerQueue = 64
 )
+
+// readBufSize bounds one chunk of output: the pump takes what the pty
+// already holds up to it. 64 KiB, four times what the line discipline hands
+// over at once, lets a flood travel to an attach client in frames large
+// enough that its credit window rarely runs dry. A variable so a test can
+// cut the output finer.
+var readBufSize = 64 << 10
 
 // subscriberBuffer is how many chunks a subscriber may fall behind before it
 // is dropped; a variable so a test can make a subscriber lag quickly.
