@@ -203,10 +203,25 @@ func BenchmarkInputToScreen(b *testing.B) {
 // prints when it read it.
 const benchReaderEnv = "COTAL_BENCH_READER"
 
+// benchStampsEnv names the file the reader also appends its stamps to, so
+// the benchmark reads them without asking for the seat's screen: the
+// screens it would render per message make garbage whose collection then
+// lands in the measured path.
+const benchStampsEnv = "COTAL_BENCH_STAMPS"
+
 // benchReader prints "got <marker> at <unix ns>" for every line of its
 // terminal holding a marker (the echo of what was typed never starts with
-// "got").
+// "got"), and appends the same line to the stamps file when there is one.
 func benchReader() {
+	var stamps *os.File
+	if path := os.Getenv(benchStampsEnv); path != "" {
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+		if err != nil {
+			fmt.Println("reader: cannot open its stamps file:", err)
+			os.Exit(1)
+		}
+		stamps = f
+	}
 	// No echo: only the reader's own lines are drawn, so a stamp is never
 	// run together with the echo of the next block.
 	if t, err := unix.IoctlGetTermios(0, unix.TCGETS); err == nil {
@@ -221,7 +236,27 @@ func benchReader() {
 			at := time.Now().UnixNano()
 			tok, _, _ := strings.Cut(sc.Text()[i:], " ")
 			fmt.Printf("got %s at %d\n", tok, at)
+			if stamps != nil {
+				fmt.Fprintf(stamps, "got %s at %d\n", tok, at)
+			}
 		}
+	}
+}
+
+// waitStamp waits for the reader's stamp of marker in its stamps file; on
+// giving up it shows the reader's screen.
+func waitStamp(b *testing.B, stamps, marker string, screen func() string) int64 {
+	b.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		text, _ := os.ReadFile(stamps)
+		if at := readAt(string(text), marker); at != 0 {
+			return at
+		}
+		if time.Now().After(deadline) {
+			b.Fatalf("the reader never got %s:\n%s", marker, screen())
+		}
+		time.Sleep(100 * time.Microsecond) // polling a file the reader appends to
 	}
 }
 
@@ -255,7 +290,8 @@ func BenchmarkDMToPty(b *testing.B) {
 	}
 	b.Run("seat", func(b *testing.B) {
 		h := startMesh(b, 10*time.Second)
-		body := fmt.Sprintf("---\nname: reader\nagent: command\ncommand: %q\ninject: true\nenv: {%s: \"1\"}\n---\n", self, benchReaderEnv)
+		stamps := filepath.Join(h.project, "stamps")
+		body := fmt.Sprintf("---\nname: reader\nagent: command\ncommand: %q\ninject: true\nenv: {%s: \"1\", %s: %q}\n---\n", self, benchReaderEnv, benchStampsEnv, stamps)
 		if err := os.MkdirAll(config.AgentsDir(h.project), 0o700); err != nil {
 			b.Fatal(err)
 		}
@@ -287,12 +323,7 @@ func BenchmarkDMToPty(b *testing.B) {
 				b.Fatalf("the receipt of %s: %+v", marker, p)
 			}
 			cancel()
-			var at int64
-			for deadline := start.Add(10 * time.Second); at == 0; at = readAt(screen(b, h.c, h.iid, acc.Name).Screen, marker) {
-				if time.Now().After(deadline) {
-					b.Fatalf("the reader never got %s:\n%s", marker, screen(b, h.c, h.iid, acc.Name).Screen)
-				}
-			}
+			at := waitStamp(b, stamps, marker, func() string { return screen(b, h.c, h.iid, acc.Name).Screen })
 			l = append(l, time.Duration(at-start.UnixNano()))
 			b.StartTimer()
 		}
@@ -314,7 +345,8 @@ func BenchmarkDMToPty(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := pty.Start(ctx, pty.Config{Path: self, Env: append(os.Environ(), benchReaderEnv+"=1")})
+		stamps := filepath.Join(b.TempDir(), "stamps")
+		s, err := pty.Start(ctx, pty.Config{Path: self, Env: append(os.Environ(), benchReaderEnv+"=1", benchStampsEnv+"="+stamps)})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -349,16 +381,7 @@ func BenchmarkDMToPty(b *testing.B) {
 				b.Fatal(err)
 			}
 			b.StopTimer()
-			var at int64
-			deadline := time.After(10 * time.Second)
-			for at = readAt(s.Screen(), marker); at == 0; at = readAt(s.Screen(), marker) {
-				select {
-				case <-out:
-				case <-time.After(time.Millisecond): // the emulator draws behind the output
-				case <-deadline:
-					b.Fatalf("the reader never got %s:\n%s", marker, s.Screen())
-				}
-			}
+			at := waitStamp(b, stamps, marker, s.Screen)
 			l = append(l, time.Duration(at-start.UnixNano()))
 			b.StartTimer()
 		}
