@@ -75,9 +75,13 @@ func TestRepaintOnReady(t *testing.T) {
 
 // Output the seat writes while the holder is attached, in bursts that wrap
 // around and scroll, ends on the holder's screen exactly as on the seat's.
+// Each burst is 40 lines, fewer than the 64 frames of the credit window
+// even one line a frame, with a pause after it: a holder that keeps up
+// (credits a burst within the pause, slow as the race detector makes it)
+// loses nothing.
 func TestLiveOutputMatchesSeatScreen(t *testing.T) {
 	m := startMesh(t, attach.RegistryOptions{})
-	seat := startSeat(t, 60, 15, "sh", "-c", `read go; i=0; while [ $i -lt 400 ]; do echo "line $i $(printf '%0*d' $((i % 90)) 0)"; i=$((i+1)); done; echo counted; exec sh`)
+	seat := startSeat(t, 60, 15, "sh", "-c", `read go; i=0; while [ $i -lt 400 ]; do echo "line $i $(printf '%0*d' $((i % 90)) 0)"; i=$((i+1)); if [ $((i % 40)) -eq 0 ]; then sleep 0.05; fi; done; echo counted; exec sh`)
 	a := m.attachTo(seat, "shell", testHolder("alice"), m.conn(), 60, 15, nil)
 	typeKeys(t, a.client, "go\r")
 	a.screen.waitFor(t, "counted")
