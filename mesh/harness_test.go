@@ -112,10 +112,12 @@ func (h *harness) tap(pattern string) *testmesh.Tap {
 	return testmesh.NewTap(h.t, h.op, pattern)
 }
 
-// next waits for the endpoint's next item.
+// next waits for the endpoint's next item: up to 15 s, since under the
+// race detector on a loaded box a stored copy given back can take seconds
+// to come again.
 func next(t *testing.T, e *mesh.Endpoint) *mesh.Item {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
 	it, err := e.Next(ctx)
 	if err != nil {
