@@ -112,10 +112,11 @@ func TestGarbledServerPayloadBreaksClient(t *testing.T) {
 }
 
 // A drop payload comes before the next output, never after the last: the
-// holder always ends on a repaint.
+// holder always ends on a repaint. The rows come to about 1.2 MB, more than
+// two frames carry however the session joins the chunks waiting for it.
 func TestDropPrecedesOutput(t *testing.T) {
 	m := startMesh(t, attach.RegistryOptions{Window: 2})
-	seat := startSeat(t, 80, 24, "sh", "-c", `stty -echo; echo ready; read go; i=0; while [ $i -lt 3000 ]; do echo "row $i"; i=$((i+1)); done; echo all-rows; exec sh`)
+	seat := startSeat(t, 80, 24, "sh", "-c", `stty -echo; echo ready; read go; pad=$(printf '%0190d' 0); i=0; while [ $i -lt 6000 ]; do echo "row $i $pad"; i=$((i+1)); done; echo all-rows; exec sh`)
 	var events []string
 	hold := make(chan struct{})
 	a := m.attachTo(seat, "shell", testHolder("alice"), m.conn(), 80, 24, func(o *attach.ClientOptions, scr *screen) {
