@@ -74,15 +74,35 @@ func TestLockHolderNamesTheHolderNotTheFile(t *testing.T) {
 	l2.Release()
 }
 
-func TestLockHolderOfAnotherProcess(t *testing.T) {
-	if _, err := exec.LookPath("flock"); err != nil {
-		t.Skip("no flock(1) here")
+// flockHelperEnv makes this test binary a process that holds an exclusive
+// flock(2) on the file it names, writing nothing into it, until killed: the
+// other process of TestLockHolderOfAnotherProcess, with nothing to install.
+const flockHelperEnv = "COTAL_TEST_FLOCK_HOLDER"
+
+func TestMain(m *testing.M) {
+	if path := os.Getenv(flockHelperEnv); path != "" {
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		if err == nil {
+			err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
+		}
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			os.Exit(1)
+		}
+		os.Stdout.WriteString("locked\n")
+		select {} // hold it until killed
 	}
+	os.Exit(m.Run())
+}
+
+func TestLockHolderOfAnotherProcess(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "mesh.lock")
 	if err := os.WriteFile(path, []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command("flock", "-x", path, "sh", "-c", "echo locked; exec sleep 60")
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), flockHelperEnv+"="+path)
+	cmd.Stderr = os.Stderr
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -100,7 +120,7 @@ func TestLockHolderOfAnotherProcess(t *testing.T) {
 		t.Fatalf("held %v err %v", held, err)
 	}
 	if _, err := os.Stat("/proc/locks"); err == nil && pid != cmd.Process.Pid {
-		t.Errorf("holder pid %d, want flock(1)'s %d, not the %d the file names", pid, cmd.Process.Pid, os.Getpid())
+		t.Errorf("holder pid %d, want the other process's %d, not the %d the file names", pid, cmd.Process.Pid, os.Getpid())
 	}
 	_ = syscall.Kill(cmd.Process.Pid, syscall.SIGKILL)
 }

@@ -194,8 +194,9 @@ func TestAttachAcrossAManagerRestart(t *testing.T) {
 // while the seat writes leaves the seat's window full; the seat ends the
 // session at the stall bound, and once the terminal reads again the
 // client says the connection was lost and comes back on a fresh session.
-// The client learns of the end only from its own stall bound (a broken
-// rail sends no close), so that takes up to another 30 s.
+// The seat's side sends a close frame when its stall bound breaks the
+// rail, so the client learns of the end as soon as its terminal reads
+// again, or at the latest from its own stall bound.
 func TestAttachReconnectsAfterAStall(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits out the 30 s stall bound")

@@ -11,6 +11,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
 )
 
@@ -28,13 +29,12 @@ func clientSeen(s *Server) string {
 
 func waitClient(t *testing.T, s *Server, want string) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for clientSeen(s) != want {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server saw client %q, want %q", clientSeen(s), want)
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		if got := clientSeen(s); got != want {
+			return fmt.Errorf("the server saw client %q, want %q", got, want)
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		return nil
+	})
 }
 
 // A client of the 2026-07-28 protocol never sends initialized: its
