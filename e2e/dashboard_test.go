@@ -212,16 +212,9 @@ func processAlive(pid int) bool {
 func TestDashboardSpawnsTypesIntoStopsSeatsAndAsksBeforeQuitting(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	project := filepath.Join(t.TempDir(), "proj")
-	agents := filepath.Join(project, ".cotal", "agents")
-	if err := os.MkdirAll(agents, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(agents, "shell.md"), []byte("---\nname: shell\nagent: command\ncommand: sh\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := project(t, shellPersona)
 	const space = "seats"
-	d := startDashboardIn(t, home, project, "--space", space)
+	d := startDashboardIn(t, home, dir, "--space", space)
 	d.waitScreen("HOSTING", "mesh "+space+" runs in this process", "SEATS · 0", "no seats · s spawns one")
 
 	// Spawn a seat from the persona picker.
@@ -285,16 +278,9 @@ func TestDashboardSpawnsTypesIntoStopsSeatsAndAsksBeforeQuitting(t *testing.T) {
 func TestDashboardTerminalClosedKeepsSeats(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	project := filepath.Join(t.TempDir(), "proj")
-	agents := filepath.Join(project, ".cotal", "agents")
-	if err := os.MkdirAll(agents, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(agents, "shell.md"), []byte("---\nname: shell\nagent: command\ncommand: sh\n---\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	dir := project(t, shellPersona)
 	const space = "hangup"
-	d := startDashboardIn(t, home, project, "--space", space)
+	d := startDashboardIn(t, home, dir, "--space", space)
 	d.waitScreen("HOSTING", "SEATS · 0")
 	d.keys("s")
 	d.waitScreen("SPAWN A SEAT", "› shell")
