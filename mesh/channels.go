@@ -119,21 +119,34 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 // subscribeLive opens the live subscription of a join and confirms the
 // broker accepted it; a refusal leaves nothing subscribed.
 func (e *Endpoint) subscribeLive(ctx context.Context, j *joinedChannel) error {
-	start := time.Now()
-	sub, err := e.nc.Subscribe(j.subject, e.onLive)
+	sub, refused, err := e.subscribeConfirmed(ctx, j.subject, e.onLive)
 	if err != nil {
 		return fmt.Errorf("cannot join %q: %w", j.channel, err)
 	}
-	if err := e.nc.FlushWithContext(ctx); err != nil {
-		_ = sub.Unsubscribe()
-		return fmt.Errorf("cannot join %q: %w", j.channel, err)
-	}
-	if err := e.awaitRefusal(ctx, j.subject, "subscription", start); err != nil {
-		_ = sub.Unsubscribe()
-		return refuse(ErrNotInReadACL, "cannot join %q: not within this agent's read ACL (allowSubscribe): %v", j.channel, err)
+	if refused != nil {
+		return refuse(ErrNotInReadACL, "cannot join %q: not within this agent's read ACL (allowSubscribe): %v", j.channel, refused)
 	}
 	j.sub = sub
 	return nil
+}
+
+// subscribeConfirmed subscribes and waits until the broker has taken the
+// subscription (a flush) or refused it (refused, with nothing left
+// subscribed); err is any other failure.
+func (e *Endpoint) subscribeConfirmed(ctx context.Context, subject string, cb nats.MsgHandler) (sub *nats.Subscription, refused, err error) {
+	start := time.Now()
+	if sub, err = e.nc.Subscribe(subject, cb); err != nil {
+		return nil, nil, err
+	}
+	if err = e.nc.FlushWithContext(ctx); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, nil, err
+	}
+	if refused = e.awaitRefusal(ctx, subject, "subscription", start); refused != nil {
+		_ = sub.Unsubscribe()
+		return nil, refused, nil
+	}
+	return sub, nil, nil
 }
 
 // effective resolves a channel's class and replay; a family takes the

@@ -29,16 +29,9 @@ func (e *Endpoint) EchoDirect(ctx context.Context) error {
 	defer cancel()
 	var subs []*nats.Subscription
 	for _, subject := range []string{wire.SentDMFilter(e.space, e.me), wire.SentTaskFilter(e.space, e.me)} {
-		start := time.Now()
-		sub, err := e.nc.Subscribe(subject, e.onEcho)
+		sub, refused, err := e.subscribeConfirmed(ctx, subject, e.onEcho)
 		if err == nil {
-			err = e.nc.FlushWithContext(ctx)
-		}
-		if err == nil {
-			err = e.awaitRefusal(ctx, subject, "subscription", start)
-		}
-		if sub != nil {
-			subs = append(subs, sub)
+			err = refused
 		}
 		if err != nil {
 			for _, s := range subs {
@@ -46,6 +39,7 @@ func (e *Endpoint) EchoDirect(ctx context.Context) error {
 			}
 			return fmt.Errorf("reading this identity's own DMs and tasks: %w", err)
 		}
+		subs = append(subs, sub)
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -62,16 +56,8 @@ func (e *Endpoint) EchoDirect(ctx context.Context) error {
 // onEcho runs the receive pipeline on one of this principal's own DMs or
 // tasks: the subject must name it as the sender, as the broker pins it.
 func (e *Endpoint) onEcho(m *nats.Msg) {
-	if wire.ServerAuthored(m.Header) {
-		e.inbox.reject(wire.RejectServerAuthored)
-		return
-	}
-	d, reject, _ := wire.Decode(m.Subject, m.Data)
-	if reject != "" {
-		e.inbox.reject(reject)
-		return
-	}
-	if d.Subject.Sender != e.me || (d.Subject.Kind != wire.KindDM && d.Subject.Kind != wire.KindAnycast) {
+	d, ok := e.received(m)
+	if !ok || d.Subject.Sender != e.me || (d.Subject.Kind != wire.KindDM && d.Subject.Kind != wire.KindAnycast) {
 		return
 	}
 	e.inbox.add(&Item{Kind: d.Subject.Kind, Msg: d.Msg, Subject: d.Subject, Echo: true, Received: time.Now()})

@@ -649,19 +649,27 @@ func (e *Endpoint) onDurable(m jetstream.Msg) {
 // own echoes (unless Options.Echoes) are dropped, never acked (there is
 // nothing to ack).
 func (e *Endpoint) onLive(m *nats.Msg) {
+	d, ok := e.received(m)
+	if !ok || d.Msg.From.ID == e.me.ID() && !e.opts.Echoes {
+		return
+	}
+	e.inbox.add(&Item{Kind: d.Subject.Kind, Msg: d.Msg, Subject: d.Subject, Received: time.Now()})
+}
+
+// received runs the receive steps on a message that came over a core
+// subscription; one the broker authored, or that fails them, is counted as
+// rejected and not ok.
+func (e *Endpoint) received(m *nats.Msg) (wire.Delivery, bool) {
 	if wire.ServerAuthored(m.Header) {
 		e.inbox.reject(wire.RejectServerAuthored)
-		return
+		return wire.Delivery{}, false
 	}
 	d, reject, _ := wire.Decode(m.Subject, m.Data)
 	if reject != "" {
 		e.inbox.reject(reject)
-		return
+		return wire.Delivery{}, false
 	}
-	if d.Msg.From.ID == e.me.ID() && !e.opts.Echoes {
-		return
-	}
-	e.inbox.add(&Item{Kind: d.Subject.Kind, Msg: d.Msg, Subject: d.Subject, Received: time.Now()})
+	return d, true
 }
 
 // idSet remembers surfaced message ids in two rotating generations, so
