@@ -11,6 +11,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/seat"
 )
 
@@ -140,23 +141,15 @@ func channelNames(ctx context.Context, g *globals) []string {
 }
 
 func peerNames(ctx context.Context, g *globals) []string {
-	e, err := quietEndpoint(ctx, g)
-	if err != nil {
-		return nil
-	}
-	defer e.Close()
-	peers, _, err := e.Roster(ctx)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, p := range peers {
-		out = append(out, p.Name)
-	}
-	return out
+	return rosterNames(ctx, g, func(p presence.Peer) string { return p.Name })
 }
 
 func roleNames(ctx context.Context, g *globals) []string {
+	return rosterNames(ctx, g, func(p presence.Peer) string { return p.Role })
+}
+
+// rosterNames is pick of every peer on the roster, the empty ones left out.
+func rosterNames(ctx context.Context, g *globals, pick func(presence.Peer) string) []string {
 	e, err := quietEndpoint(ctx, g)
 	if err != nil {
 		return nil
@@ -168,8 +161,8 @@ func roleNames(ctx context.Context, g *globals) []string {
 	}
 	var out []string
 	for _, p := range peers {
-		if p.Role != "" {
-			out = append(out, p.Role)
+		if n := pick(p); n != "" {
+			out = append(out, n)
 		}
 	}
 	return out
