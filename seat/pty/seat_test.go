@@ -107,7 +107,9 @@ func TestTermAndSize(t *testing.T) {
 	if _, err := s.Paste("stty size", true); err != nil {
 		t.Fatal(err)
 	}
-	waitScreen(t, s, "\n24 80")
+	// Not at a line's start: typed before the shell printed its prompt,
+	// the line is echoed at once and the answer follows the prompt.
+	waitScreen(t, s, "24 80")
 	if err := s.Resize(0, 10); err == nil {
 		t.Error("Resize(0, 10) accepted")
 	}
