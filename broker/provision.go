@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -23,10 +24,11 @@ const DeliveryLeaseTTL = 30 * time.Second
 
 // StreamConfigs are the space's streams as the spec names them. CHAT keeps
 // 1000 messages per (sender, channel) subject; the backstop streams keep
-// 1000 per member lifecycle with a 2 h dedup window.
+// 1000 per member lifecycle with a 2 h dedup window. The streams agents
+// publish to (CHAT, DM, TASK) acknowledge nothing: see storedNotices.
 func StreamConfigs(space string) []jetstream.StreamConfig {
 	two := 2 * time.Minute
-	return []jetstream.StreamConfig{
+	cfgs := []jetstream.StreamConfig{
 		{Name: wire.ChatStream(space), Subjects: []string{wire.ChatSubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: two, AllowDirect: true},
 		{Name: wire.DMStream(space), Subjects: []string{wire.DMSubjects(space)}, Storage: jetstream.FileStorage,
@@ -44,6 +46,36 @@ func StreamConfigs(space string) []jetstream.StreamConfig {
 		{Name: wire.EPCStream(space), Subjects: []string{wire.EPCSubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, Duplicates: two, DenyDelete: true, DenyPurge: true},
 	}
+	for i := range cfgs {
+		storedNotices(space, &cfgs[i])
+	}
+	return cfgs
+}
+
+// storedNotices makes a stream that takes agents' publishes answer none of
+// them: JetStream sends a PubAck to whatever reply subject the publisher
+// named, from inside the account and past the publisher's own rights, and
+// stored on a bucket key or a stream subject it replaces what is there (a
+// lease, an identity record, a contract). Instead the stream republishes
+// the headers of every message it stores on the sender's stored-notice
+// subject (wire.StoredFilter), which only the sender may read: that is the
+// sender's "stored seq N". Streams only trusted parts publish to keep
+// their acks.
+func storedNotices(space string, cfg *jetstream.StreamConfig) {
+	src, dst, ok := wire.StoredRepublish(space, cfg.Name)
+	if !ok {
+		return
+	}
+	cfg.NoAck = true
+	cfg.RePublish = &jetstream.RePublish{Source: src, Destination: dst, HeadersOnly: true}
+}
+
+// acknowledgesAgents reports whether an existing stream that takes agents'
+// publishes still answers them (a store provisioned before stored notices).
+func acknowledgesAgents(space string, have jetstream.StreamConfig) bool {
+	want := have
+	storedNotices(space, &want)
+	return have.NoAck != want.NoAck || !reflect.DeepEqual(have.RePublish, want.RePublish)
 }
 
 // BucketConfigs are the space's KV buckets. Presence is in memory: it is
@@ -87,7 +119,7 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool) erro
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- ensureStream(ctx, js, cfg)
+			errs <- ensureStream(ctx, js, space, cfg)
 		}()
 	}
 	for _, cfg := range BucketConfigs(space) {
@@ -141,14 +173,25 @@ func noDirect(ctx context.Context, js jetstream.JetStream, name string) error {
 }
 
 // ensureStream creates a stream unless it exists; an existing one is kept
-// as it is (an operator's retention edits survive a restart).
-func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
-	if _, err := js.Stream(ctx, cfg.Name); errors.Is(err, jetstream.ErrStreamNotFound) {
+// as it is (an operator's retention edits survive a restart), except that a
+// stream agents publish to is made to stop acknowledging them.
+func ensureStream(ctx context.Context, js jetstream.JetStream, space string, cfg jetstream.StreamConfig) error {
+	s, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		if _, err := js.CreateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("creating stream %s: %w", cfg.Name, err)
 		}
+		return nil
 	} else if err != nil {
 		return fmt.Errorf("reading stream %s: %w", cfg.Name, err)
+	}
+	have := s.CachedInfo().Config
+	if !acknowledgesAgents(space, have) {
+		return nil
+	}
+	storedNotices(space, &have)
+	if _, err := js.UpdateStream(ctx, have); err != nil {
+		return fmt.Errorf("making stream %s stop acknowledging publishers: %w", cfg.Name, err)
 	}
 	return nil
 }

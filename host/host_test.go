@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -73,9 +74,7 @@ func TestRestartKeepsStreamsBucketsAndKeys(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := js.Publish(ctx, wire.Root("keep")+".chat.local.alice.general", []byte(`{"id":"1"}`)); err != nil {
-		t.Fatal(err)
-	}
+	testmesh.StoreData(t, nc, wire.Root("keep")+".chat.local.alice.general", []byte(`{"id":"1"}`))
 	reg, err := js.KeyValue(ctx, wire.ChannelsBucket("keep"))
 	if err != nil {
 		t.Fatal(err)

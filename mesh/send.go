@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -20,12 +17,11 @@ import (
 // stream sequence. It never says delivered; it says how the recipient
 // looked at send time.
 type Receipt struct {
-	ID        string    `json:"id"`
-	Kind      wire.Kind `json:"kind"`
-	Subject   string    `json:"subject"`
-	Stream    string    `json:"stream"`
-	Seq       uint64    `json:"seq"`
-	Duplicate bool      `json:"duplicate,omitempty"` // the broker had this id already
+	ID      string    `json:"id"`
+	Kind    wire.Kind `json:"kind"`
+	Subject string    `json:"subject"`
+	Stream  string    `json:"stream"`
+	Seq     uint64    `json:"seq"`
 
 	Channel   string   `json:"channel,omitempty"`
 	To        string   `json:"to,omitempty"`
@@ -49,9 +45,6 @@ type Receipt struct {
 func (r Receipt) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stored seq %d", r.Seq)
-	if r.Duplicate {
-		b.WriteString(" (already stored: same id)")
-	}
 	switch r.Kind {
 	case wire.KindDM:
 		fmt.Fprintf(&b, "; recipient %s at send", r.RecipientStatus)
@@ -203,9 +196,8 @@ func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOptio
 	return r, nil
 }
 
-// publish stores m through JetStream with Nats-Msg-Id = id. A refusal by
-// the broker's ACL fails at once with what was refused, instead of
-// waiting for an ack that will never come.
+// publish stores m with Nats-Msg-Id = id and waits for the stream's
+// stored notice (stored.go).
 func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, what string) (Receipt, error) {
 	if err := m.Validate(); err != nil {
 		return Receipt{}, err
@@ -216,32 +208,11 @@ func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, 
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	refused, stop := e.perms.Watch(subject)
-	defer stop()
-	type result struct {
-		ack *jetstream.PubAck
-		err error
+	n, err := e.publishStored(ctx, subject, m.ID, data, what)
+	if err != nil {
+		return Receipt{}, err
 	}
-	done := make(chan result, 1)
-	go func() {
-		msg := nats.NewMsg(subject)
-		msg.Data = data
-		ack, err := e.js.PublishMsg(ctx, msg, jetstream.WithMsgID(m.ID))
-		done <- result{ack, err}
-	}()
-	kind := subjectKind(subject)
-	select {
-	case r := <-done:
-		if r.err != nil {
-			if errors.Is(r.err, context.DeadlineExceeded) {
-				return Receipt{}, fmt.Errorf("could not %s: no ack from the mesh (%w)", what, r.err)
-			}
-			return Receipt{}, fmt.Errorf("could not %s: %w", what, r.err)
-		}
-		return Receipt{ID: m.ID, Kind: kind, Subject: subject, Stream: r.ack.Stream, Seq: r.ack.Sequence, Duplicate: r.ack.Duplicate}, nil
-	case err := <-refused:
-		return Receipt{}, refuse(ErrNotAllowed, "not allowed to %s: the broker refused it (%v)", what, err)
-	}
+	return Receipt{ID: m.ID, Kind: subjectKind(subject), Subject: subject, Stream: n.stream, Seq: n.seq}, nil
 }
 
 func subjectKind(subject string) wire.Kind {

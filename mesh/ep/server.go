@@ -145,6 +145,7 @@ func NewServer(nc *nats.Conn, opts ServerOptions) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{nc: nc, js: js, opts: opts, token: tok, contracts: store, cmds: map[string]*command{}, sem: make(chan struct{}, opts.MaxInFlight)}
+	store.logf = s.logf
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if err := s.register(describeCommand(s), true); err != nil {
 		return nil, err
