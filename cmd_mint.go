@@ -102,6 +102,9 @@ and the file is ignored.`,
 				return err
 			}
 			c, provisioned, err := issue.Mint(ctx, p, id, nc)
+			if errors.Is(err, issue.ErrReservedName) {
+				return usageError{err}
+			}
 			if err != nil {
 				return err
 			}
