@@ -11,7 +11,9 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 )
 
@@ -65,4 +67,19 @@ func TestInjectedBlockIsInert(t *testing.T) {
 	if !strings.Contains(got, "[DM from bob] ") {
 		t.Errorf("the block does not name the real sender:\n%q", got)
 	}
+
+	// A DM whose parts the schema does not define is injected too, saying
+	// what it carried.
+	odd := fmt.Sprintf(`{"id":"odd","ts":1,"space":%q,"from":{"id":"local.bob","name":"bob"},"to":"local.%s","parts":[{"kind":"file","name":"secret.txt","uri":"file:///etc/passwd"},{"kind":"text","text":"odd marker"}]}`, space, acc.Name)
+	testmesh.StoreData(t, h.op, wire.DMSubject(space, wire.Principal{Owner: "local", Actor: acc.Name}, wire.Principal{Owner: "local", Actor: "bob"}), []byte(odd))
+	waitFor(t, 15*time.Second, func() error {
+		b, err := os.ReadFile(record)
+		if err != nil {
+			return err
+		}
+		if !bytes.Contains(b, []byte(`odd marker (also: file part "secret.txt")`)) {
+			return fmt.Errorf("the seat has %q so far", b)
+		}
+		return nil
+	})
 }
