@@ -101,12 +101,12 @@ func TestRestartKeepsStreamsBucketsAndKeys(t *testing.T) {
 	}
 	defer nc2.Close()
 	js2, _ := jetstream.New(nc2)
-	for _, s := range broker.StreamConfigs("keep") {
+	for _, s := range broker.StreamConfigs("keep", 0) {
 		if _, err := js2.Stream(ctx, s.Name); err != nil {
 			t.Errorf("stream %s after restart: %v", s.Name, err)
 		}
 	}
-	for _, b := range broker.BucketConfigs("keep") {
+	for _, b := range broker.BucketConfigs("keep", 0) {
 		if _, err := js2.KeyValue(ctx, b.Bucket); err != nil {
 			t.Errorf("bucket %s after restart: %v", b.Bucket, err)
 		}

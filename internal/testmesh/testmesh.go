@@ -31,7 +31,15 @@ func Ctx(t testing.TB) context.Context {
 // the test.
 func Start(t testing.TB, space string, open bool) (*broker.Broker, *nats.Conn) {
 	t.Helper()
-	b, err := broker.Start(broker.Options{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Open: open})
+	return StartWith(t, space, broker.Options{Open: open})
+}
+
+// StartWith is Start with broker options (its store is a temp dir).
+func StartWith(t testing.TB, space string, o broker.Options) (*broker.Broker, *nats.Conn) {
+	t.Helper()
+	o.Paths = config.Paths{Space: space, StoreDir: t.TempDir()}
+	open := o.Open
+	b, err := broker.Start(o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +48,7 @@ func Start(t testing.TB, space string, open bool) (*broker.Broker, *nats.Conn) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := broker.Provision(Ctx(t), op, space, open); err != nil {
+	if err := broker.Provision(Ctx(t), op, space, open, b.MaxStore()); err != nil {
 		t.Fatal(err)
 	}
 	return b, op

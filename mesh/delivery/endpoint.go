@@ -56,6 +56,11 @@ func (s *Service) commands() []ep.Command {
 	}
 }
 
+// MaxCallsPerCaller is how many delivery calls one principal may have in
+// flight at once (an agent long-polls one take at a time): one identity
+// cannot take the endpoint's 4096 slots from the others.
+const MaxCallsPerCaller = 64
+
 // startEndpoint serves the delivery endpoint; it runs while the lease is held.
 func (s *Service) startEndpoint(ctx context.Context) error {
 	iid := s.opts.InstanceID
@@ -65,7 +70,7 @@ func (s *Service) startEndpoint(ctx context.Context) error {
 	srv, err := ep.NewServer(s.nc, ep.ServerOptions{
 		Space: s.space, Endpoint: mesh.DeliveryEndpoint, InstanceID: iid,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: ServiceActor}, UID: s.incarn},
-		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, Logf: s.opts.Logf,
+		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, MaxPerCaller: MaxCallsPerCaller, Logf: s.opts.Logf,
 	})
 	if err != nil {
 		return err

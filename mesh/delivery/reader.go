@@ -170,17 +170,7 @@ func (s *Service) noteStored(ctx context.Context, p wire.Principal, uid, channel
 		return
 	}
 	text := fmt.Sprintf("cotal: your stored copies overflowed: the backstop keeps the newest %d per member and has started dropping the oldest; read the channel history (cotal history <channel>) for what you missed", MaxStoredCopies)
-	msg := wire.Message{
-		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: s.space, Channel: channel,
-		From: wire.Sender{ID: NoticeSender.ID(), Name: NoticeSender.Actor}, Parts: wire.TextParts(text),
-	}
-	body, _ := json.Marshal(mesh.Frame{Version: 1, Channel: channel, Msg: msg})
-	out := nats.NewMsg(wire.DlvSubject(s.space, p, uid))
-	out.Header.Set(mesh.FrameHeader, "1")
-	out.Data = body
-	if _, err := s.js.PublishMsg(ctx, out); err != nil {
-		s.logf("overflow notice for %s.%s: %v", p, uid, err)
-	}
+	s.storeNotice(ctx, p, uid, channel, text)
 }
 
 // backlog is the service's running estimate of one member's backstop.
