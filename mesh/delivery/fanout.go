@@ -182,6 +182,12 @@ func (s *Service) targets(ctx context.Context, d wire.Delivery, seq uint64) ([]t
 			}
 			seen[key] = true
 			live, err := s.life.live(ctx, m.Principal(), m.LifecycleUID)
+			if errors.Is(err, errForeignEntry) {
+				// That member's row is unreadable: it gets no copy of
+				// this post, and the others are not held up by it.
+				s.warnOnce("acl:"+m.Owner+"."+m.LifecycleUID, "fan-out skips %s.%s: %v", m.Owner, m.LifecycleUID, err)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

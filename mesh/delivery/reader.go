@@ -26,6 +26,7 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	}
 	var e Entry
 	if err := json.Unmarshal(m.Data(), &e); err != nil || wire.ValidateConcreteChannel(e.Channel) != nil {
+		s.warnOnce("entry:"+p.ID()+"."+uid, "stored copy for %s.%s skipped: it is no copy the fan-out wrote", p, uid)
 		_ = m.Ack()
 		return
 	}
@@ -42,6 +43,9 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	}()
 	row, found, err := s.aclRow(ctx, p, uid)
 	if err != nil {
+		// Held, not dropped: the copy waits until the row reads again
+		// (the next start rewrites it), and only this member waits.
+		s.warnOnce("acl:"+p.ID()+"."+uid, "stored copies for %s.%s wait: %v", p, uid, err)
 		_ = m.NakWithDelay(retryDelay)
 		return
 	}

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,8 @@ type Service struct {
 	stored   map[string]*backlog // member principal.uid -> backstop estimate
 	consumes []jetstream.ConsumeContext
 	endpoint *ep.Server // the delivery endpoint, served while the lease is held
+
+	warned map[string]time.Time // under mu: when warnOnce last spoke of a key
 
 	hostsMu sync.Mutex
 	hosts   map[string]*agentHost // mediated lifecycles by principal.uid
@@ -303,6 +306,9 @@ func (s *Service) serve() error {
 	if err := s.store.load(s.ctx); err != nil {
 		return fmt.Errorf("loading memberships: %w", err)
 	}
+	if n := len(s.store.skipped); n > 0 {
+		s.logf("delivery service: %d key(s) of the members bucket hold no membership it wrote (%s); they are skipped", n, strings.Join(s.store.skipped[:min(n, 5)], ", "))
+	}
 	fan, err := ensureConsumer(s.ctx, s.js, wire.ChatStream(s.space), jetstream.ConsumerConfig{
 		Durable: FanoutConsumer, FilterSubject: wire.ChatSubjects(s.space),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverNewPolicy,
@@ -454,8 +460,26 @@ func (s *Service) aclRow(ctx context.Context, p wire.Principal, uid string) (wir
 		return wire.ACLRow{}, false, err
 	}
 	var row wire.ACLRow
-	if err := json.Unmarshal(ent.Value(), &row); err != nil {
-		return wire.ACLRow{}, false, err
+	key := wire.ACLKey(p, uid)
+	if err := json.Unmarshal(ent.Value(), &row); err != nil || !validACLRow(key, row) {
+		return wire.ACLRow{}, false, fmt.Errorf("%w: the read ACL under %s is not a row the space wrote", errForeignEntry, key)
 	}
 	return row, true, nil
+}
+
+// warnOnce logs a problem with one key at most once a minute, so an entry
+// retried every few seconds is said, not repeated.
+func (s *Service) warnOnce(key, format string, args ...any) {
+	s.mu.Lock()
+	if s.warned == nil {
+		s.warned = map[string]time.Time{}
+	}
+	last, seen := s.warned[key]
+	if seen && time.Since(last) < time.Minute {
+		s.mu.Unlock()
+		return
+	}
+	s.warned[key] = time.Now()
+	s.mu.Unlock()
+	s.logf(format, args...)
 }
