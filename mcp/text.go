@@ -92,13 +92,10 @@ func statusText(p mesh.PresenceState) string {
 
 // defaultChannel is where a send without a channel goes: the first
 // concrete joined channel.
+// defaultChannel is where cotal_send without a channel posts: the first
+// concrete joined channel the post ACL permits.
 func defaultChannel(st mesh.ConnectorState) string {
-	for _, j := range st.Channels {
-		if wire.IsConcrete(j.Channel) {
-			return j.Channel
-		}
-	}
-	return ""
+	return mesh.DefaultSendChannel(joinedList(st), st.AllowPublish)
 }
 
 func joinedList(st mesh.ConnectorState) []string {
