@@ -188,7 +188,7 @@ func TestStandaloneToolsOnARealMesh(t *testing.T) {
 
 	// Status and attention reach the roster others see.
 	got := c.ok("cotal_status", map[string]any{"status": "working", "activity": "reviewing #42", "attention": "focus"})
-	if want := `Status working, attention focus (only DMs and tasks reach you; @mentions and channel posts wait in cotal_inbox), activity "reviewing #42".`; got != want {
+	if want := `Status working, attention focus (DMs, tasks and @mentions of you reach you; channel posts wait in cotal_inbox), activity "reviewing #42".`; got != want {
 		t.Errorf("cotal_status:\n got %q\nwant %q", got, want)
 	}
 	testutil.WaitFor(t, 10*time.Second, func() error {

@@ -73,7 +73,7 @@ func attentionMeaning(a string) string {
 	case presence.DND:
 		return "DMs, tasks and @mentions of you still reach you; channel posts wait for your next turn"
 	case presence.Focus:
-		return "only DMs and tasks reach you; @mentions and channel posts wait in cotal_inbox"
+		return "DMs, tasks and @mentions of you reach you; channel posts wait in cotal_inbox"
 	}
 	return "DMs, tasks, @mentions and channel posts all reach you"
 }

@@ -88,7 +88,7 @@ type anycastArgs struct {
 
 type statusArgs struct {
 	Status    string  `json:"status,omitempty" schema:"enum=idle|working|waiting" desc:"idle (free for work), working (in a task) or waiting (blocked on someone)"`
-	Attention string  `json:"attention,omitempty" schema:"enum=open|dnd|focus" desc:"open: everything reaches you; dnd: channel posts wait for your next turn; focus: only DMs and tasks reach you"`
+	Attention string  `json:"attention,omitempty" schema:"enum=open|dnd|focus" desc:"open: everything reaches you; dnd: channel posts wait for your next turn; focus: only DMs, tasks and @mentions of you reach you"`
 	Activity  *string `json:"activity,omitempty" schema:"maxLength=200" desc:"one line on what you are doing; empty clears it"`
 }
 
