@@ -374,6 +374,15 @@ func (e *Endpoint) GoOnline(ctx context.Context) error {
 	w := presence.NewWriter(e.presenceKV, e.card, e.uid, presence.OnStuck(func(err error) {
 		e.logf("presence-write-stuck: %v", err)
 	}))
+	// Channel modes set while offline (a seat's starting modes) are in
+	// the first record.
+	if modes := e.ChannelModes(); len(modes) > 0 {
+		mirror := make(map[string]string, len(modes))
+		for ch, m := range modes {
+			mirror[ch] = string(m)
+		}
+		_ = w.SetChannelModes(mirror)
+	}
 	if err := w.Start(e.ctx); err != nil {
 		return err
 	}
