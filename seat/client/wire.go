@@ -165,6 +165,10 @@ type DespawnArgs struct {
 // MaxInput bounds the text of one input (spec control.md item 58).
 const MaxInput = 65536
 
+// OnlyOperatorTypes is what every refusal to type into a seat says to a
+// caller that is not the operator: input and keys are minted to no agent.
+const OnlyOperatorTypes = "only the operator may type into a seat"
+
 // InputArgs types text into a seat, then Enter unless Enter is false.
 type InputArgs struct {
 	Name  string `json:"name" schema:"minLength=1,maxLength=64"`
