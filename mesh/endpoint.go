@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -66,6 +67,8 @@ type Options struct {
 	Kind        string // agent (default) or endpoint
 	Description string
 	Tags        []string
+	// Meta is the presence card's meta (presence.MetaManager and the like).
+	Meta map[string]string
 
 	// Subscribe overrides the channels joined at connect (default: the
 	// creds' subscribe list).
@@ -271,7 +274,7 @@ func (e *Endpoint) identify() error {
 	}
 	e.card = presence.Card{
 		ID: e.me.ID(), Name: e.me.Actor, Kind: kind, Owner: e.me.Owner, Actor: e.me.Actor,
-		Role: e.role, Description: o.Description, Tags: o.Tags, ProtocolVersion: presence.ProtocolVersion,
+		Role: e.role, Description: o.Description, Tags: o.Tags, Meta: maps.Clone(o.Meta), ProtocolVersion: presence.ProtocolVersion,
 	}
 	return nil
 }

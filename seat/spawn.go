@@ -15,6 +15,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/pty"
 )
@@ -301,6 +302,7 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 	}
 	o := mesh.Options{
 		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,
+		Meta: map[string]string{presence.MetaManager: m.iid},
 		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -17,14 +18,34 @@ import (
 // Every call is bounded by its ctx. Safe for concurrent use; mu guards the
 // progress log, made on the first spawn.
 type Client struct {
-	ep *ep.Client
+	ep     *ep.Client
+	roster Roster // set for an agent's client (AsAgent)
 
 	mu       sync.Mutex
 	progress *progressLog
 }
 
+// Roster reads the space's roster as the caller sees it.
+type Roster func(ctx context.Context) ([]presence.Peer, error)
+
+// Option shapes a Client.
+type Option func(*Client)
+
+// AsAgent makes the client an agent's: an agent may not read the
+// registry a census freezes or take the census, so Census sends one ps
+// request and returns the broker's or the manager's answer, and Locate
+// finds a seat on the roster (its presence names its lifecycle and its
+// manager) and addresses it in owner mode, as its spawner.
+func AsAgent(roster Roster) Option { return func(c *Client) { c.roster = roster } }
+
 // New is a manager client over c; it never closes c's connection.
-func New(c *ep.Client) *Client { return &Client{ep: c} }
+func New(c *ep.Client, opts ...Option) *Client {
+	cl := &Client{ep: c}
+	for _, o := range opts {
+		o(cl)
+	}
+	return cl
+}
 
 // EP is the control-surface client calls go through.
 func (c *Client) EP() *ep.Client { return c.ep }
