@@ -12,6 +12,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/seat/attach"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -31,6 +32,7 @@ func (m *Manager) commands() []ep.Command {
 	typed := []ep.Mode{ep.ModeOwner, ep.ModeAny}
 	cmds := []ep.Command{
 		{Name: "spawn", Input: schemaOf(SpawnArgs{}), Output: schemaOf(SpawnAccepted{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
+		{Name: client.CmdPersonas, Input: schemaOf(PersonasArgs{}), Output: schemaOf(PersonasReply{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.personas},
 		{Name: "status", Output: schemaOf(StatusReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
 		{Name: "ps", Output: schemaOf(PsReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
 		{Name: "inspect", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(Row{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
@@ -46,6 +48,18 @@ func (m *Manager) commands() []ep.Command {
 	}
 	// What the seat's MCP server needs of its connector (selfconnector.go).
 	return append(cmds, m.selfConnectorCommands()...)
+}
+
+// personas tells a spawner what it may spawn: never a prompt, an
+// environment or a launch command.
+func (m *Manager) personas(_ context.Context, c *ep.Call) (any, *ep.Error) {
+	var a PersonasArgs
+	_ = c.Decode(&a)
+	ps, err := DescribePersonas(m.opts.ProjectDir, a.Name)
+	if err != nil {
+		return nil, ep.Refuse(ep.CodeNotFound, "%v", err)
+	}
+	return PersonasReply{Personas: ps}, nil
 }
 
 func (m *Manager) status(context.Context, *ep.Call) (any, *ep.Error) {

@@ -183,6 +183,19 @@ func (c *Client) Keys(ctx context.Context, s Seat, keys ...string) (InputReply, 
 	return r, typing(err)
 }
 
+// Personas lists the personas the manager (on, or any) spawns from; with
+// name, only that one (not-found when there is none). Only the operator
+// and spawn-capable agents may.
+func (c *Client) Personas(ctx context.Context, name, on string) (PersonasReply, error) {
+	var r PersonasReply
+	var opts []ep.CallOption
+	if on != "" {
+		opts = append(opts, ep.On(on))
+	}
+	_, err := c.call(ctx, CmdPersonas, PersonasArgs{Name: name}, &r, opts...)
+	return r, err
+}
+
 // Attach asks the seat's manager for an attach session, held by this
 // client's caller; the reply is the signed grant, already served, to dial
 // with seat/attach.
