@@ -64,9 +64,10 @@ const (
 
 // SelfCommands are the manager commands every agent may call about itself
 // (the seat connector answers them); the broker vouches for the caller
-// through the subject. The last four are what a seat's MCP server reads
-// and steers its connector with (seat/selfconnector.go).
-var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello"}
+// through the subject. The middle five are what a seat's MCP server reads
+// and steers its connector with (seat/selfconnector.go); stop ends the
+// caller's own seat.
+var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello", "stop"}
 
 // SpawnCommands are the untargeted manager commands a spawn-capable agent
 // may call: spawn, and list the personas it may spawn from.

@@ -27,7 +27,7 @@ type spawnArgs struct {
 }
 
 type despawnArgs struct {
-	Name     string `json:"name" schema:"minLength=1,maxLength=64" desc:"the seat to stop: one you spawned"`
+	Name     string `json:"name,omitempty" schema:"maxLength=64" desc:"the seat to stop: one you spawned; without name, your own seat (this session ends)"`
 	Graceful *bool  `json:"graceful,omitempty" desc:"false: kill it at once; default: SIGTERM, then SIGKILL after 3 s"`
 }
 
@@ -120,6 +120,10 @@ func toolSpawn(ctx context.Context, _ *Server, ss *session, a spawnArgs) (string
 }
 
 func toolDespawn(ctx context.Context, _ *Server, ss *session, a despawnArgs) (string, error) {
+	graceful := a.Graceful == nil || *a.Graceful
+	if strings.TrimSpace(a.Name) == "" {
+		return despawnSelf(ctx, ss, graceful)
+	}
 	mgr, err := ss.managers()
 	if err != nil {
 		return "", fmt.Errorf("Couldn't despawn %s: %w", a.Name, err)
@@ -128,12 +132,25 @@ func toolDespawn(ctx context.Context, _ *Server, ss *session, a despawnArgs) (st
 	if err != nil {
 		return "", controlRefusal("despawn", err)
 	}
-	graceful := a.Graceful == nil || *a.Graceful
 	r, err := mgr.Stop(ctx, row.Seat(), graceful)
 	if err != nil {
 		return "", controlRefusal("despawn", err)
 	}
 	return fmt.Sprintf("Stopped %s (%s); it is offline.", r.Name, r.Process), nil
+}
+
+// despawnSelf stops the caller's own seat through its connector: the
+// manager answers, then stops it, which ends this session.
+func despawnSelf(ctx context.Context, ss *session, graceful bool) (string, error) {
+	sc, ok := ss.c.(*seatConnector)
+	if !ok {
+		return "", refusef("Couldn't despawn yourself: you are not a seat (no manager runs this session); end your session yourself, or name the seat to stop.")
+	}
+	var r client.StopReply
+	if err := sc.call(ctx, client.CmdStop, client.StopArgs{Graceful: &graceful}, &r); err != nil {
+		return "", refusef("Couldn't despawn yourself: %v", err)
+	}
+	return "Stopping your seat " + r.Name + " now: this session ends.", nil
 }
 
 func toolPersonas(ctx context.Context, _ *Server, ss *session, a personasArgs) (string, error) {

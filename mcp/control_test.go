@@ -3,17 +3,22 @@ package mcp_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
+	seatclient "github.com/cotal-go/cotal/seat/client"
 )
 
 // mintCaps mints an agent with capabilities and writes its creds file.
@@ -130,5 +135,46 @@ func TestConformanceMCPDocs(t *testing.T) {
 	}
 	if got := c.refused("cotal_docs", map[string]any{"page": "nosuch"}); !strings.Contains(got, "the pages are: attention, channels, control, messaging, spawning") {
 		t.Errorf("an unknown page: %s", got)
+	}
+}
+
+// TestConformanceMCPDespawnWithoutNameStopsTheOwnSeat: cotal_despawn with
+// no name is the caller's own seat (messaging §13): inside a seat the
+// manager answers, then stops it; outside any seat there is nothing to
+// stop, and it says so.
+func TestConformanceMCPDespawnWithoutNameStopsTheOwnSeat(t *testing.T) {
+	h := startMesh(t)
+	env := h.seatEnv("worker", "")
+	name, iid := env["COTAL_NAME"], env["COTAL_MANAGER_INSTANCE"]
+	c := serve(t, mcp.Options{Manager: iid, Dial: func(ctx context.Context) (*mesh.Endpoint, error) {
+		return mesh.Connect(ctx, mesh.Options{URL: env["COTAL_URL"], Creds: env["COTAL_CREDS"], OneShot: true, Subscribe: []string{}})
+	}})
+	c.waitOK("cotal_orientation", nil, "You are "+name)
+	if got := c.ok("cotal_despawn", map[string]any{"graceful": false}); got != "Stopping your seat "+name+" now: this session ends." {
+		t.Fatalf("despawn of the own seat: %q", got)
+	}
+	op, err := broker.ReadCredsIdentity(h.paths.OperatorCreds())
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc, err := ep.NewClient(h.op, ep.ClientOptions{Space: space, Caller: ep.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		row, err := seatclient.New(oc).Inspect(ctxT(t), seatclient.Seat{Name: name, Manager: iid})
+		if err != nil {
+			return err
+		}
+		if row.Running() {
+			return fmt.Errorf("seat %s still %s", name, row.Process)
+		}
+		return nil
+	})
+
+	alone := standalone(t, h, h.mintCaps("alone"))
+	alone.waitOK("cotal_orientation", nil, "You are alone")
+	if got := alone.refused("cotal_despawn", nil); !strings.HasPrefix(got, "Couldn't despawn yourself: you are not a seat") {
+		t.Errorf("despawn of the own seat outside a seat: %s", got)
 	}
 }

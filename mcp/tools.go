@@ -120,7 +120,7 @@ var toolSet = sync.OnceValue(func() []*tool {
 		onMesh("cotal_leave", "Leave a channel: its posts stop reaching you (an @mention of you still does).", false, toolLeave),
 		onMesh("cotal_personas", "The personas you can spawn seats from (needs capabilities: [spawn]): each one's role, harness, description and channel lists. With name, only that one.", true, toolPersonas),
 		onMesh("cotal_spawn", "Start a seat (an agent in its own terminal, on the mesh) from a persona; needs capabilities: [spawn]. The seat is named after the persona, numbered when taken. Says whether it came up.", false, toolSpawn),
-		onMesh("cotal_despawn", "Stop a seat you spawned (SIGTERM, then SIGKILL after 3 s; graceful=false: at once). You cannot stop seats others spawned.", false, toolDespawn),
+		onMesh("cotal_despawn", "Stop a seat you spawned (SIGTERM, then SIGKILL after 3 s; graceful=false: at once); without name, stop your own seat, which ends this session. You cannot stop seats others spawned.", false, toolDespawn),
 		offline("cotal_docs", "How this mesh works, on demand: messaging, channels (permissions, families, replay), attention, spawning, the control surface. No arguments lists the pages; page reads one; query searches them.", toolDocs),
 	}
 })

@@ -45,6 +45,7 @@ func (m *Manager) commands() []ep.Command {
 		{Name: "set-status", Modes: self, Input: schemaOf(StatusArgs{}), Output: schemaOf(StatusSet{}), Capability: "self", Handler: m.selfStatus},
 		{Name: "join", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(JoinedReply{}), Capability: "self", Handler: m.selfJoin},
 		{Name: "leave", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(LeftReply{}), Capability: "self", Handler: m.selfLeave},
+		{Name: client.CmdStop, Modes: self, Input: schemaOf(client.StopArgs{}), Output: schemaOf(client.StopReply{}), Capability: "self", Handler: m.selfStop},
 	}
 	// What the seat's MCP server needs of its connector (selfconnector.go).
 	return append(cmds, m.selfConnectorCommands()...)
