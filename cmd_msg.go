@@ -382,7 +382,7 @@ func newRosterCmd(g *globals) *cobra.Command {
 				rows[i] = peerJSON{
 					ID: p.ID, Name: p.Name, Role: p.Role, Status: string(p.Status), OfflineReason: p.OfflineReason,
 					Activity: p.Record.Activity, Attention: string(p.Record.Attention), LifecycleUID: p.Record.LifecycleUID,
-					StatusAge: ageSeconds(now, p.StatusSince), HeardAge: ageSeconds(now, p.LastHeard),
+					StatusAge: ageSeconds(now, p.StatusSince), HeardAge: ageSeconds(now, p.Heard()),
 				}
 			}
 			b, _ := json.MarshalIndent(map[string]any{

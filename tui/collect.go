@@ -64,7 +64,7 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 	t := time.NewTicker(c.tick)
 	defer t.Stop()
 	peersDirty := true
-	var lastSent time.Time
+	var lastSent, lastPeers time.Time
 	var lastState presence.ViewState
 	for {
 		select {
@@ -74,8 +74,11 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 			peersDirty = true
 		case now := <-t.C:
 			b := batchMsg{Now: now, View: c.w.View()}
-			if peersDirty {
-				b.Peers, b.PeersChanged, peersDirty = c.w.Roster(), true, false
+			// A heartbeat that changes nothing else is no change the
+			// watcher announces, but it makes every HEARD younger: the
+			// roster is read again at least once per idle batch.
+			if peersDirty || now.Sub(lastPeers) >= idleBatchEvery {
+				b.Peers, b.PeersChanged, peersDirty, lastPeers = c.w.Roster(), true, false, now
 			}
 			c.mu.Lock()
 			b.Posts, b.Count, b.Errors = c.posts, c.count, c.errs

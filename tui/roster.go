@@ -340,7 +340,7 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 	if c.act > 0 {
 		b.WriteString(" " + pad(activity, c.act))
 	}
-	b.WriteString(st.Dim.Render(fmt.Sprintf(" %5s %5s", age(now, p.StatusSince), age(now, p.LastHeard))))
+	b.WriteString(st.Dim.Render(fmt.Sprintf(" %5s %5s", age(now, p.StatusSince), age(now, p.Heard()))))
 	return b.String()
 }
 

@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/cotal-go/cotal/mesh/presence"
+)
+
+// The tests here check that what a person reads is true: the sender of a
+// retained post, the age of a peer's last heartbeat.
+
+// TestHistoryNamesTheSender: `cotal history` says who posted each line,
+// for the operator (reading storage) and for an agent (through the
+// delivery endpoint). It printed `[#team /reviewer]`.
+func TestHistoryNamesTheSender(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	upDetached(t, home)
+	alice := mint(t, home, "alice", "--role", "reviewer", "--subscribe", "team", "--allow-publish", "team")
+	mustCotal(t, home, "--creds", alice.Creds, "send", "msg", "team", "looks good")
+	for _, who := range [][]string{nil, {"--creds", alice.Creds}} {
+		out := mustCotal(t, home, append(who, "history", "team")...)
+		if !strings.Contains(out, "[#team alice/reviewer] looks good") {
+			t.Errorf("history %v does not name the sender:\n%s", who, out)
+		}
+	}
+}
+
+// TestRosterHeardIsTheLastRecordsAge: `cotal roster` gives the age of a
+// peer's last record, not the time it read the bucket (it said `0s ago`
+// of everyone). A seat that stopped wrote its last record; while the
+// bucket keeps it, its age grows.
+func TestRosterHeardIsTheLastRecordsAge(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := upWithShell(t, home, shellPersona, "shell")
+	if _, stderr, code := runIn(t, home, dir, "stop", "shell"); code != 0 {
+		t.Fatalf("stop shell: %s", stderr)
+	}
+	// The offline record stays for the bucket's TTL; within it, its age
+	// passes a second (a read time is always younger than that).
+	waitFor(t, presence.TTL, func() error {
+		out, stderr, code := runIn(t, home, dir, "roster", "--json")
+		if code != 0 {
+			return fmt.Errorf("roster --json: exit %d: %s", code, stderr)
+		}
+		var r struct {
+			Peers []struct {
+				Name     string  `json:"name"`
+				Status   string  `json:"status"`
+				HeardAge float64 `json:"heardAgeSeconds"`
+			} `json:"peers"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			return fmt.Errorf("roster --json: %v\n%s", err, out)
+		}
+		for _, p := range r.Peers {
+			if p.Name == "shell" && p.Status == "offline" && p.HeardAge >= 1 {
+				return nil
+			}
+		}
+		return fmt.Errorf("no offline shell heard a second or more ago:\n%s", out)
+	})
+}
+
+// heardOf reads the HEARD column of name's roster row from a dashboard
+// screen, in seconds; ok is false while the row is not shown.
+func heardOf(screen, name string) (secs int, ok bool) {
+	row := regexp.MustCompile(`^.{2}›?` + regexp.QuoteMeta(name) + `\s.*\s(\d+)([smhd])\s*$`)
+	for _, l := range strings.Split(screen, "\n") {
+		left, _, _ := strings.Cut(l, "│")
+		m := row.FindStringSubmatch(strings.TrimRight(left, " "))
+		if m == nil {
+			continue
+		}
+		n, _ := strconv.Atoi(m[1])
+		switch m[2] {
+		case "m":
+			n *= 60
+		case "h":
+			n *= 3600
+		case "d":
+			n *= 86400
+		}
+		return n, true
+	}
+	return 0, false
+}
+
+// TestDashboardHeardIsLive: the dashboard's HEARD column is the age of the
+// seat's last heartbeat, repainted as heartbeats come: it never passes
+// the liveness window for a seat heartbeating every presence.Heartbeat.
+// It grew 9 s, 19 s, ... minutes, since a heartbeat that changes nothing
+// else did not repaint the roster.
+func TestDashboardHeardIsLive(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := upWithShell(t, home, shellPersona, "shell")
+	d := startClient(t, home, dir, 140, 40, "--space", "seats")
+	var first time.Time
+	waitFor(t, screenWait, func() error {
+		if _, ok := heardOf(d.screen(), "shell"); !ok {
+			return fmt.Errorf("no roster row for shell:\n%s", d.screen())
+		}
+		first = time.Now()
+		return nil
+	})
+	// Watch for two liveness windows: a HEARD that is not repainted
+	// passes presence.TTL within the first.
+	window := 2 * presence.TTL
+	worst := 0
+	waitFor(t, window+screenWait, func() error {
+		s := d.screen()
+		if n, ok := heardOf(s, "shell"); ok && n > worst {
+			worst = n
+		}
+		if worst >= int(presence.TTL.Seconds()) {
+			t.Fatalf("HEARD of a heartbeating seat reached %ds:\n%s", worst, s)
+		}
+		if time.Since(first) < window {
+			return fmt.Errorf("watching")
+		}
+		return nil
+	})
+	t.Logf("the oldest HEARD seen over %s: %ds", window, worst)
+}
