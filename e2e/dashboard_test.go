@@ -58,8 +58,12 @@ func startSized(t *testing.T, home, dir string, w, h int, args ...string) *tmuxC
 		}
 		t.Skip("tmux is not installed: the dashboard tests drive it")
 	}
-	downOnCleanup(t, home, args) // a hosting dashboard left behind is stopped like any mesh
-	return startPane(t, home, dir, w, h, args...)
+	tc := startPane(t, home, dir, w, h, args...)
+	// A hosting dashboard left behind is stopped with its seats while its
+	// terminal is still there: this cleanup runs before the pane's, whose
+	// hangup would leave a dashboard with live seats running headless.
+	downOnCleanup(t, home, append(args, "--with-agents"))
+	return tc
 }
 
 // startClient runs the dashboard from dir as a client of a mesh the test

@@ -240,7 +240,8 @@ func runCotal(t testing.TB, home string, args ...string) (stdout, stderr string,
 var downs sync.Map
 
 // downOnCleanup arranges a `cotal down` with the same --space and
-// --store-dir as the up whose arguments (after "up") are upArgs.
+// --store-dir as the up whose arguments (after "up") are upArgs, and
+// --with-agents when they hold it.
 func downOnCleanup(t testing.TB, home string, upArgs []string) {
 	down := []string{"down"}
 	for i := 0; i < len(upArgs); i++ {
@@ -249,7 +250,7 @@ func downOnCleanup(t testing.TB, home string, upArgs []string) {
 		case (a == "--space" || a == "--store-dir") && i+1 < len(upArgs):
 			down = append(down, a, upArgs[i+1])
 			i++
-		case strings.HasPrefix(a, "--space=") || strings.HasPrefix(a, "--store-dir="):
+		case strings.HasPrefix(a, "--space=") || strings.HasPrefix(a, "--store-dir=") || a == "--with-agents":
 			down = append(down, a)
 		}
 	}

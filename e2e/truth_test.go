@@ -130,3 +130,26 @@ func TestDashboardHeardIsLive(t *testing.T) {
 	})
 	t.Logf("the oldest HEARD seen over %s: %ds", window, worst)
 }
+
+// TestDownStopsAHostingDashboard: `cotal down --with-agents` stops a mesh
+// hosted by a dashboard right after that dashboard spawned a seat. The
+// dashboard's program caught the same SIGTERM as its quit signal and,
+// losing the race, never returned: down waited out its timeout and the
+// mesh stayed.
+func TestDownStopsAHostingDashboard(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, shellPersona)
+	for round := range 3 { // the race was lost about two times in three
+		d := startDashboardIn(t, home, dir, "--space", "seats")
+		d.waitScreen("HOSTING", "SEATS · 0")
+		d.keys("s")
+		d.waitScreen("SPAWN A SEAT", "› shell")
+		d.keys("Enter")
+		d.waitScreen("shell is up and on the mesh")
+		if out, stderr, code := runIn(t, home, dir, "down", "--with-agents"); code != 0 {
+			t.Fatalf("round %d: down --with-agents: exit %d\n%s%s", round, code, out, stderr)
+		}
+		d.waitScreen("mesh seats stopped", "EXIT=0")
+	}
+}
