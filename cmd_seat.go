@@ -90,7 +90,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		fmt.Fprintf(g.stdout, "no seats (%d manager(s) answered)\n", len(cs.Managers))
 	} else {
 		tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tOUTPUT\tSANDBOX\tMANAGER"
+		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tTYPED-IN\tOUTPUT\tSANDBOX\tMANAGER"
 		if wide {
 			head += "\tID\tUID\tGOAL"
 		}
@@ -104,8 +104,8 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 			if r.Running() && r.Mesh == "offline" {
 				mesh += " (" + r.State + ")"
 			}
-			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s", r.Name, r.Process, ageMs(r.ManagerNowMs, since),
-				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, ageMs(r.ManagerNowMs, r.LastOutputMs),
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", r.Name, r.Process, ageMs(r.ManagerNowMs, since),
+				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, typedIn(r.Injects), ageMs(r.ManagerNowMs, r.LastOutputMs),
 				sandboxColumn(r.Sandbox), r.Manager)
 			if wide {
 				line += fmt.Sprintf("\t%s\t%s\t%s", r.ID, r.LifecycleUID, r.GoalID)
@@ -116,6 +116,11 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		for _, r := range cs.Rows {
 			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
+			}
+		}
+		for _, r := range cs.Rows {
+			if !r.Injects && r.Running() {
+				fmt.Fprintf(g.stdout, "%s gets no messages typed in: it reads them with `cotal inbox` (a command seat's persona turns typing on with inject: true)\n", r.Name)
 			}
 		}
 		for _, r := range cs.Rows {
@@ -172,6 +177,15 @@ func waitingLine(r client.CensusRow) string {
 		return fmt.Sprintf("%s: %s waiting; it reads its inbox itself", r.Name, plural(r.Waiting, "message"))
 	}
 	return fmt.Sprintf("%s: %s waiting, the oldest for %s", r.Name, plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
+}
+
+// typedIn is the TYPED-IN column: whether messages are typed into the
+// seat's terminal.
+func typedIn(injects bool) string {
+	if injects {
+		return "yes"
+	}
+	return "no"
 }
 
 // plural is n and the noun, in agreement.
