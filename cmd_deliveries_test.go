@@ -59,3 +59,17 @@ func TestHowEndedSaysTheSignal(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliveriesSaysNothingWaits: a row with nothing waiting says so; its
+// seat and why columns said "no answer", as of a manager that was silent.
+func TestDeliveriesSaysNothingWaits(t *testing.T) {
+	var out strings.Builder
+	g := &globals{stdout: &out}
+	printDeliveries(g, []deliveryRow{{Name: "bash1", Presence: "idle"}, {Name: "root", Presence: "operator (you)", Operator: true, Stored: 1,
+		Why: identityWhy(deliveryRow{Operator: true, Stored: 1})}}, false)
+	s := out.String()
+	if strings.Contains(s, "no answer") || !strings.Contains(s, "nothing waits") || strings.Contains(s, "offline") ||
+		!strings.Contains(s, "every dashboard shows them") {
+		t.Errorf("deliveries:\n%s", s)
+	}
+}

@@ -43,7 +43,8 @@ type collector struct {
 	census       Census
 	seatsChanged bool
 	shot         *screenShot
-	seatErr      string // the last census error, said once
+	seatErr      string         // the last census error, said once
+	unread       *unreadReplies // the operator's unread replies, when read since the last batch
 }
 
 // run collects until ctx ends. With e set, the feed is prefilled with
@@ -55,6 +56,10 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 		}
 		c.readItems(ctx)
 	}()
+	if e != nil {
+		go c.watchReplies(ctx, e)
+		go c.pollUnread(ctx, e)
+	}
 	if c.seats != nil {
 		go c.pollSeats(ctx)
 		if c.focus != nil {
@@ -82,11 +87,11 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 			}
 			c.mu.Lock()
 			b.Posts, b.Count, b.Errors = c.posts, c.count, c.errs
-			b.Census, b.SeatsChanged, b.Shot = c.census, c.seatsChanged, c.shot
-			c.posts, c.count, c.errs, c.seatsChanged, c.shot = nil, 0, nil, false, nil
+			b.Census, b.SeatsChanged, b.Shot, b.Unread = c.census, c.seatsChanged, c.shot, c.unread
+			c.posts, c.count, c.errs, c.seatsChanged, c.shot, c.unread = nil, 0, nil, false, nil, nil
 			c.mu.Unlock()
 			b.Errors = append(b.Errors, c.log.drain()...)
-			quiet := !b.PeersChanged && !b.SeatsChanged && b.Shot == nil && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
+			quiet := !b.PeersChanged && !b.SeatsChanged && b.Shot == nil && b.Unread == nil && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
 			if quiet && b.View.State == lastState && now.Sub(lastSent) < idleBatchEvery {
 				continue
 			}

@@ -38,6 +38,7 @@ type Post struct {
 	Text       string
 	At         time.Time // the sender's timestamp
 	Historical bool      // history prefill, not a live arrival
+	Seq        uint64    // a DM to the operator: its DM stream sequence (0 otherwise)
 }
 
 // batchMsg is everything the collector gathered since the last tick. The
@@ -55,6 +56,8 @@ type batchMsg struct {
 	Census       Census // the seats when SeatsChanged
 	SeatsChanged bool
 	Shot         *screenShot // the focused seat's screen, when fetched since the last batch
+
+	Unread *unreadReplies // the operator's unread replies, when read since the last batch
 
 	Errors []string
 }

@@ -25,6 +25,7 @@ const (
 	glyphStalled = "⧗" // working, and silent for over StallAfter
 	glyphCrashed = "!" // ended on its own with a failure
 	glyphHeld    = "✎" // messages held while its person types
+	glyphUnread  = "✉" // replies to the person wait unread
 )
 
 // glyph is a peer's status as a shape; glyphStyle gives it its colour.

@@ -8,7 +8,7 @@ type KeyMap struct {
 	Panel, PrevTab, NextTab                 key.Binding
 	Filter, Compose, Send, Cancel           key.Binding
 	Spawn, Stop, Type, Attach, Remove       key.Binding
-	Open, Log                               key.Binding
+	Open, Log, Read                         key.Binding
 	Help, Quit, Yes, No                     key.Binding
 }
 
@@ -33,6 +33,7 @@ func DefaultKeyMap() KeyMap {
 		Remove:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "remove an exited seat")),
 		Open:     key.NewBinding(key.WithKeys("enter", "o"), key.WithHelp("o/enter", "read a feed post in full")),
 		Log:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "message log")),
+		Read:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "read replies to you")),
 		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send / apply")),
 		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel / clear")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
@@ -54,6 +55,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Panel, k.Filter},
 		{k.Compose, k.Send, k.Cancel, k.PrevTab, k.NextTab, k.Open},
 		{k.Spawn, k.Attach, k.Type, k.Stop, k.Remove},
-		{k.Log, k.Help, k.Quit},
+		{k.Read, k.Log, k.Help, k.Quit},
 	}
 }

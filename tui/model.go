@@ -89,6 +89,7 @@ func newModel(cfg Config, styles Styles, s sender, al alerts) *Model {
 		feed: newFeedView(sh), input: newInputLine(sh, log), line: newSeatLine(sh), status: newStatusBar(sh, log),
 		log: log, page: newPager(sh), send: s, ctl: cfg.SeatControl, alert: al, focus: &seatFocus{},
 	}
+	m.needs.feed = m.feed
 	m.setPanel(panelRoster)
 	return m
 }
@@ -116,6 +117,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.seatResult(msg)
 	case attachedMsg:
 		m.attached(msg)
+	case readRepliesMsg:
+		if msg.err != nil {
+			m.status.setError("reading your replies: " + msg.err.Error())
+		}
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	}
@@ -178,6 +183,14 @@ func (m *Model) apply(b batchMsg) {
 		}
 	}
 	m.feed.add(b.Posts)
+	if b.Unread != nil {
+		m.needs.unread = *b.Unread
+	}
+	if b.Unread != nil || len(b.Posts) > 0 {
+		if entered := m.needs.rebuild(m.roster.peers, m.seats.seats, !m.rostered || !m.censused); len(entered) > 0 {
+			m.alertNeeds(entered)
+		}
+	}
 	m.status.count(b.Now, b.Count)
 	for _, err := range b.Errors {
 		m.status.setError(err)
@@ -261,6 +274,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, k.Help):
 		m.openPage("KEYS", m.helpLines, false)
+	case key.Matches(msg, k.Read):
+		return m.readReplies()
 	case key.Matches(msg, k.Log):
 		m.log.unseen = 0
 		m.openPage("MESSAGE LOG", func(w int) []string { return m.log.lines(&m.sh.styles, w) }, true)

@@ -21,11 +21,12 @@ const (
 	needStalled             // it says working and has printed nothing for over StallAfter
 	needCrashed             // its process ended on its own, badly
 	needHeld                // messages for it are held while its person types
+	needUnread              // replies to the person wait unread
 )
 
 // word is the need as the lane says it, before its age.
 func (n need) word() string {
-	return [...]string{"waiting", "stalled", "crashed", "held"}[n]
+	return [...]string{"waiting", "stalled", "crashed", "held", "unread"}[n]
 }
 
 // needsView is the NEEDS YOU lane: every seat and agent that needs its
@@ -34,6 +35,8 @@ type needsView struct {
 	sh      *shared
 	waiting []laneEntry
 	seen    map[string]bool // entry keys in the lane at the last rebuild
+	unread  unreadReplies   // the operator's DM durable as last read (replies.go)
+	feed    *feedView       // where the unread replies are shown
 	w, h    int
 }
 
@@ -103,6 +106,9 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 		}
 		n.waiting = append(n.waiting, laneEntry{id: p.ID, name: wire.CleanLabel(p.Name), since: p.StatusSince, what: waitingFor(p)})
 	}
+	if e, ok := n.unreadEntry(n.feed); ok {
+		n.waiting = append(n.waiting, e)
+	}
 	slices.SortFunc(n.waiting, func(a, b laneEntry) int {
 		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name), cmp.Compare(a.need, b.need))
 	})
@@ -140,6 +146,8 @@ func (n need) glyph(st *Styles) (string, lipgloss.Style) {
 		return glyphCrashed, st.Crashed
 	case needHeld:
 		return glyphHeld, st.Waiting
+	case needUnread:
+		return glyphUnread, st.Waiting
 	}
 	return "◐", st.Waiting
 }
