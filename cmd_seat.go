@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
@@ -230,6 +231,9 @@ the acceptance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			a.Persona = args[0]
+			if a.Name != "" && !wire.ValidToken(a.Name) {
+				return usagef("--name %q: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters)", a.Name, wire.MaxTokenLength)
+			}
 			cl, nc, err := g.managers()
 			if err != nil {
 				return err
@@ -239,7 +243,7 @@ the acceptance.`,
 			defer cancel()
 			sp, err := cl.Spawn(ctx, a, on)
 			if err != nil {
-				return epFailure(g, err)
+				return spawnRefused(a.Persona, err)
 			}
 			if !asJSON {
 				fmt.Fprintf(g.stdout, "accepted: seat %s (%s.%s, lifecycle %s) on manager %s; goal %s\n", sp.Name, sp.Owner, sp.Actor, sp.UID, sp.Manager, sp.GoalID)
@@ -277,6 +281,26 @@ the acceptance.`,
 	fl.BoolVar(&asJSON, "json", false, "print as JSON")
 	fl.DurationVar(&followFor, "follow-margin", 10*time.Second, "how long past the readiness bound to wait for the outcome")
 	return cmd
+}
+
+// spawnRefused is a manager's refusal of a spawn as a sentence: bad input
+// (no such persona, a file that does not load, a name that is not a
+// token or is taken) exits 2, anything else 1; either way nothing was
+// started.
+func spawnRefused(persona string, err error) error {
+	e := ep.AsError(err)
+	if e == nil {
+		return err
+	}
+	msg := fmt.Errorf("cannot spawn %s: %s; nothing was started", persona, strings.TrimSuffix(e.Message, "."))
+	switch e.Code {
+	case ep.CodeBadRequest, ep.CodeNotFound, ep.CodeFailedPrecondition, ep.CodeAlreadyExists:
+		return usageError{msg}
+	}
+	if e.EffectiveOutcome() == ep.Unknown {
+		return fmt.Errorf("cannot tell whether %s was spawned: %s; see `cotal ps`", persona, e.Message)
+	}
+	return msg
 }
 
 func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, asJSON bool) error {
