@@ -157,6 +157,9 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 				if err != nil {
 					return sendError(err)
 				}
+				if warning := sendWarning(ctx, e, r, g.readsStorage()); warning != "" {
+					defer fmt.Fprintln(g.stderr, warning)
+				}
 				if w == nil {
 					print(r, head(r), nil, true, sent)
 					return nil

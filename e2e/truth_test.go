@@ -153,3 +153,30 @@ func TestDownStopsAHostingDashboard(t *testing.T) {
 		d.waitScreen("mesh seats stopped", "EXIT=0")
 	}
 }
+
+// TestSendTyposWarn: a send that succeeds but likely went nowhere (a post
+// to a channel never registered or used, a task for a role nobody ever
+// held) still succeeds, with one warning line naming the close names.
+func TestSendTyposWarn(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	upDetached(t, home)
+	mustCotal(t, home, "channels", "set", "team", "--replay", "on")
+	mint(t, home, "rev", "--role", "reviewer")
+	for _, tc := range []struct {
+		args []string
+		warn string
+	}{
+		{[]string{"send", "msg", "team", "hi"}, ""},
+		{[]string{"send", "msg", "tema", "hi"}, "warning: #tema was never registered or posted to before: nobody may be reading it; did you mean #team?\n"},
+		{[]string{"send", "msg", "tema", "again"}, ""}, // used now
+		{[]string{"send", "ask", "reviewr", "x"}, "warning: no peer holds or ever held role @reviewr: the task waits until one does; did you mean @reviewer?\n"},
+		{[]string{"send", "ask", "nosuchrole", "x"}, "warning: no peer holds or ever held role @nosuchrole: the task waits until one does (roles here: reviewer)\n"},
+		{[]string{"send", "ask", "reviewer", "x"}, ""},
+	} {
+		stdout, stderr, code := runCotal(t, home, tc.args...)
+		if code != 0 || stderr != tc.warn || !strings.Contains(stdout, "stored seq") {
+			t.Errorf("%v: exit %d\nstdout %q\nstderr %q\nwant exit 0, stored, and stderr %q", tc.args, code, stdout, stderr, tc.warn)
+		}
+	}
+}
