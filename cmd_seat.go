@@ -101,11 +101,15 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 			if r.ExitedMs != 0 {
 				since = r.ExitedMs
 			}
+			process := r.Process
+			if r.Running() && r.SuspendedMs != 0 {
+				process = client.ProcessSuspended
+			}
 			mesh := r.Mesh
 			if r.Running() && r.Mesh == "offline" {
 				mesh += " (" + r.State + ")"
 			}
-			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", r.Name, r.Process, ageMs(r.ManagerNowMs, since),
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", r.Name, process, ageMs(r.ManagerNowMs, since),
 				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, typedIn(r.Injects), ageMs(r.ManagerNowMs, r.LastOutputMs),
 				sandboxColumn(r.Sandbox), r.Manager)
 			if wide {
@@ -117,6 +121,12 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		for _, r := range cs.Rows {
 			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
+			}
+		}
+		for _, r := range cs.Rows {
+			if r.Running() && r.SuspendedMs != 0 {
+				fmt.Fprintf(g.stdout, "%s is stopped by a signal (SIGSTOP or ^Z), for %s: it runs nothing until continued (kill -CONT %d)\n",
+					r.Name, ageMs(r.ManagerNowMs, r.SuspendedMs), r.PID)
 			}
 		}
 		for _, r := range cs.Rows {

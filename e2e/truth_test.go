@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,4 +180,32 @@ func TestSendTyposWarn(t *testing.T) {
 			t.Errorf("%v: exit %d\nstdout %q\nstderr %q\nwant exit 0, stored, and stderr %q", tc.args, code, stdout, stderr, tc.warn)
 		}
 	}
+}
+
+// TestASuspendedSeatIsSaidStopped: a seat whose process is stopped by a
+// signal (SIGSTOP) is `stopped (signal)` in ps, in the dashboard's SEATS
+// list and in NEEDS YOU, and is running again once continued. ps said
+// `running`.
+func TestASuspendedSeatIsSaidStopped(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := upWithShell(t, home, shellPersona, "shell")
+	d := startClient(t, home, dir, 140, 40, "--space", "seats")
+	d.waitLine(`● ›?shell +running`)
+	pid := seatPID(t, home, "seats", "shell")
+	resume := func() { _ = syscall.Kill(pid, syscall.SIGCONT) }
+	t.Cleanup(resume) // before the stop: a failed test never leaves it stopped
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	d.waitLine(`⏸ ›?shell +suspended `)
+	d.waitLine(`⏸ shell +stopped \S+ +kill -CONT ` + strconv.Itoa(pid) + ` resumes`)
+	out, _, _ := runIn(t, home, dir, "ps")
+	if !regexp.MustCompile(`(?m)^shell +stopped \(signal\) `).MatchString(out) ||
+		!strings.Contains(out, "shell is stopped by a signal (SIGSTOP or ^Z), for ") {
+		t.Errorf("ps of a stopped seat:\n%s", out)
+	}
+	resume()
+	d.waitLine(`● ›?shell +running`)
+	d.waitGoneFromScreen("kill -CONT")
 }

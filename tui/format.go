@@ -26,6 +26,8 @@ const (
 	glyphCrashed = "!" // ended on its own with a failure
 	glyphHeld    = "✎" // messages held while its person types
 	glyphUnread  = "✉" // replies to the person wait unread
+
+	glyphSuspended = "⏸" // its process is stopped by a signal
 )
 
 // glyph is a peer's status as a shape; glyphStyle gives it its colour.

@@ -117,7 +117,7 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		State: r.State, Process: r.Process, PID: r.PID, Started: at(r.StartedMs), Exited: at(r.ExitedMs),
 		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
 		Sandbox: r.Sandbox, Attached: attached, Stopped: r.Stopped,
-		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs),
+		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs), Suspended: at(r.SuspendedMs),
 	}
 }
 

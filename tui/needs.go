@@ -17,16 +17,17 @@ import (
 type need int
 
 const (
-	needWaiting need = iota // its status says waiting
-	needStalled             // it says working and has printed nothing for over StallAfter
-	needCrashed             // its process ended on its own, badly
-	needHeld                // messages for it are held while its person types
-	needUnread              // replies to the person wait unread
+	needWaiting   need = iota // its status says waiting
+	needStalled               // it says working and has printed nothing for over StallAfter
+	needCrashed               // its process ended on its own, badly
+	needHeld                  // messages for it are held while its person types
+	needUnread                // replies to the person wait unread
+	needSuspended             // its process is stopped by a signal
 )
 
 // word is the need as the lane says it, before its age.
 func (n need) word() string {
-	return [...]string{"waiting", "stalled", "crashed", "held", "unread"}[n]
+	return [...]string{"waiting", "stalled", "crashed", "held", "unread", "stopped"}[n]
 }
 
 // needsView is the NEEDS YOU lane: every seat and agent that needs its
@@ -79,6 +80,10 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 			// A crash is its lifecycle's: a new seat of the name is another.
 			n.waiting = append(n.waiting, laneEntry{id: "seat:" + s.key(), need: needCrashed, name: s.Name, since: s.Exited, what: how})
 			continue
+		}
+		if s.Running() && !s.Suspended.IsZero() {
+			n.waiting = append(n.waiting, laneEntry{id: id, need: needSuspended, name: s.Name, since: s.Suspended,
+				what: fmt.Sprintf("kill -CONT %d resumes", s.PID)})
 		}
 		if why, ok := s.held(); ok {
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needHeld, name: s.Name, since: s.OldestWaiting, what: why})
@@ -148,6 +153,8 @@ func (n need) glyph(st *Styles) (string, lipgloss.Style) {
 		return glyphHeld, st.Waiting
 	case needUnread:
 		return glyphUnread, st.Waiting
+	case needSuspended:
+		return glyphSuspended, st.Stalled
 	}
 	return "◐", st.Waiting
 }

@@ -235,6 +235,8 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	switch {
 	case process == "":
 		process = seat.State
+	case seat.Running() && !seat.Suspended.IsZero():
+		process = "suspended" // stopped by a signal; ps says "stopped (signal)"
 	case seat.Running() && seat.State != "ready" && seat.State != "":
 		process = seat.State
 	default:
@@ -247,6 +249,8 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	switch {
 	case crashed:
 		glyph, style = glyphCrashed, st.Crashed
+	case seat.Running() && !seat.Suspended.IsZero():
+		glyph, style = glyphSuspended, st.Stalled
 	case !seat.Running():
 		glyph, style = "⨯", st.Offline
 	case seat.State == "starting":

@@ -64,9 +64,10 @@ type Seat struct {
 	Mesh       string // the connector's presence status, or offline
 	MeshSince  time.Time
 	Activity   string
-	Sandbox    string   // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
-	Attached   []string // who is attached to its terminal now (owner.actor), one per session
-	Stopped    bool     // a stop ended it: its exit is no crash
+	Sandbox    string    // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
+	Attached   []string  // who is attached to its terminal now (owner.actor), one per session
+	Stopped    bool      // a stop ended it: its exit is no crash
+	Suspended  time.Time // when its running process was first seen stopped by a signal; zero when it is not
 
 	// Held says why messages wait for the seat's person ("person
 	// typing"); Waiting counts the messages its connector holds, the
