@@ -53,7 +53,8 @@ func (m *Model) helpLines(w int) []string {
 		"NEEDS YOU  every agent that needs you, oldest first: ◐ waiting; " + glyphStalled + " stalled, working with no output for over 5m; " +
 			glyphCrashed + " crashed, its process ended on its own with a failure; " + glyphHeld + " held, messages wait while its person types; " +
 			glyphUnread + " unread, replies to you (DMs) wait: r reads them and acks them for every dashboard; " +
-			glyphSuspended + " stopped, its process is stopped by a signal and runs nothing until continued.",
+			glyphSuspended + " stopped, its process is stopped by a signal and runs nothing until continued; " +
+			"? uncertain, its spawn never showed it was up (it is kept running: look at its screen).",
 		"SEATS  PROCESS and MESH side by side; ≠ marks a row where they disagree; ⨯ a seat that exited or was stopped. The keys act on the seat under the cursor of the roster or of SEATS, whichever has the keys; its screen is on the right.",
 		"ATTACH  a or enter attaches full screen: every key goes to the seat; " + tty.KeyName(m.detachKey()) + " comes back here; ⧉ names who is attached.",
 		"MESSAGES  receipts and errors show for a few seconds, then stay in the message log (m).",

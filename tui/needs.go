@@ -23,11 +23,12 @@ const (
 	needHeld                  // messages for it are held while its person types
 	needUnread                // replies to the person wait unread
 	needSuspended             // its process is stopped by a signal
+	needUncertain             // its spawn ended uncertain: running, never shown up
 )
 
 // word is the need as the lane says it, before its age.
 func (n need) word() string {
-	return [...]string{"waiting", "stalled", "crashed", "held", "unread", "stopped"}[n]
+	return [...]string{"waiting", "stalled", "crashed", "held", "unread", "stopped", "uncertain"}[n]
 }
 
 // needsView is the NEEDS YOU lane: every seat and agent that needs its
@@ -80,6 +81,10 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 			// A crash is its lifecycle's: a new seat of the name is another.
 			n.waiting = append(n.waiting, laneEntry{id: "seat:" + s.key(), need: needCrashed, name: s.Name, since: s.Exited, what: how})
 			continue
+		}
+		if s.Running() && s.State == "uncertain" {
+			n.waiting = append(n.waiting, laneEntry{id: "seat:" + s.key(), need: needUncertain, name: s.Name, since: s.Started,
+				what: "spawn never came up"})
 		}
 		if s.Running() && !s.Suspended.IsZero() {
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needSuspended, name: s.Name, since: s.Suspended,
@@ -155,6 +160,8 @@ func (n need) glyph(st *Styles) (string, lipgloss.Style) {
 		return glyphUnread, st.Waiting
 	case needSuspended:
 		return glyphSuspended, st.Stalled
+	case needUncertain:
+		return "?", st.Waiting
 	}
 	return "◐", st.Waiting
 }

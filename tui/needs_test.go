@@ -181,3 +181,17 @@ func TestStalledCountsFromTheLastOutputOrTheStart(t *testing.T) {
 		}
 	}
 }
+
+// A seat whose spawn ended uncertain (running, never shown up) needs its
+// person: it is in the lane, with what to do. It was not.
+func TestNeedsYouListsAnUncertainSpawn(t *testing.T) {
+	h, _ := seatHarness(t, Config{})
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 45})
+	unsure := running("unsure", "offline", 0)
+	unsure.State, unsure.Started = "uncertain", t0.Add(-40*time.Second)
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{unsure}}})
+	line := laneLine(h.screen(), "unsure")
+	if !strings.HasPrefix(line, "? unsure  uncertain 40s  spawn never came up") {
+		t.Errorf("the lane's line for an uncertain spawn: %q\n%s", line, h.screen())
+	}
+}
