@@ -15,6 +15,7 @@ type shared struct {
 	styles Styles
 	keys   KeyMap
 	now    time.Time // the clock of the last batch; ages are computed against it
+	filter string    // the / filter, lowercased: the roster, SEATS and the feed show what matches
 	self   string    // how the operator's posts are labelled (its actor), here as everywhere
 	selfID string    // the operator's presence id
 }

@@ -69,6 +69,8 @@ type Model struct {
 
 	mode      mode
 	panel     panel
+	picked    panel // the list the selection was last made in (selection.go)
+	needJump  int   // the NEEDS YOU entry the next jump starts from
 	view      presence.View
 	live      []string      // seats named by ConfirmQuit
 	picker    personaPicker // in modePicker
@@ -157,6 +159,7 @@ func (m *Model) apply(b batchMsg) {
 		if m.panel == panelSeats && m.seats.compact() {
 			m.setPanel(panelRoster)
 		}
+		m.relink()
 		m.syncFocus()
 	}
 	if b.Shot != nil {
@@ -164,6 +167,7 @@ func (m *Model) apply(b batchMsg) {
 	}
 	if b.PeersChanged {
 		m.roster.setPeers(b.Peers)
+		m.relink()
 		m.syncFocus()
 		m.status.peers, m.status.online = len(b.Peers), 0
 		for i := range b.Peers {
@@ -225,7 +229,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case modeCompose, modeType, modeFilter:
 			// A prompt's Ctrl-C abandons what was typed, as a shell's does.
 			if m.mode == modeFilter {
-				m.roster.clearFilter()
+				m.clearFilter()
 			}
 			m.leaveMode()
 			return nil
@@ -247,6 +251,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	case modeFilter:
 		typing, cmd := m.roster.updateFilter(msg)
+		m.filterChanged()
 		if !typing {
 			m.mode = modeNormal
 			m.layout()
@@ -295,17 +300,21 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.layout()
 		return cmd
 	case key.Matches(msg, k.Cancel):
-		m.roster.clearFilter()
+		m.clearFilter()
+	case key.Matches(msg, k.Jump):
+		m.jumpToNeed()
 	case key.Matches(msg, k.Panel):
 		m.cyclePanel(msg.String() == "shift+tab" || msg.String() == "left" || msg.String() == "h")
 	case key.Matches(msg, k.PrevTab), key.Matches(msg, k.NextTab):
 		m.feed.move(msg)
 	case m.panel == panelRoster:
 		if m.roster.move(msg) {
+			m.linkFromRoster()
 			m.syncFocus()
 		}
 	case m.panel == panelSeats:
 		if m.seats.move(msg) {
+			m.linkFromSeats()
 			m.syncFocus()
 		}
 	default:
@@ -336,6 +345,16 @@ func (m *Model) setPanel(p panel) {
 	if p == panelFeed {
 		m.input.first = []key.Binding{m.sh.keys.Open}
 	}
+	// A list entered without a cursor (the selection was not in it) gets
+	// one back where it was, and the selection follows it.
+	switch {
+	case p == panelSeats && m.seats.none && len(m.seats.seats) > 0:
+		m.seats.none = false
+		m.linkFromSeats()
+	case p == panelRoster && m.roster.none && len(m.roster.rows) > 0:
+		m.roster.none = false
+		m.linkFromRoster()
+	}
 	m.syncFocus()
 }
 
@@ -353,13 +372,11 @@ func (m *Model) cyclePanel(back bool) {
 	m.setPanel(p)
 }
 
-// target is the seat the seat keys act on: the one under the cursor of
-// the roster while it has the keys (and its peer holds a seat), else the
-// one under the cursor of SEATS. The roster and SEATS keep their own
-// cursors; a person acts on the row they see picked. why says, when there
-// is none, what to do.
+// target is the seat the seat keys act on: the selection, which the
+// roster and SEATS share (selection.go): the picked peer's seat, or the
+// picked seat. why says, when there is none, what to do.
 func (m *Model) target() (s Seat, ok bool, why string) {
-	if m.panel == panelRoster {
+	if m.panel == panelRoster || (m.panel != panelSeats && m.picked == panelRoster) {
 		if p, picked := m.roster.selected(); picked {
 			if s, ok := m.roster.seatOf(p.ID); ok {
 				return s, true, ""

@@ -27,6 +27,7 @@ type rosterView struct {
 	filter  textinput.Model
 	cursor  int
 	offset  int
+	none    bool // the dashboard's selection is no peer of this list: no cursor
 	focused bool
 	w, h    int
 }
@@ -34,7 +35,7 @@ type rosterView struct {
 func newRosterView(sh *shared) *rosterView {
 	ti := textinput.New()
 	ti.Prompt = "/"
-	ti.Placeholder = "name, role or activity"
+	ti.Placeholder = "name, role, status or text: roster, seats and feed"
 	return &rosterView{sh: sh, filter: ti, focused: true}
 }
 
@@ -81,16 +82,20 @@ func (r *rosterView) setSeats(seats []Seat) {
 }
 
 func (r *rosterView) refilter() {
-	q := strings.ToLower(strings.TrimSpace(r.filter.Value()))
+	q := r.query()
+	r.sh.filter = q
 	r.rows = r.rows[:0]
 	for i := range r.peers {
 		p := &r.peers[i]
-		if q == "" || strings.Contains(strings.ToLower(p.Name), q) || strings.Contains(strings.ToLower(p.Role), q) ||
-			strings.Contains(strings.ToLower(p.Record.Activity), q) {
+		_, _, status := r.look(p)
+		if q == "" || matchAny(q, p.Name, p.Role, p.Record.Activity, string(p.Status), status, harnessOf(p.Record.Card)) {
 			r.rows = append(r.rows, i)
 		}
 	}
 }
+
+// query is the filter as typed, lowercased.
+func (r *rosterView) query() string { return strings.ToLower(strings.TrimSpace(r.filter.Value())) }
 
 // filtering reports whether a filter is set (typed or applied).
 func (r *rosterView) filtering() bool { return r.filter.Value() != "" }
@@ -146,6 +151,7 @@ func (r *rosterView) move(msg tea.KeyMsg) bool {
 	default:
 		return false
 	}
+	r.none = false
 	r.clamp()
 	return true
 }
@@ -181,9 +187,10 @@ func (r *rosterView) seatOf(id string) (Seat, bool) {
 	return s, ok && id != ""
 }
 
-// selected is the peer under the cursor.
+// selected is the peer under the cursor, unless the selection is no peer
+// of this list.
 func (r *rosterView) selected() (presence.Peer, bool) {
-	if r.cursor >= len(r.rows) {
+	if r.none || r.cursor >= len(r.rows) {
 		return presence.Peer{}, false
 	}
 	return r.peers[r.rows[r.cursor]], true
@@ -289,7 +296,7 @@ func (r *rosterView) View() string {
 	}
 	end := min(r.offset+r.listHeight(), len(r.rows))
 	for i := r.offset; i < end; i++ {
-		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor, c))
+		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor && !r.none, c))
 	}
 	if r.offset > 0 || end < len(r.rows) {
 		lines = append(lines, st.Dim.Render(moreLine(r.offset, len(r.rows)-end)))
