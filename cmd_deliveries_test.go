@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -71,5 +72,16 @@ func TestDeliveriesSaysNothingWaits(t *testing.T) {
 	if strings.Contains(s, "no answer") || !strings.Contains(s, "nothing waits") || strings.Contains(s, "offline") ||
 		!strings.Contains(s, "every dashboard shows them") {
 		t.Errorf("deliveries:\n%s", s)
+	}
+}
+
+// TestSendErrorOfAnUnconfirmedSendSaysHowToRetry: a send the mesh did not
+// acknowledge says it may be stored, its id, and that a send again with
+// --id stores it once.
+func TestSendErrorOfAnUnconfirmedSendSaysHowToRetry(t *testing.T) {
+	err := sendError(&mesh.NotConfirmedError{ID: "abc-1", What: "post to #team", Why: "the mesh stopped before acknowledging"})
+	want := "post to #team not confirmed: the mesh stopped before acknowledging; it may be stored, id abc-1; send it again with --id abc-1 and the mesh stores it once"
+	if err == nil || err.Error() != want {
+		t.Fatalf("sendError: %v\nwant %s", err, want)
 	}
 }

@@ -134,6 +134,7 @@ type Endpoint struct {
 	watchOnce  sync.Once
 	watchErr   error
 
+	conn      connWatch // when this endpoint's own connection drops (unconfirmed.go)
 	inbox     *inbox
 	window    windowState  // inbox reads for a model (window.go)
 	modes     channelModes // per-channel attention overrides (attention.go)
@@ -298,6 +299,8 @@ func (e *Endpoint) dial() error {
 			nats.ErrorHandler(e.onAsyncError),
 			nats.MaxReconnects(-1),
 			nats.ReconnectWait(250 * time.Millisecond),
+			nats.DisconnectErrHandler(func(*nats.Conn, error) { e.conn.dropped() }),
+			nats.ReconnectHandler(func(*nats.Conn) { e.conn.restored() }),
 			nats.Timeout(5 * time.Second),
 		}
 		if e.opts.Creds != "" {
