@@ -1,10 +1,13 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestRepliesToThePersonShowInEveryDashboard: `@fake please review` from
@@ -67,4 +70,52 @@ func TestRepliesToThePersonShowInEveryDashboard(t *testing.T) {
 	}
 	// Read once: the hosting dashboard still shows the reply in its feed.
 	host.waitLine(`DM fake → you: done: please review`)
+}
+
+// TestADMDroppedWithItsRecipientsLifecycleSaysSo: a DM its recipient
+// never read when its lifecycle ended (a stop) is dropped, and the
+// sender's receipt and the dashboard say so and why. It vanished.
+func TestADMDroppedWithItsRecipientsLifecycleSaysSo(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := upWithShell(t, home, shellPersona, "shell") // a command seat: it reads its inbox itself
+	d := startClient(t, home, dir, 160, 40, "--space", "seats")
+	d.waitScreen("CLIENT")
+	d.keys("c")
+	d.typeText("@shell from the dashboard")
+	d.keys("Enter")
+	d.waitLine(`DM \S+ → shell: from the dashboard`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	wait := exec.CommandContext(ctx, cotalBin, "--space", "seats", "send", "dm", "shell", "from the CLI", "--wait", "acked", "--timeout", "60s")
+	var out, errb lockedBuffer
+	wait.Env, wait.Dir, wait.Stdout, wait.Stderr = cotalEnv(home), dir, &out, &errb
+	wait.WaitDelay = 5 * time.Second
+	if err := wait.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- wait.Wait() }()
+	waitFor(t, screenWait, func() error {
+		if !strings.Contains(errb.String(), "waiting up to") {
+			return fmt.Errorf("the send has not started waiting: %s%s", out.String(), errb.String())
+		}
+		return nil
+	})
+	if _, stderr, code := runIn(t, home, dir, "stop", "shell"); code != 0 {
+		t.Fatalf("stop shell: %s", stderr)
+	}
+	select {
+	case <-done:
+	case <-ctx.Done():
+		t.Fatal("the waiting send did not end")
+	}
+	if !strings.Contains(out.String(), "shell: reached acked (dropped: the recipient's lifecycle ended") {
+		t.Errorf("the sender's receipt does not say the DM was dropped and why:\n%s%s", out.String(), errb.String())
+	}
+	d.waitScreen("to shell was dropped") // the status bar, then the log in full
+	d.keys("m")
+	d.waitScreen("MESSAGE LOG")
+	d.waitLine(`to shell was dropped: the recipient's lifecycle ended`)
 }

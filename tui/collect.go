@@ -59,6 +59,7 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 	if e != nil {
 		go c.watchReplies(ctx, e)
 		go c.pollUnread(ctx, e)
+		go c.watchDrops(ctx, e)
 	}
 	if c.seats != nil {
 		go c.pollSeats(ctx)
