@@ -142,7 +142,17 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	}
 
 	sink := tui.NewLogSink(logf)
-	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Echoes: true, Logf: sink.Logf})
+	opts := mesh.Options{OneShot: true, Echoes: true, Logf: sink.Logf}
+	follow := func() (string, int, bool) {
+		rec, err := config.ReadBrokerRecord(p)
+		return rec.URL, rec.PID, err == nil && rec.URL != ""
+	}
+	if !hosting && g.server == "" {
+		// A client follows the mesh through restarts: every reconnect
+		// dials where broker.json says it runs now.
+		opts.Redial = func() string { url, _, _ := follow(); return url }
+	}
+	e, err := g.endpoint(ctx, opts)
 	if err != nil {
 		_ = stopMesh()
 		return err
@@ -162,6 +172,8 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	cfg.SeatSource, cfg.SeatControl = desk, desk
 	if g.server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = g.server, 0, "", ""
+	} else if !hosting {
+		cfg.Follow = follow
 	}
 	runErr := tui.Run(ctx, cfg)
 	desk.close()
@@ -175,7 +187,11 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		}
 		fmt.Fprintf(g.stdout, "mesh %s stopped\n", p.Space)
 	} else {
-		fmt.Fprintf(g.stdout, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", p.Space, cfg.PID, p.Space)
+		pid := cfg.PID
+		if _, now, ok := follow(); ok && g.server == "" {
+			pid = now // it may have restarted meanwhile
+		}
+		fmt.Fprintf(g.stdout, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", p.Space, pid, p.Space)
 	}
 	return runErr
 }

@@ -45,8 +45,6 @@ func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint,
 	return e, nil
 }
 
-// sendError turns a send failure into the right exit code: a refused
-// target or ACL is the user's input.
 // idOption is the --id of a send, none when it was not given.
 func idOption(id string) mesh.SendOption {
 	if id == "" {
@@ -55,6 +53,9 @@ func idOption(id string) mesh.SendOption {
 	return mesh.WithID(id)
 }
 
+// sendError turns a send failure into the right exit code and words: a
+// refused target or ACL is the user's input; an unconfirmed send says how
+// to retry it.
 func sendError(err error) error {
 	var nc *mesh.NotConfirmedError
 	if errors.As(err, &nc) {

@@ -209,3 +209,28 @@ func TestASuspendedSeatIsSaidStopped(t *testing.T) {
 	d.waitLine(`● ›?shell +running`)
 	d.waitGoneFromScreen("kill -CONT")
 }
+
+// TestAClientDashboardFollowsTheMeshThroughARestart: a client dashboard
+// whose mesh stops and starts again (on another port) follows it there
+// through broker.json: the header names the new pid and URL, the view is
+// current, and a post made after the restart shows in its feed. It stayed
+// VIEW STALE on the old port and named a dead pid.
+func TestAClientDashboardFollowsTheMeshThroughARestart(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	url1, pid1 := upDetached(t, home)
+	d := startClient(t, home, fakeHome, 140, 40)
+	d.waitScreen("CLIENT", fmt.Sprintf("(pid %d)", pid1), url1)
+	mustCotal(t, home, "down")
+	url2, pid2 := upDetached(t, home)
+	if url2 == url1 {
+		t.Logf("the mesh came back on the same URL %s", url2) // still a restart: a new pid
+	}
+	d.waitScreen(fmt.Sprintf("(pid %d)", pid2), url2)
+	d.waitGoneFromScreen("DISCONNECTED")
+	mustCotal(t, home, "send", "msg", "team", "after the restart")
+	d.waitLine(`#team \S+: after the restart`)
+	d.waitGoneFromScreen("VIEW STALE")
+	d.keys("q")
+	d.waitScreen(fmt.Sprintf("mesh default is still running (pid %d)", pid2))
+}

@@ -92,6 +92,11 @@ type Options struct {
 	// endpoint enforces Act's lists itself.
 	Act *Identity
 
+	// Redial names the address each (re)connect dials, for a client that
+	// follows a mesh which may come back elsewhere (a dashboard reading
+	// broker.json); "" or nil dials URL.
+	Redial func() string
+
 	// Logf receives warnings worth a person's attention; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -305,6 +310,9 @@ func (e *Endpoint) dial() error {
 		}
 		if e.opts.Creds != "" {
 			nopts = append(nopts, nats.UserCredentials(e.opts.Creds))
+		}
+		if e.opts.Redial != nil {
+			nopts = append(nopts, nats.SetCustomDialer(redialer(e.opts.Redial)))
 		}
 		e.nc, err = nats.Connect(e.opts.URL, nopts...)
 		if err != nil {

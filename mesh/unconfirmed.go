@@ -31,6 +31,10 @@ func (e *NotConfirmedError) Error() string {
 
 func (e *NotConfirmedError) Unwrap() error { return e.Err }
 
+// Connected reports whether the endpoint's connection to the broker is up
+// now (it reconnects on its own when it drops).
+func (e *Endpoint) Connected() bool { return e.nc != nil && e.nc.IsConnected() }
+
 // connWatch tells a call in flight that the endpoint's own connection
 // dropped. The zero value is a live connection.
 type connWatch struct {

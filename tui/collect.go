@@ -28,13 +28,15 @@ const (
 // the pending fields under mu; the tick loop alone reads the watcher and
 // calls send.
 type collector struct {
-	items func(context.Context) (*mesh.Item, error) // the endpoint's Next
-	w     mesh.RosterView
-	seats SeatSource
-	focus *seatFocus // the seat whose screen to fetch; nil: none
-	log   *LogSink
-	tick  time.Duration
-	send  func(tea.Msg) // blocks until the program takes it, or has ended
+	items  func(context.Context) (*mesh.Item, error) // the endpoint's Next
+	w      mesh.RosterView
+	seats  SeatSource
+	focus  *seatFocus // the seat whose screen to fetch; nil: none
+	log    *LogSink
+	tick   time.Duration
+	send   func(tea.Msg)                         // blocks until the program takes it, or has ended
+	follow func() (url string, pid int, ok bool) // where the mesh runs now; nil: it does not move
+	up     func() bool                           // whether the connection is up; nil: always
 
 	mu           sync.Mutex
 	posts        []Post
@@ -71,6 +73,7 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 	defer t.Stop()
 	peersDirty := true
 	var lastSent, lastPeers time.Time
+	var lastDown bool
 	var lastState presence.ViewState
 	for {
 		select {
@@ -79,12 +82,17 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 		case <-c.w.Changes():
 			peersDirty = true
 		case now := <-t.C:
-			b := batchMsg{Now: now, View: c.w.View()}
+			b := batchMsg{Now: now, View: c.w.View(), Down: c.up != nil && !c.up()}
 			// A heartbeat that changes nothing else is no change the
 			// watcher announces, but it makes every HEARD younger: the
 			// roster is read again at least once per idle batch.
 			if peersDirty || now.Sub(lastPeers) >= idleBatchEvery {
 				b.Peers, b.PeersChanged, peersDirty, lastPeers = c.w.Roster(), true, false, now
+				if c.follow != nil {
+					if url, pid, ok := c.follow(); ok {
+						b.Mesh = &meshAt{URL: url, PID: pid}
+					}
+				}
 			}
 			c.mu.Lock()
 			b.Posts, b.Count, b.Errors = c.posts, c.count, c.errs
@@ -93,11 +101,11 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 			c.mu.Unlock()
 			b.Errors = append(b.Errors, c.log.drain()...)
 			quiet := !b.PeersChanged && !b.SeatsChanged && b.Shot == nil && b.Unread == nil && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
-			if quiet && b.View.State == lastState && now.Sub(lastSent) < idleBatchEvery {
+			if quiet && b.View.State == lastState && b.Down == lastDown && now.Sub(lastSent) < idleBatchEvery {
 				continue
 			}
 			c.send(b)
-			lastSent, lastState = now, b.View.State
+			lastSent, lastState, lastDown = now, b.View.State, b.Down
 		}
 	}
 }

@@ -50,6 +50,7 @@ type batchMsg struct {
 	Peers        []presence.Peer // the roster when PeersChanged
 	PeersChanged bool
 	View         presence.View
+	Down         bool // the connection to the mesh is down: it is being reconnected
 
 	Posts []Post // newest last, at most feedCap of them
 	Count int    // live posts received since the last batch, dropped ones included
@@ -59,8 +60,15 @@ type batchMsg struct {
 	Shot         *screenShot // the focused seat's screen, when fetched since the last batch
 
 	Unread *unreadReplies // the operator's unread replies, when read since the last batch
+	Mesh   *meshAt        // where the mesh runs, as its record said at this batch (a client follows it)
 
 	Errors []string
+}
+
+// meshAt is where the mesh runs: its URL and the pid serving it.
+type meshAt struct {
+	URL string
+	PID int
 }
 
 // screenShot is one fetch of a seat's screen.

@@ -67,19 +67,21 @@ type Model struct {
 
 	attaching *attachRun // the attach the terminal is handed to, until it ends
 
-	mode      mode
-	panel     panel
-	picked    panel // the list the selection was last made in (selection.go)
-	needJump  int   // the NEEDS YOU entry the next jump starts from
-	view      presence.View
-	live      []string      // seats named by ConfirmQuit
-	picker    personaPicker // in modePicker
-	stopping  Seat          // in modeStop
-	quitting  bool
-	w, h      int
-	viewKnown bool // a batch has been seen
-	rostered  bool // a roster has been seen
-	censused  bool // a seat census has been seen
+	mode       mode
+	panel      panel
+	picked     panel // the list the selection was last made in (selection.go)
+	needJump   int   // the NEEDS YOU entry the next jump starts from
+	view       presence.View
+	live       []string      // seats named by ConfirmQuit
+	picker     personaPicker // in modePicker
+	stopping   Seat          // in modeStop
+	quitting   bool
+	w, h       int
+	viewKnown  bool      // a batch has been seen
+	downSince  time.Time // when the connection to the mesh was seen down; zero while it is up
+	lastHeader int       // the header's height at the last layout
+	rostered   bool      // a roster has been seen
+	censused   bool      // a seat census has been seen
 }
 
 // newModel builds the model with styles and keys made once.
@@ -149,6 +151,15 @@ func (m *Model) sentPost(msg sentMsg) Post {
 func (m *Model) apply(b batchMsg) {
 	m.sh.now = b.Now
 	m.view, m.viewKnown = b.View, true
+	if b.Down && m.downSince.IsZero() {
+		m.downSince = b.Now
+	} else if !b.Down {
+		m.downSince = time.Time{}
+	}
+	if lines := m.headerLines(); lines != m.lastHeader {
+		m.lastHeader = lines
+		m.layout()
+	}
 	if b.SeatsChanged {
 		compact := m.seats.compact()
 		m.seats.setCensus(b.Census)
@@ -185,6 +196,9 @@ func (m *Model) apply(b batchMsg) {
 		if entered := m.needs.rebuild(m.roster.peers, m.seats.seats, quiet); len(entered) > 0 {
 			m.alertNeeds(entered)
 		}
+	}
+	if b.Mesh != nil && !m.sh.cfg.Hosting {
+		m.sh.cfg.URL, m.sh.cfg.PID = b.Mesh.URL, b.Mesh.PID
 	}
 	m.feed.add(b.Posts)
 	if b.Unread != nil {
@@ -416,9 +430,10 @@ func (m *Model) resize(w, h int) {
 	m.layout()
 }
 
-// headerLines is 1, or 2 when the view is not current.
+// headerLines is 1, or 2 when the view is not current or the connection
+// is down.
 func (m *Model) headerLines() int {
-	if m.viewKnown && m.view.State != presence.Current {
+	if m.viewKnown && (m.view.State != presence.Current || !m.downSince.IsZero()) {
 		return 2
 	}
 	return 1
@@ -526,6 +541,14 @@ func (m *Model) header() string {
 	line := fit(st.Header.Render("cotal ")+badge+what+st.Dim.Render("  "+c.URL), m.w)
 	if !m.viewKnown {
 		return line
+	}
+	if !m.downSince.IsZero() {
+		follow := ""
+		if c.Follow != nil {
+			follow = ", following broker.json to wherever it runs next"
+		}
+		return line + "\n" + fit(st.Stale.Render(fmt.Sprintf(" DISCONNECTED since %s (%s): reconnecting to the mesh%s; the screen is as last seen ",
+			m.downSince.Local().Format("15:04:05"), age(m.sh.now, m.downSince), follow)), m.w)
 	}
 	switch m.view.State {
 	case presence.Stale:

@@ -65,7 +65,7 @@ func Run(ctx context.Context, cfg Config) error {
 	p := tea.NewProgram(m, opts...)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &collector{items: e.Next, w: w, seats: cfg.SeatSource, focus: m.focus, log: cfg.Log, tick: cfg.Tick, send: p.Send}
+	c := &collector{items: e.Next, w: w, seats: cfg.SeatSource, focus: m.focus, log: cfg.Log, tick: cfg.Tick, send: p.Send, follow: cfg.Follow, up: e.Connected}
 	go c.run(cctx, e)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
