@@ -234,3 +234,75 @@ func TestAClientDashboardFollowsTheMeshThroughARestart(t *testing.T) {
 	d.keys("q")
 	d.waitScreen(fmt.Sprintf("mesh default is still running (pid %d)", pid2))
 }
+
+// TestTwoTerminalsOfDifferentSizesFollowOneRule: two terminals attached
+// to one seat, 100x30 and 140x40. The seat takes the smallest (tmux's
+// rule), so both show all of it; the larger draws the rest blank and says
+// why under the seat's screen, and each terminal's title names the seat's
+// size and how many are attached. When the small one leaves, the seat
+// grows to the other. Only the last-resized drew correctly, and neither
+// person was told.
+func TestTwoTerminalsOfDifferentSizesFollowOneRule(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := upWithShell(t, home, shellPersona, "shell")
+	small := startTerm(t, home, dir, 100, 30, cotalIn("attach", "shell"))
+	waitSessions(t, home, dir, "shell", 1, screenWait)
+	large := startTerm(t, home, dir, 140, 40, cotalIn("attach", "shell"))
+	waitSessions(t, home, dir, "shell", 2, screenWait)
+
+	large.enter("clear; stty size")
+	for _, tc := range []*tmuxCotal{small, large} {
+		tc.waitLine(`^30 100\s*$`)
+	}
+	large.waitLine(`^\[cotal: shell is 100x30, the smallest of 2 attached terminals; the rest of this one stays blank\]`)
+	for _, tc := range []*tmuxCotal{small, large} {
+		waitFor(t, screenWait, func() error {
+			if title := tc.tmux("display-message", "-p", "-t", "dash", "#{pane_title}"); !strings.Contains(title, "cotal: shell is 100x30, the smallest of 2 attached terminals") {
+				return fmt.Errorf("the title is %q", title)
+			}
+			return nil
+		})
+	}
+
+	// A full-screen program draws right on both: each shows the seat's
+	// screen, the larger one in its top-left 100x30.
+	large.enter("top -d 60")
+	waitSeatScreen(t, home, dir, "shell", "top", func(s string) bool { return strings.Contains(s, "load average") })
+	for _, tc := range []*tmuxCotal{small, large} {
+		waitFor(t, screenWait, func() error {
+			want, got := trimLines(seatScreen(t, home, dir, "shell")), trimLines(clip(tc.screen(), 100, 30))
+			if got != want {
+				return fmt.Errorf("the terminal shows:\n%s\nthe seat's screen is:\n%s", got, want)
+			}
+			return nil
+		})
+	}
+	large.keys("q")
+
+	small.keys("C-]")
+	small.waitScreen("[cotal: detached from shell")
+	waitSessions(t, home, dir, "shell", 1, screenWait)
+	large.enter("clear; stty size")
+	large.waitLine(`^40 140\s*$`)
+	waitFor(t, screenWait, func() error {
+		if title := large.tmux("display-message", "-p", "-t", "dash", "#{pane_title}"); strings.TrimSpace(title) != "cotal: shell" {
+			return fmt.Errorf("alone again, the title is %q", title)
+		}
+		return nil
+	})
+}
+
+// clip is the top-left cols x rows of a screen.
+func clip(screen string, cols, rows int) string {
+	lines := strings.Split(screen, "\n")
+	if len(lines) > rows {
+		lines = lines[:rows]
+	}
+	for i, l := range lines {
+		if r := []rune(l); len(r) > cols {
+			lines[i] = string(r[:cols])
+		}
+	}
+	return strings.Join(lines, "\n")
+}
