@@ -315,9 +315,11 @@ func floodMs(t *testing.T, home, dir, mark string) int {
 }
 
 // TestFloodWhileAttached: a seat flooding output to an attached client
-// whose terminal stalls finishes within 1.5x of the same flood with
-// nobody attached; the client shows drop notices and ends on the seat's
-// final screen.
+// whose terminal stops reading finishes its flood while the terminal is
+// still stopped (the seat never waits for a session); the client then
+// shows drop notices and ends on the seat's final screen. How much the
+// session slows the seat is measured by the benchmarks against a baseline
+// of the same run: a timed bound here failed on a loaded machine.
 func TestFloodWhileAttached(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -345,18 +347,13 @@ func TestFloodWhileAttached(t *testing.T) {
 	waitSessions(t, home, dir, "shell", 1, 10*time.Second)
 	tc.enter(floodCommand("FLOOD-ATTACHED"))
 	waitSeatScreen(t, home, dir, "shell", "the flood", func(s string) bool { return strings.Contains(s, floodLine) })
-	// The person's terminal stops reading for 2 s (its tmux server is
-	// stopped; tmux itself would resume a stopped client): the client
-	// falls behind, and the seat goes on without it.
+	// The person's terminal stops reading (its tmux server is stopped;
+	// tmux itself would resume a stopped client) until the flood is over:
+	// the client falls behind, and the seat goes on without it.
 	resume := tc.stopServer()
-	stall := time.NewTimer(2 * time.Second)
-	<-stall.C
-	resume()
 	attached := floodMs(t, home, dir, "FLOOD-ATTACHED")
-	t.Logf("%d MB flood: %d ms with nobody attached, %d ms attached through a 2 s stall (%.2fx)", floodBytes/1_000_000, alone, attached, float64(attached)/float64(alone))
-	if float64(attached) > 1.5*float64(alone) {
-		t.Errorf("the attached flood took %d ms, over 1.5x the %d ms alone", attached, alone)
-	}
+	resume()
+	t.Logf("%d MB flood: %d ms with nobody attached, %d ms attached to a stopped terminal (%.2fx)", floodBytes/1_000_000, alone, attached, float64(attached)/float64(alone))
 	waitFor(t, screenWait, func() error {
 		b, err := os.ReadFile(piped)
 		if err != nil {
