@@ -95,7 +95,10 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 		}
 		if d, ok := s.stalled(now); ok {
 			what := "no output for " + minutes(d)
-			if !s.MeshSince.IsZero() {
+			switch {
+			case s.Mesh != "working":
+				what = fmt.Sprintf("%d waiting, ", s.Waiting-s.PullOnly) + what
+			case !s.MeshSince.IsZero():
 				what = "working " + age(now, s.MeshSince) + ", " + what
 			}
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needStalled, name: s.Name, since: now.Add(-d), what: what})

@@ -195,3 +195,37 @@ func TestNeedsYouListsAnUncertainSpawn(t *testing.T) {
 		t.Errorf("the lane's line for an uncertain spawn: %q\n%s", line, h.screen())
 	}
 }
+
+// Stalled is not only for a seat that says it is working: one whose
+// connector has messages waiting to be typed into it, silent for over
+// StallAfter, is stalled whatever its mesh status says; one that reads
+// its inbox itself, or whose person holds them, is not.
+func TestStalledWhateverTheMeshStatus(t *testing.T) {
+	h, _ := seatHarness(t, Config{})
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 45})
+	stuck := running("stuck", "idle", 12*time.Minute)
+	stuck.LastOutput, stuck.Injects, stuck.Waiting = t0.Add(-7*time.Minute), true, 2
+	reader := running("reader", "idle", 12*time.Minute)
+	reader.LastOutput, reader.Waiting = t0.Add(-7*time.Minute), 2 // reads cotal inbox itself
+	held := running("held", "waiting", 12*time.Minute)
+	held.LastOutput, held.Injects, held.Waiting, held.Held = t0.Add(-7*time.Minute), true, 1, "person typing"
+	h.batch(0, batchMsg{
+		PeersChanged: true, Peers: []presence.Peer{peer("stuck", presence.Idle, 12*time.Minute)},
+		SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{stuck, reader, held}},
+	})
+	s := h.screen()
+	if l := laneLine(s, "stuck"); !strings.HasPrefix(l, "⧗ stuck  stalled 7m  2 waiting, no output for 7m") {
+		t.Errorf("the lane's line for an idle seat with messages waiting: %q\n%s", l, s)
+	}
+	if l := strings.Replace(rosterLine(s, "stuck"), "›", "", 1); !strings.HasPrefix(l, "⧗ stuck") || !strings.Contains(l, "idle · stalled 7m") {
+		t.Errorf("its roster row: %q", l)
+	}
+	for _, name := range []string{"reader"} {
+		if l := laneLine(s, name); l != "" {
+			t.Errorf("%s is in the lane: %q", name, l)
+		}
+	}
+	if l := laneLine(s, "held"); strings.Contains(l, "stalled") {
+		t.Errorf("a seat whose person holds its messages is called stalled: %q", l)
+	}
+}

@@ -224,6 +224,15 @@ func (r *rosterView) look(p *presence.Peer) (string, lipgloss.Style, string) {
 			return glyph(p), st.glyphStyle(p), "working · progress unknown"
 		}
 		return glyph(p), st.glyphStyle(p), "working · output " + age(now, s.LastOutput) + " ago"
+	case seated && s.Running():
+		if quiet, stalled := s.stalled(now); stalled {
+			// Messages wait to be typed into a seat silent for long,
+			// whatever its status claims.
+			return glyphStalled, st.Stalled, string(p.Status) + " · stalled " + minutes(quiet)
+		}
+		if p.Status == presence.Waiting && p.Record.Condition != nil && p.Record.Condition.Code != "" {
+			return glyph(p), st.glyphStyle(p), "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")"
+		}
 	case p.Status == presence.Waiting && p.Record.Condition != nil && p.Record.Condition.Code != "":
 		return glyph(p), st.glyphStyle(p), "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")"
 	}

@@ -75,6 +75,8 @@ type Seat struct {
 	Held          string
 	Waiting       int
 	OldestWaiting time.Time
+	PullOnly      int  // of Waiting, those left for the agent's own inbox read
+	Injects       bool // messages are typed into its terminal
 }
 
 // Running reports whether the seat's process runs.
