@@ -143,7 +143,7 @@ func TestSeatNamesAreNumberedAndPinnedNamesRefused(t *testing.T) {
 		}
 	}
 	_, stderr, code := runIn(t, home, dir, "spawn", "shell", "--name", "shell")
-	if code == 0 || !strings.Contains(stderr, "already-exists") || !strings.Contains(stderr, "did not run") {
+	if code != 2 || !strings.Contains(stderr, `the name "shell" is taken`) || !strings.Contains(stderr, "nothing was started") {
 		t.Fatalf("pinned collision: exit %d %q", code, stderr)
 	}
 }
