@@ -50,7 +50,14 @@ type Row struct {
 	// Injects says the seat's arrivals are put in front of its agent;
 	// a plain command seat without `inject: true` reads its inbox itself.
 	Injects bool `json:"injects,omitempty"`
+	// SuspendedMs is when the manager first saw the running process
+	// stopped by a signal (SIGSTOP, SIGTSTP): it runs no code until it is
+	// continued (SIGCONT). 0 when it is not stopped.
+	SuspendedMs int64 `json:"suspendedMs,omitempty"`
 }
+
+// ProcessSuspended is how ps shows a running process stopped by a signal.
+const ProcessSuspended = "stopped (signal)"
 
 // SessionRow is one attach session on a seat.
 type SessionRow struct {
