@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,17 +15,33 @@ import (
 )
 
 // defaultPersona is what `cotal setup` seeds: a Claude Code seat that may
-// spawn others, on no channel until told.
-const defaultPersona = `---
+// spawn others. It joins no channel at boot, and may join, read and post
+// on any channel when it chooses to; every key an agent file may set is
+// listed in comments.
+var defaultPersona = `---
 name: default
 agent: claude
 description: A general coding agent on the mesh.
 capabilities: [spawn, run]
----
+subscribe: []
+allowSubscribe: [">"]
+allowPublish: [">"]
+` + personaKeyComments() + `---
 You are a coding agent on a cotal mesh. Other agents and people can reach you
 with direct messages, channel posts and tasks for your role; use the cotal
 command (cotal inbox, cotal send dm|msg|ask, cotal roster) to read and answer.
 `
+
+// personaKeyComments lists every persona key as YAML comments, the
+// README's table in another form.
+func personaKeyComments() string {
+	var b strings.Builder
+	b.WriteString("# Every key an agent file may set (README: Seats):\n")
+	for _, k := range config.PersonaKeys {
+		fmt.Fprintf(&b, "#   %-15s %-6s %s\n", k.Key, k.Type, k.Meaning)
+	}
+	return b.String()
+}
 
 // setupReport is `cotal setup --json`.
 type setupReport struct {
@@ -41,8 +58,9 @@ func newSetupCmd(g *globals) *cobra.Command {
 		Use:   "setup",
 		Short: "Make this folder a cotal project: seed .cotal/agents/default.md",
 		Long: `Make the folder a cotal project: create .cotal/agents/ and a default persona
-(a Claude Code seat with the spawn capability, on no channel). Nothing that
-exists is overwritten; a later run says what is there.`,
+(a Claude Code seat with the spawn capability that joins no channel at boot
+but may join, read and post on any). Nothing that exists is overwritten; a
+later run says what is there.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if dir == "" {

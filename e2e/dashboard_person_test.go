@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cotal-go/cotal/issue"
 )
@@ -168,6 +169,7 @@ func runIn2(t *testing.T, home, dir, space string, args ...string) (string, stri
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cotalBin, append([]string{"--space", space}, args...)...)
 	cmd.Env, cmd.Dir = cotalEnv(home), dir
+	cmd.WaitDelay = 5 * time.Second
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

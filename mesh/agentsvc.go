@@ -30,6 +30,7 @@ const (
 	CmdSettle      = wire.DeliverySettle
 	CmdPresence    = wire.DeliveryPresence
 	CmdMentions    = wire.DeliveryMentions
+	CmdStored      = wire.DeliveryStored
 )
 
 // JoinArgs asks for a durable hold.
@@ -202,6 +203,22 @@ type MentionsArgs struct {
 	Names   []string `json:"names" schema:"minItems=1,maxItems=64"`
 }
 
+// StoredArgs asks whether the newest message on one of the caller's own
+// chat, inst or svc subjects carries a message id: how a send again with
+// an id the mesh stored already learns it (the streams acknowledge nothing,
+// and store a duplicate id once).
+type StoredArgs struct {
+	Subject string `json:"subject" schema:"minLength=1,maxLength=4096"`
+	ID      string `json:"id" schema:"minLength=1,maxLength=64"`
+}
+
+// StoredReply says where the message is stored, when it is.
+type StoredReply struct {
+	Found  bool   `json:"found"`
+	Stream string `json:"stream,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+}
+
 // MentionCopy says whether a mention gets a stored copy: on a live channel
 // only a mentioned identity whose read ACL covers it does (a durable
 // channel's members hold copies through their memberships). It says no
@@ -236,6 +253,14 @@ type MembershipInfo struct {
 
 // HistoryItem is one retained post.
 type HistoryItem struct {
-	Seq uint64       `json:"seq"`
-	Msg wire.Message `json:"msg"`
+	Seq    uint64       `json:"seq"`
+	Sender string       `json:"sender"` // the subject's sender, dot-form: who really posted it
+	Msg    wire.Message `json:"msg"`
+}
+
+// SenderPrincipal is the item's sender as a principal; the zero value
+// when the reader left it out.
+func (h HistoryItem) SenderPrincipal() wire.Principal {
+	p, _ := wire.ParsePrincipal(h.Sender)
+	return p
 }

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -66,6 +67,8 @@ type Options struct {
 	Kind        string // agent (default) or endpoint
 	Description string
 	Tags        []string
+	// Meta is the presence card's meta (presence.MetaManager and the like).
+	Meta map[string]string
 
 	// Subscribe overrides the channels joined at connect (default: the
 	// creds' subscribe list).
@@ -91,6 +94,11 @@ type Options struct {
 	// service. The broker does not restrict such a connection, so the
 	// endpoint enforces Act's lists itself.
 	Act *Identity
+
+	// Redial names the address each (re)connect dials, for a client that
+	// follows a mesh which may come back elsewhere (a dashboard reading
+	// broker.json); "" or nil dials URL.
+	Redial func() string
 
 	// Logf receives warnings worth a person's attention; nil discards.
 	Logf func(format string, args ...any)
@@ -134,6 +142,7 @@ type Endpoint struct {
 	watchOnce  sync.Once
 	watchErr   error
 
+	conn      connWatch // when this endpoint's own connection drops (unconfirmed.go)
 	inbox     *inbox
 	window    windowState  // inbox reads for a model (window.go)
 	modes     channelModes // per-channel attention overrides (attention.go)
@@ -272,7 +281,7 @@ func (e *Endpoint) identify() error {
 	}
 	e.card = presence.Card{
 		ID: e.me.ID(), Name: e.me.Actor, Kind: kind, Owner: e.me.Owner, Actor: e.me.Actor,
-		Role: e.role, Description: o.Description, Tags: o.Tags, ProtocolVersion: presence.ProtocolVersion,
+		Role: e.role, Description: o.Description, Tags: o.Tags, Meta: maps.Clone(o.Meta), ProtocolVersion: presence.ProtocolVersion,
 	}
 	return nil
 }
@@ -299,10 +308,15 @@ func (e *Endpoint) dial() error {
 			nats.ErrorHandler(e.onAsyncError),
 			nats.MaxReconnects(-1),
 			nats.ReconnectWait(250 * time.Millisecond),
+			nats.DisconnectErrHandler(func(*nats.Conn, error) { e.conn.dropped() }),
+			nats.ReconnectHandler(func(*nats.Conn) { e.conn.restored() }),
 			nats.Timeout(5 * time.Second),
 		}
 		if e.opts.Creds != "" {
 			nopts = append(nopts, nats.UserCredentials(e.opts.Creds))
+		}
+		if e.opts.Redial != nil {
+			nopts = append(nopts, nats.SetCustomDialer(redialer(e.opts.Redial)))
 		}
 		e.nc, err = nats.Connect(e.opts.URL, nopts...)
 		if err != nil {
@@ -375,6 +389,15 @@ func (e *Endpoint) GoOnline(ctx context.Context) error {
 	w := presence.NewWriter(e.presenceKV, e.card, e.uid, presence.OnStuck(func(err error) {
 		e.logf("presence-write-stuck: %v", err)
 	}))
+	// Channel modes set while offline (a seat's starting modes) are in
+	// the first record.
+	if modes := e.ChannelModes(); len(modes) > 0 {
+		mirror := make(map[string]string, len(modes))
+		for ch, m := range modes {
+			mirror[ch] = string(m)
+		}
+		_ = w.SetChannelModes(mirror)
+	}
 	if err := w.Start(e.ctx); err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ type Receipt struct {
 	Subject string    `json:"subject"`
 	Stream  string    `json:"stream"`
 	Seq     uint64    `json:"seq"`
+	// Duplicate: the mesh had stored this id already (a send again with
+	// the id of one it did not confirm).
+	Duplicate bool `json:"duplicate,omitempty"`
 
 	Channel   string   `json:"channel,omitempty"`
 	To        string   `json:"to,omitempty"`
@@ -45,6 +48,9 @@ type Receipt struct {
 func (r Receipt) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stored seq %d", r.Seq)
+	if r.Duplicate {
+		b.WriteString(" (already stored: same id)")
+	}
 	switch r.Kind {
 	case wire.KindDM:
 		fmt.Fprintf(&b, "; recipient %s at send", r.RecipientStatus)
@@ -86,20 +92,23 @@ func WithParts(parts ...wire.Part) SendOption { return func(m *wire.Message) { m
 // WithID sets the message id (tests and retries; normally a fresh UUID).
 func WithID(id string) SendOption { return func(m *wire.Message) { m.ID = id } }
 
-func (e *Endpoint) newMessage(text string, opts []SendOption) wire.Message {
-	m := wire.Message{
-		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: e.space,
+// newMessage builds an outgoing message; resend says its id was the
+// caller's (WithID), so it may be one the mesh stored already.
+func (e *Endpoint) newMessage(text string, opts []SendOption) (m wire.Message, resend bool) {
+	fresh := wire.NewID()
+	m = wire.Message{
+		ID: fresh, TS: time.Now().UnixMilli(), Space: e.space,
 		From:  wire.Sender{ID: e.me.ID(), Name: e.card.Name, Role: e.role},
 		Parts: wire.TextParts(text),
 	}
 	for _, o := range opts {
 		o(&m)
 	}
-	return m
+	return m, m.ID != fresh
 }
 
 // Send posts text to a channel (multicast). An empty channel means the
-// default send channel: the first concrete joined one.
+// default send channel: the first concrete joined one the post ACL permits.
 func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendOption) (Receipt, error) {
 	if channel == "" {
 		ch, err := e.DefaultChannel()
@@ -114,7 +123,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 	if e.allowPublish != nil && !wire.Covered(e.allowPublish, channel) {
 		return Receipt{}, refuse(ErrNotAllowed, "not allowed to post to #%s (allowPublish: %s)", channel, describeACL(e.allowPublish))
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.Channel = channel
 	if len(m.Mentions) > 0 {
 		if err := e.checkMentions(ctx, m.Mentions); err != nil {
@@ -125,7 +134,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 	if err != nil {
 		return Receipt{}, err
 	}
-	r, err := e.publish(ctx, subject, m, "post to #"+channel)
+	r, err := e.publish(ctx, subject, m, resend, "post to #"+channel)
 	if err != nil {
 		return r, err
 	}
@@ -162,9 +171,9 @@ func (e *Endpoint) DM(ctx context.Context, to, text string, opts ...SendOption) 
 	if err != nil {
 		return Receipt{}, err
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.To = target.ID.ID()
-	r, err := e.publish(ctx, wire.DMSubject(e.space, target.ID, e.me), m, "DM "+target.Name)
+	r, err := e.publish(ctx, wire.DMSubject(e.space, target.ID, e.me), m, resend, "DM "+target.Name)
 	if err != nil {
 		return r, err
 	}
@@ -179,9 +188,9 @@ func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOptio
 	if !wire.ValidToken(role) {
 		return Receipt{}, fmt.Errorf("role %q must be one token of a-z 0-9 _", role)
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.ToService = role
-	r, err := e.publish(ctx, wire.SvcSubject(e.space, role, e.me), m, "ask @"+role)
+	r, err := e.publish(ctx, wire.SvcSubject(e.space, role, e.me), m, resend, "ask @"+role)
 	if err != nil {
 		return r, err
 	}
@@ -198,7 +207,7 @@ func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOptio
 
 // publish stores m with Nats-Msg-Id = id and waits for the stream's
 // stored notice (stored.go).
-func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, what string) (Receipt, error) {
+func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, resend bool, what string) (Receipt, error) {
 	if err := m.Validate(); err != nil {
 		return Receipt{}, err
 	}
@@ -208,11 +217,11 @@ func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, 
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	n, err := e.publishStored(ctx, subject, m.ID, data, what)
+	n, err := e.publishStored(ctx, subject, m.ID, data, what, resend)
 	if err != nil {
 		return Receipt{}, err
 	}
-	return Receipt{ID: m.ID, Kind: subjectKind(subject), Subject: subject, Stream: n.stream, Seq: n.seq}, nil
+	return Receipt{ID: m.ID, Kind: subjectKind(subject), Subject: subject, Stream: n.stream, Seq: n.seq, Duplicate: n.duplicate}, nil
 }
 
 func subjectKind(subject string) wire.Kind {

@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -33,10 +35,12 @@ type storedNotices struct {
 	waits map[string]chan storedNotice // message id -> the publish waiting
 }
 
-// storedNotice is where a stream stored one message.
+// storedNotice is where a stream stored one message; duplicate says it
+// was stored before, by an earlier send of the same id.
 type storedNotice struct {
-	stream string
-	seq    uint64
+	stream    string
+	seq       uint64
+	duplicate bool
 }
 
 // notices subscribes to this endpoint's stored notices on first use.
@@ -106,11 +110,20 @@ func (n *storedNotices) close() {
 	}
 }
 
+// resendLookup is how long a send again with a caller's id waits for a
+// stored notice before it asks whether the id is stored already: the
+// streams store a duplicate id once and, acknowledging nothing, say
+// nothing of the second.
+const resendLookup = 500 * time.Millisecond
+
 // publishStored publishes one message with Nats-Msg-Id = id and waits for
 // the stream's stored notice of it. A refusal by the broker's ACL fails at
 // once with what was refused, instead of waiting for a notice that will
-// never come.
-func (e *Endpoint) publishStored(ctx context.Context, subject, id string, data []byte, what string) (storedNotice, error) {
+// never come; no notice in time, or the connection dropping first, is a
+// NotConfirmedError (the message may be stored: a send again with the same
+// id stores it once). A resend (the caller chose the id) that hears no
+// notice looks the id up on its subject.
+func (e *Endpoint) publishStored(ctx context.Context, subject, id string, data []byte, what string, resend bool) (storedNotice, error) {
 	n, err := e.notices()
 	if err != nil {
 		return storedNotice{}, err
@@ -128,17 +141,76 @@ func (e *Endpoint) publishStored(ctx context.Context, subject, id string, data [
 	if err := e.nc.PublishMsg(msg); err != nil {
 		return storedNotice{}, fmt.Errorf("could not %s: %w", what, err)
 	}
-	select {
-	case s := <-stored:
-		return s, nil
-	case err := <-refused:
-		return storedNotice{}, refuse(ErrNotAllowed, "not allowed to %s: the broker refused it (%v)", what, err)
-	case <-n.refused:
-		return storedNotice{}, refuse(ErrNotAllowed, "could not %s: this credential may not hear the mesh confirm a store (minted before stored notices existed? mint it again): %v", what, n.refusal)
-	case <-ctx.Done():
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			return storedNotice{}, fmt.Errorf("could not %s: the mesh did not confirm storing it (%w); a message it refused as too large, or an id it already stored, is never confirmed", what, ctx.Err())
-		}
-		return storedNotice{}, fmt.Errorf("could not %s: %w", what, ctx.Err())
+	var lookup <-chan time.Time
+	if resend {
+		t := time.NewTimer(resendLookup)
+		defer t.Stop()
+		lookup = t.C
 	}
+	for {
+		select {
+		case s := <-stored:
+			return s, nil
+		case err := <-refused:
+			return storedNotice{}, refuse(ErrNotAllowed, "not allowed to %s: the broker refused it (%v)", what, err)
+		case <-n.refused:
+			return storedNotice{}, refuse(ErrNotAllowed, "could not %s: this credential may not hear the mesh confirm a store (minted before stored notices existed? mint it again): %v", what, n.refusal)
+		case <-e.conn.lost():
+			return storedNotice{}, &NotConfirmedError{ID: id, What: what, Why: "the mesh stopped before acknowledging", Err: ErrConnectionLost}
+		case <-lookup:
+			lookup = nil
+			if s, ok := e.storedAlready(ctx, subject, id); ok {
+				return s, nil
+			}
+		case <-ctx.Done():
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return storedNotice{}, &NotConfirmedError{ID: id, What: what, Why: "no stored notice from the mesh in time", Err: ctx.Err()}
+			}
+			return storedNotice{}, fmt.Errorf("could not %s: %w", what, ctx.Err())
+		}
+	}
+}
+
+// storedAlready looks for message id as the newest on subject: where a
+// send again with an id the mesh stored already finds it. The operator
+// reads the stream itself; an agent asks the delivery service, which
+// answers only about the caller's own subjects.
+func (e *Endpoint) storedAlready(ctx context.Context, subject, id string) (storedNotice, bool) {
+	if e.mediated {
+		var r StoredReply
+		if err := e.call(ctx, CmdStored, StoredArgs{Subject: subject, ID: id}, &r); err != nil || !r.Found {
+			return storedNotice{}, false
+		}
+		return storedNotice{stream: r.Stream, seq: r.Seq, duplicate: true}, true
+	}
+	stream, seq, ok := LastStoredID(ctx, e.js, e.space, subject, id)
+	return storedNotice{stream: stream, seq: seq, duplicate: true}, ok
+}
+
+// LastStoredID reports whether the newest message on subject (a chat, inst
+// or svc subject) carries Nats-Msg-Id id, and where it is stored.
+func LastStoredID(ctx context.Context, js jetstream.JetStream, space, subject, id string) (stream string, seq uint64, ok bool) {
+	s, err := wire.ParseSubject(subject)
+	if err != nil {
+		return "", 0, false
+	}
+	switch s.Kind {
+	case wire.KindChannel:
+		stream = wire.ChatStream(space)
+	case wire.KindDM:
+		stream = wire.DMStream(space)
+	case wire.KindAnycast:
+		stream = wire.TaskStream(space)
+	default:
+		return "", 0, false
+	}
+	st, err := js.Stream(ctx, stream)
+	if err != nil {
+		return "", 0, false
+	}
+	m, err := st.GetLastMsgForSubject(ctx, subject)
+	if err != nil || m.Header.Get(nats.MsgIdHdr) != id {
+		return "", 0, false
+	}
+	return stream, m.Sequence, true
 }

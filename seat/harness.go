@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/cotal-go/cotal/config"
 )
 
 // Readiness rules of a seat (persona key `ready:`): a coding-agent harness
@@ -14,14 +16,14 @@ import (
 // tells the connector); a plain command when it drew its first output and
 // was still running a moment later.
 const (
-	ReadyMCP    = "mcp"
-	ReadyOutput = "output"
+	ReadyMCP    = config.ReadyMCP
+	ReadyOutput = config.ReadyOutput
 )
 
 // readiness is the persona's rule: mcp for the harnesses, output for a
 // command unless it says `ready: mcp` (a command that runs `cotal mcp`).
 func readiness(p *Persona) string {
-	if r, ok := p.Meta["ready"].(string); ok && (r == ReadyMCP || r == ReadyOutput) {
+	if r := p.Launch.Ready; r != "" {
 		return r
 	}
 	if p.Harness == "command" {

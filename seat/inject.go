@@ -88,8 +88,7 @@ func injects(p *Persona) bool {
 	if p.Harness != "command" {
 		return true
 	}
-	on, _ := p.Meta["inject"].(bool)
-	return on
+	return p.Launch.Inject != nil && *p.Launch.Inject
 }
 
 // injector puts a seat's arrivals in front of its agent as they come (spec

@@ -13,7 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/cotal-go/cotal/config"
@@ -43,6 +43,9 @@ var harnessBinaries = map[string]string{"claude": "claude", "codex": "codex", "o
 // LoadPersona reads .cotal/agents/<name>.md of the project and resolves its
 // launch; a harness that is not installed is refused naming the binary.
 func LoadPersona(projectDir, name string) (*Persona, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return nil, fmt.Errorf("%w %q: a persona is named by its agent file's name, with no path (personas here: %s)", ErrNoPersona, name, strings.Join(ListPersonas(projectDir), ", "))
+	}
 	path := filepath.Join(config.AgentsDir(projectDir), name+".md")
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w %q: no %s (personas here: %s)", ErrNoPersona, name, path, strings.Join(ListPersonas(projectDir), ", "))
@@ -55,31 +58,13 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 	if p.Harness == "" {
 		p.Harness = "claude"
 	}
-	if cwd, ok := a.Meta["cwd"].(string); ok {
-		p.Cwd = cwd
-	}
-	if env, ok := a.Meta["env"].(map[string]any); ok {
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p.Env = append(p.Env, fmt.Sprintf("%s=%v", k, env[k]))
-		}
-	}
+	p.Cwd, p.Env = a.Launch.Cwd, a.Launch.Env
 	switch p.Harness {
 	case "command":
-		cmd, _ := a.Meta["command"].(string)
-		if cmd == "" {
+		if a.Launch.Command == "" {
 			return nil, fmt.Errorf("%s: agent: command needs a command: line naming the program", path)
 		}
-		p.Path = cmd
-		if args, ok := a.Meta["args"].([]any); ok {
-			for _, x := range args {
-				p.Args = append(p.Args, fmt.Sprint(x))
-			}
-		}
+		p.Path, p.Args = a.Launch.Command, a.Launch.Args
 	default:
 		bin, ok := harnessBinaries[p.Harness]
 		if !ok {
@@ -97,6 +82,51 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 		return nil, fmt.Errorf("%w: persona %s runs %s, and %q is not in PATH", ErrHarnessMissing, name, p.Harness, p.Path)
 	}
 	return p, nil
+}
+
+// TypedIn reports whether messages are typed into the terminal of a seat
+// of this persona (otherwise it reads them with cotal inbox).
+func (p *Persona) TypedIn() bool { return injects(p) }
+
+// personaInfo is what a spawner is told of the persona: never its prompt, its
+// environment or its launch command.
+func personaInfo(a *config.AgentFile) PersonaInfo {
+	h := a.Agent
+	if h == "" {
+		h = "claude"
+	}
+	return PersonaInfo{
+		Name: a.Name, Role: a.Role, Description: a.Description, Harness: h, Capabilities: a.Capabilities,
+		Subscribe: a.Subscribe, AllowSubscribe: a.AllowSubscribe, AllowPublish: a.AllowPublish,
+	}
+}
+
+// DescribePersonas is what the project's personas are to a spawner, by
+// name; with only set, that one persona (ErrNoPersona when there is none).
+// A persona that would not start says why in its Error.
+func DescribePersonas(projectDir, only string) ([]PersonaInfo, error) {
+	names := ListPersonas(projectDir)
+	if only != "" {
+		if !slices.Contains(names, only) {
+			return nil, fmt.Errorf("%w %q (personas here: %s)", ErrNoPersona, only, strings.Join(names, ", "))
+		}
+		names = []string{only}
+	}
+	out := make([]PersonaInfo, 0, len(names))
+	for _, n := range names {
+		p, err := LoadPersona(projectDir, n)
+		if p != nil {
+			out = append(out, personaInfo(p.AgentFile))
+			continue
+		}
+		info := PersonaInfo{Name: n, Error: err.Error()}
+		if a, ferr := config.LoadAgentFile(filepath.Join(config.AgentsDir(projectDir), n+".md")); ferr == nil {
+			info = personaInfo(a)
+			info.Error = err.Error()
+		}
+		out = append(out, info)
+	}
+	return out, nil
 }
 
 // ListPersonas names the agent files of a project.

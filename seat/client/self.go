@@ -62,3 +62,11 @@ func (s Self) Leave(ctx context.Context, channel string) (bool, error) {
 	err := s.call(ctx, "leave", ChannelArgs{Channel: channel}, &r)
 	return r.Left, err
 }
+
+// Stop stops the caller's own seat. The manager answers before it stops
+// the seat, whose process (the caller among it) then ends.
+func (s Self) Stop(ctx context.Context, graceful bool) (StopReply, error) {
+	var r StopReply
+	err := s.call(ctx, CmdStop, StopArgs{Graceful: &graceful}, &r)
+	return r, err
+}
