@@ -17,14 +17,12 @@ import (
 // stream sequence. It never says delivered; it says how the recipient
 // looked at send time.
 type Receipt struct {
-	ID      string    `json:"id"`
-	Kind    wire.Kind `json:"kind"`
-	Subject string    `json:"subject"`
-	Stream  string    `json:"stream"`
-	Seq     uint64    `json:"seq"`
-	// Duplicate: the mesh had stored this id already (a send again with
-	// the id of one it did not confirm).
-	Duplicate bool `json:"duplicate,omitempty"`
+	ID        string    `json:"id"`
+	Kind      wire.Kind `json:"kind"`
+	Subject   string    `json:"subject"`
+	Stream    string    `json:"stream"`
+	Seq       uint64    `json:"seq"`
+	Duplicate bool      `json:"duplicate,omitempty"` // the mesh had stored this id already
 
 	Channel   string   `json:"channel,omitempty"`
 	To        string   `json:"to,omitempty"`
