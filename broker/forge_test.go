@@ -149,6 +149,8 @@ func TestForgeLockRefusesForeignSubscriptions(t *testing.T) {
 		"_INBOX_local-bob-x.>",           // bob's inbox
 		root + ".chat.*.*.team.frontend", // outside allowSubscribe
 		root + ".chat.>",                 // all chat
+		root + ".stored.local.bob.>",     // bob's stored notices
+		root + ".stored.>",               // everybody's stored notices
 	} {
 		t.Run(subj, func(t *testing.T) {
 			if _, err := c.nc.SubscribeSync(subj); err != nil {
