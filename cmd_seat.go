@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
@@ -92,7 +93,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tOUTPUT\tSANDBOX\tMANAGER"
 		if wide {
-			head += "\tID\tUID\tGOAL"
+			head += "\tID\tUID\tGOAL\tSESSION"
 		}
 		fmt.Fprintln(tw, head)
 		for _, r := range cs.Rows {
@@ -108,7 +109,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, ageMs(r.ManagerNowMs, r.LastOutputMs),
 				sandboxColumn(r.Sandbox), r.Manager)
 			if wide {
-				line += fmt.Sprintf("\t%s\t%s\t%s", r.ID, r.LifecycleUID, r.GoalID)
+				line += fmt.Sprintf("\t%s\t%s\t%s\t%s", r.ID, r.LifecycleUID, r.GoalID, dash(r.Session))
 			}
 			fmt.Fprintln(tw, line)
 		}
@@ -116,6 +117,11 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		for _, r := range cs.Rows {
 			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
+			}
+		}
+		for _, r := range cs.Rows {
+			if line := askingLine(r); line != "" {
+				fmt.Fprintln(g.stdout, line)
 			}
 		}
 		for _, r := range cs.Rows {
@@ -154,6 +160,25 @@ func howEnded(process string, graceful bool) string {
 		return "it exited with status " + strings.TrimPrefix(process, "exited ")
 	}
 	return process
+}
+
+// askingLine says what a running seat's harness waits on a person for,
+// how long, and how to answer: "cc: approve Bash(touch x) 40s (...)";
+// "" when it waits on nothing.
+func askingLine(r client.CensusRow) string {
+	a := r.Agent
+	if a == nil || a.State != client.AgentWaiting || !r.Running() {
+		return ""
+	}
+	how := fmt.Sprintf("attach to answer: cotal attach %s", r.Name)
+	if a.Answerable {
+		how = fmt.Sprintf("cotal approve %s / cotal deny %s", r.Name, r.Name)
+	}
+	asks := wire.CleanLabel(a.Asks)
+	if asks == "" {
+		asks = "waiting for input"
+	}
+	return fmt.Sprintf("%s: %s %s (waiting on you; %s)", r.Name, asks, ageMs(r.ManagerNowMs, a.SinceMs), how)
 }
 
 // waitingLine says what waits at a seat's connector and why, "" when

@@ -64,9 +64,11 @@ const (
 
 // SelfCommands are the manager commands every agent may call about itself
 // (the seat connector answers them); the broker vouches for the caller
-// through the subject. The last four are what a seat's MCP server reads
-// and steers its connector with (seat/selfconnector.go).
-var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello"}
+// through the subject. Connector to hello are what a seat's MCP server
+// reads and steers its connector with (seat/selfconnector.go); the hook
+// commands are what its harness's hooks report through (seat/hook.go).
+var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello",
+	"hook", "hook-wait", "hook-done"}
 
 // OwnerCommands are the manager commands a spawn-capable agent may call in
 // owner mode, on the seats it spawned (the manager refuses any other).

@@ -37,8 +37,10 @@ func (m *Manager) commands() []ep.Command {
 		{Name: "join", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(JoinedReply{}), Capability: "self", Handler: m.selfJoin},
 		{Name: "leave", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(LeftReply{}), Capability: "self", Handler: m.selfLeave},
 	}
-	// What the seat's MCP server needs of its connector (selfconnector.go).
-	return append(cmds, m.selfConnectorCommands()...)
+	// What the seat's MCP server needs of its connector (selfconnector.go),
+	// and what its harness's hooks report through (hook.go).
+	cmds = append(cmds, m.selfConnectorCommands()...)
+	return append(cmds, m.hookCommands()...)
 }
 
 func (m *Manager) status(context.Context, *ep.Call) (any, *ep.Error) {

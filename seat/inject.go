@@ -2,6 +2,7 @@ package seat
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -94,22 +96,27 @@ func injects(p *Persona) bool {
 
 // injector puts a seat's arrivals in front of its agent as they come (spec
 // §12): the attention table decides which now, which later and which only
-// for the agent's own inbox read; each batch is one framed block typed as
-// a bracketed paste and a separate Enter, and its items are acked only
-// once the pty accepted every byte; otherwise they go back, marked as a
-// possible repeat when part was written. Nothing is injected while the
-// floor is the person's.
+// for the agent's own inbox read. Nothing is written while the floor is
+// the person's.
+//
+// A harness that reports itself (harness.go) gets its arrivals through
+// its hooks (handout.go); the injector only wakes it when it sits idle at
+// its own prompt, by typing the fixed nudge, whose prompt's hook then
+// hands the arrivals over. Any other program gets them typed: each batch
+// one framed block as a bracketed paste and a separate Enter, only while
+// its screen allows (no full-screen program up; its persona's prompt rule
+// matched, when it has one); its items are acked once the pty accepted
+// every byte, otherwise they go back, marked as a possible repeat when
+// part was written.
 type injector struct {
 	m    *Manager
 	s    *Seat
 	conn *mesh.Endpoint
 	proc *pty.Seat
-
-	repeats map[string]bool // ids written without confirmation
 }
 
 func (m *Manager) startInjector(s *Seat, conn *mesh.Endpoint, proc *pty.Seat) {
-	in := &injector{m: m, s: s, conn: conn, proc: proc, repeats: map[string]bool{}}
+	in := &injector{m: m, s: s, conn: conn, proc: proc}
 	s.mu.Lock()
 	s.injects = true
 	s.mu.Unlock()
@@ -130,6 +137,7 @@ func (in *injector) run(ctx context.Context) {
 		case <-in.proc.Done():
 			return
 		case <-in.conn.Arrivals():
+		case <-in.s.wake:
 		case <-t.C:
 		}
 		in.once()
@@ -139,27 +147,29 @@ func (in *injector) run(ctx context.Context) {
 // once injects what the attention table says is due now, and tells the
 // senders of what waits why it waits.
 func (in *injector) once() {
+	in.s.expireFlights(in.m)
 	if why := in.s.held(in.m); why != "" {
 		in.s.setHeld(why)
 		in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "held: "+why) })
 		return
 	}
 	in.s.setHeld("")
-	me := in.conn.Me()
 	rec, _ := in.conn.PresenceRecord()
-	att := rec.Attention
-	if att == "" {
-		att = presence.Open
-	}
+	reports := in.s.h.reports()
 	idle := rec.Status == presence.Idle
-	action := func(it *mesh.Item) mesh.Action {
-		return mesh.Attend(it, me, att, in.conn.ChannelMode(it.Subject.Channel), idle)
+	if reports {
+		idle = in.s.idleAtPrompt(in.proc) == ""
 	}
+	action := attendFn(in.conn, idle)
 	for _, it := range in.conn.TakeWhere(func(it *mesh.Item) bool { return action(it) == mesh.Drop }) {
 		_ = it.Drop("channel #" + it.Subject.Channel + " is muted")
 	}
 	// What is left for the inbox now stays there: a post held back under
 	// focus or on a quiet channel is not injected when attention changes.
+	att := rec.Attention
+	if att == "" {
+		att = presence.Open
+	}
 	in.conn.Mark(func(it *mesh.Item) {
 		if !it.PullOnly && action(it) == mesh.Pull {
 			it.PullOnly = true
@@ -173,6 +183,14 @@ func (in *injector) once() {
 	if !in.conn.AnyWhere(func(it *mesh.Item) bool { return action(it) == mesh.Inject }) {
 		return
 	}
+	if reports {
+		in.nudge()
+		return
+	}
+	if why := in.terminalHeld(); why != "" {
+		in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "held: "+why) })
+		return
+	}
 	// Held items ride along with the ones due now (dnd: the next turn).
 	items := in.conn.TakeWhere(func(it *mesh.Item) bool {
 		a := action(it)
@@ -183,23 +201,100 @@ func (in *injector) once() {
 	}
 }
 
+// nudgeText is what wakes a harness idle at its prompt: fixed, no digit or
+// key a dialog could take as an answer; the messages themselves reach the
+// model through the hook of the prompt it starts.
+const nudgeText = "[cotal] new peer messages: read them in this turn's context"
+
+// nudge wakes a harness idle at its own prompt to take what is due through
+// its hooks; while it works or waits on a person the items wait, saying
+// why.
+func (in *injector) nudge() {
+	if why := in.s.idleAtPrompt(in.proc); why != "" {
+		in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "held: "+why) })
+		return
+	}
+	if _, err := in.proc.Paste(nudgeText, true); err != nil {
+		in.m.logf("seat %s: typing the nudge: %v", in.s.name, err)
+		return
+	}
+	// Until its hooks say otherwise it is no longer known to be at its
+	// prompt: one nudge per time it sits there.
+	in.s.mu.Lock()
+	in.s.agent.atPrompt, in.s.agent.screenIdle = false, false
+	in.s.mu.Unlock()
+	in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "woke its agent at its prompt; its hook hands it over") })
+}
+
+// idleAtPrompt says why a harness that reports itself is not verifiably
+// idle at its own prompt, "" when it is: its reports say so (its turn
+// ended and nothing was asked or typed since), or, before its first turn
+// or after a dialog closed without a word from it, its screen does; and
+// nothing shows over its prompt either way.
+func (s *Seat) idleAtPrompt(proc *pty.Seat) string {
+	s.mu.Lock()
+	a := s.agent
+	s.mu.Unlock()
+	switch {
+	case a.ask != nil || a.state == client.AgentWaiting:
+		return "waiting on a person: " + a.asks
+	case a.state == client.AgentWorking:
+		return "in a turn; its hooks hand it over"
+	case !a.atPrompt && !a.screenIdle:
+		return "not known to be at its prompt"
+	}
+	if proc.AltScreen() {
+		return "a full-screen program is up"
+	}
+	scr := s.h.screen(strings.Split(proc.Screen(), "\n"))
+	switch {
+	case scr.dialog != "":
+		return "a dialog is up: " + scr.dialog
+	case scr.known && !scr.atPrompt:
+		return "its screen shows no prompt"
+	}
+	return ""
+}
+
+// terminalHeld says why text may not be typed into a program that does
+// not report itself, "" when it may: never while a full-screen program is
+// up, and, when the persona names its prompt, only while the screen
+// shows it.
+func (in *injector) terminalHeld() string {
+	if in.proc.AltScreen() {
+		return "a full-screen program is up"
+	}
+	scr := in.s.h.screen(strings.Split(in.proc.Screen(), "\n"))
+	if scr.known && !scr.atPrompt {
+		return "its screen shows no prompt"
+	}
+	return ""
+}
+
 // inject types one block and settles its items by what the pty accepted.
 func (in *injector) inject(items []*mesh.Item) {
 	me := in.conn.Me()
 	lines := make([]string, len(items))
 	repeat := make([]bool, len(items))
+	in.s.mu.Lock()
 	for i, it := range items {
 		lines[i] = render.Item(it.Kind, it.Subject, it.Msg, it.Historical, me)
-		repeat[i] = it.Msg.ID != "" && in.repeats[it.Msg.ID]
+		repeat[i] = it.Msg.ID != "" && in.s.repeats[it.Msg.ID]
 	}
+	in.s.mu.Unlock()
 	n, err := in.proc.Paste(render.Block(lines, repeat), true)
 	if err != nil {
 		if n > 0 { // part of it reached the agent
+			in.s.mu.Lock()
+			if in.s.repeats == nil {
+				in.s.repeats = map[string]bool{}
+			}
 			for _, it := range items {
 				if it.Msg.ID != "" {
-					in.repeats[it.Msg.ID] = true
+					in.s.repeats[it.Msg.ID] = true
 				}
 			}
+			in.s.mu.Unlock()
 		}
 		in.m.logf("seat %s: injecting %d message(s): %v (%d bytes accepted); they stay in its inbox", in.s.name, len(items), err, n)
 		for _, it := range items {
@@ -208,8 +303,12 @@ func (in *injector) inject(items []*mesh.Item) {
 		in.conn.Requeue(items)
 		return
 	}
+	in.s.mu.Lock()
 	for _, it := range items {
-		delete(in.repeats, it.Msg.ID)
+		delete(in.s.repeats, it.Msg.ID)
+	}
+	in.s.mu.Unlock()
+	for _, it := range items {
 		it.Note(wire.RungInjected, "")
 		_ = it.Ack()
 	}

@@ -50,6 +50,13 @@ type Row struct {
 	// Injects says the seat's arrivals are put in front of its agent;
 	// a plain command seat without `inject: true` reads its inbox itself.
 	Injects bool `json:"injects,omitempty"`
+	// Agent is what the seat's harness last reported of itself (its
+	// hooks): working, waiting on a person and on what, or idle; nil when
+	// its harness reports nothing.
+	Agent *AgentState `json:"agent,omitempty"`
+	// Session is the harness's own session id, as its start reported it
+	// (what a resume needs).
+	Session string `json:"session,omitempty"`
 }
 
 // SessionRow is one attach session on a seat.
