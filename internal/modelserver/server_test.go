@@ -140,7 +140,9 @@ func TestHeldStep(t *testing.T) {
 	release := make(chan struct{})
 	s.Chain("slow", modelserver.NewContains("go"), modelserver.Say("late").HeldBy(release))
 	got := make(chan [][2]string, 1)
-	go func() { got <- post(t, s, `{"model":"m","stream":true,`+tools+`,"messages":[{"role":"user","content":"go"}]}`) }()
+	go func() {
+		got <- post(t, s, `{"model":"m","stream":true,`+tools+`,"messages":[{"role":"user","content":"go"}]}`)
+	}()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if _, err := s.Wait(ctx, func(r *modelserver.Request) bool { return r.Chain == "slow" }); err != nil {
