@@ -50,6 +50,12 @@ type (
 		bytes int
 		err   error
 	}
+	answeredMsg struct {
+		seat     Seat
+		decision string
+		asked    string
+		err      error
+	}
 )
 
 func personasCmd(c SeatControl) tea.Cmd {
@@ -95,6 +101,15 @@ func inputCmd(c SeatControl, s Seat, text string) tea.Cmd {
 		defer cancel()
 		n, err := c.Input(ctx, s, text)
 		return inputSentMsg{seat: s, bytes: n, err: err}
+	}
+}
+
+func answerCmd(c SeatControl, s Seat, decision string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), seatCallTimeout)
+		defer cancel()
+		asked, err := c.Answer(ctx, s, decision)
+		return answeredMsg{seat: s, decision: decision, asked: asked, err: err}
 	}
 }
 
