@@ -303,7 +303,14 @@ func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, a
 		return nil
 	case ep.GoalUncertain:
 		if !asJSON {
-			fmt.Fprintf(g.stdout, "uncertain: %s did not show it was up within the bound; it is kept running: inspect it with `cotal screen %s` and `cotal ps` rather than spawning it again\n", acc.Name, acc.Name)
+			why := fmt.Sprintf("%s did not show it was up within the bound", acc.Name)
+			var d struct {
+				Reason string `json:"reason"`
+			}
+			if json.Unmarshal(res.Data, &d) == nil && d.Reason != "" {
+				why = wire.CleanLabel(d.Reason)
+			}
+			fmt.Fprintf(g.stdout, "uncertain: %s; it is kept running: inspect it with `cotal screen %s` and `cotal ps` rather than spawning it again\n", why, acc.Name)
 		}
 		return exitError{exitFail}
 	default:

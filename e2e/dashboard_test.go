@@ -47,6 +47,13 @@ func startDashboardIn(t *testing.T, home, dir string, args ...string) *tmuxCotal
 // cotal (the dashboard) unless args name a command.
 func startSized(t *testing.T, home, dir string, w, h int, args ...string) *tmuxCotal {
 	t.Helper()
+	return startSizedEnv(t, home, dir, w, h, nil, args...)
+}
+
+// startSizedEnv is startSized with extra KEY=VALUE pairs in the
+// dashboard's environment (a PATH holding a harness).
+func startSizedEnv(t *testing.T, home, dir string, w, h int, extra []string, args ...string) *tmuxCotal {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		// CI installs tmux (.ci/run) and asks for these tests; only a
 		// developer's machine without tmux may go without them.
@@ -62,6 +69,9 @@ func startSized(t *testing.T, home, dir string, w, h int, args ...string) *tmuxC
 		if k, _, _ := strings.Cut(kv, "="); k == "COTAL_HOME" || k == "HOME" || k == "PATH" {
 			env = append(env, shellQuote(kv))
 		}
+	}
+	for _, kv := range extra {
+		env = append(env, shellQuote(kv))
 	}
 	cmdline := []string{shellQuote(cotalBin)}
 	for _, a := range args {

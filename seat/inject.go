@@ -230,7 +230,7 @@ func (in *injector) nudge() {
 // idle at its own prompt, "" when it is: its reports say so (its turn
 // ended and nothing was asked or typed since), or, before its first turn
 // or after a dialog closed without a word from it, its screen does; and
-// nothing shows over its prompt either way.
+// its screen shows its prompt with nothing over it either way.
 func (s *Seat) idleAtPrompt(proc *pty.Seat) string {
 	s.mu.Lock()
 	a := s.agent
@@ -243,15 +243,16 @@ func (s *Seat) idleAtPrompt(proc *pty.Seat) string {
 	case !a.atPrompt && !a.screenIdle:
 		return "not known to be at its prompt"
 	}
-	if proc.AltScreen() {
-		return "a full-screen program is up"
-	}
+	// Its own screen rule knows its prompt (Claude Code may draw it on
+	// the alternate screen); without one, a full-screen program is up.
 	scr := s.h.screen(strings.Split(proc.Screen(), "\n"))
 	switch {
 	case scr.dialog != "":
 		return "a dialog is up: " + scr.dialog
 	case scr.known && !scr.atPrompt:
 		return "its screen shows no prompt"
+	case !scr.known && proc.AltScreen():
+		return "a full-screen program is up"
 	}
 	return ""
 }

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -176,6 +177,12 @@ func (d *Managers) AwaitSpawn(ctx context.Context, t SpawnTicket) (SpawnOutcome,
 		o.State = SpawnSucceeded
 	case ep.GoalUncertain:
 		o.State = SpawnUncertain
+		var d struct {
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal(res.Data, &d) == nil {
+			o.Message = d.Reason
+		}
 	default:
 		o.Message = res.State
 		if res.Error != nil {

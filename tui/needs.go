@@ -44,7 +44,8 @@ type laneEntry struct {
 	name  string
 	since time.Time // when the need began
 	what  string    // the detail: what it waits for, how it ended
-	// answer: its harness's hook holds the question, so p answers it.
+	// answer: its harness's hook holds the question, so p answers it
+	// (the line says "p:" before the question).
 	answer bool
 }
 
@@ -183,11 +184,11 @@ func (n *needsView) View() string {
 	for _, e := range n.waiting[:shown] {
 		g, style := e.need.glyph(st)
 		line := style.Render(g) + " " + st.Name(e.name).Render(cut(e.name, 16)) + "  " + style.Render(e.when(n.sh.now))
+		if e.answer {
+			line += "  " + st.Key.Render("p:")
+		}
 		if what := e.detail(); what != "" {
 			line += "  " + what
-		}
-		if e.answer {
-			line += "  " + st.Dim.Render("p answers")
 		}
 		lines = append(lines, line)
 	}

@@ -198,10 +198,10 @@ func TestNeedsYouShowsWhatAHarnessAsksAndPAnswersIt(t *testing.T) {
 	h.batch(time.Second, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{calm, cc}}})
 	h.batch(time.Second, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{calm, cc, starting}}})
 	s := h.screen()
-	if l := laneLine(s, "cc"); !strings.HasPrefix(l, "◐ cc  waiting 41s  approve Bash(touch run-bbb2)  p answers") {
+	if l := laneLine(s, "cc"); !strings.HasPrefix(l, "◐ cc  waiting 41s  p:  approve Bash(touch run-bbb2)") {
 		t.Errorf("lane line for cc is %q", l)
 	}
-	if l := laneLine(s, "boot"); !strings.HasPrefix(l, "◐ boot  waiting 6s  Make auto mode your default permission mode?") || strings.Contains(l, "p answers") {
+	if l := laneLine(s, "boot"); !strings.HasPrefix(l, "◐ boot  waiting 6s  Make auto mode your default permission mode?") || strings.Contains(l, "p:") {
 		t.Errorf("lane line for the seat at a start-up dialog is %q", l)
 	}
 	if len(h.notices) != 2 || !strings.HasSuffix(h.notices[0], "|cc needs you: waiting 41s, approve Bash(touch run-bbb2)") {

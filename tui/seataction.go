@@ -94,8 +94,10 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 	if key.Matches(msg, k.Answer) {
 		asks, waiting := s.asking()
 		switch {
+		case !waiting && s.Agent == "":
+			m.status.setError(fmt.Sprintf("seat %s asks nothing: its harness reports nothing to cotal (a attaches to it)", name))
 		case !waiting:
-			m.status.setError(fmt.Sprintf("seat %s asks nothing now", name))
+			m.status.setError(fmt.Sprintf("seat %s asks nothing now (it is %s)", name, wire.CleanLabel(s.Agent)))
 		case !s.Answerable:
 			m.status.setError(fmt.Sprintf("seat %s asks %q, which cotal cannot answer for it: a attaches to answer it", name, wire.CleanLabel(asks)))
 		default:

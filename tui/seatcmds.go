@@ -121,6 +121,8 @@ func spawnOutcomeText(m spawnDoneMsg) (string, bool) {
 		return fmt.Sprintf("spawn of %s: no outcome (%v); see its row and screen", name, m.err), true
 	case m.outcome.State == SpawnSucceeded:
 		return name + " is up and on the mesh", false
+	case m.outcome.State == SpawnUncertain && m.outcome.Message != "":
+		return wire.CleanLabel(m.outcome.Message), true
 	case m.outcome.State == SpawnUncertain:
 		return name + " did not show it was up in time; it is kept running: read its screen rather than spawning again", true
 	}
