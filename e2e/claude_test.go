@@ -36,7 +36,7 @@ const claudeKey = "sk-ant-cotal-test-0123456789abcdefghij"
 // newClaudeWorld makes the world. settings are Claude Code's own user
 // settings; trusted says whether the project's folder was trusted before
 // (else Claude Code asks at its start).
-func newClaudeWorld(t *testing.T, settings map[string]any, trusted bool) *claudeWorld {
+func newClaudeWorld(t testing.TB, settings map[string]any, trusted bool) *claudeWorld {
 	t.Helper()
 	claude := testutil.Harness(t, "claude")
 	srv, err := modelserver.Start()
@@ -59,7 +59,7 @@ func newClaudeWorld(t *testing.T, settings map[string]any, trusted bool) *claude
 	return w
 }
 
-func writeJSONFile(t *testing.T, path string, v any) {
+func writeJSONFile(t testing.TB, path string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
@@ -107,7 +107,7 @@ type psAgent struct {
 	} `json:"agent"`
 }
 
-func seatRowJSON(t *testing.T, home, dir, space, name string) psAgent {
+func seatRowJSON(t testing.TB, home, dir, space, name string) psAgent {
 	t.Helper()
 	out, stderr, code := runIn2(t, home, dir, space, "ps", "--json")
 	if code != 0 {

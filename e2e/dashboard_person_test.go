@@ -162,13 +162,13 @@ func (tc *tmuxCotal) quit() {
 }
 
 // runIn2 runs cotal from dir (where its personas are) in space.
-func runIn2(t *testing.T, home, dir, space string, args ...string) (string, string, int) {
+func runIn2(t testing.TB, home, dir, space string, args ...string) (string, string, int) {
 	t.Helper()
 	return runInEnv(t, home, dir, space, nil, args...)
 }
 
 // runInEnv is runIn2 with extra KEY=VALUE pairs in cotal's environment.
-func runInEnv(t *testing.T, home, dir, space string, extra []string, args ...string) (string, string, int) {
+func runInEnv(t testing.TB, home, dir, space string, extra []string, args ...string) (string, string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()

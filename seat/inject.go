@@ -22,6 +22,11 @@ const (
 	// injectTick is how often the injector looks again without an arrival
 	// (the agent became idle, the floor came free).
 	injectTick = time.Second
+	// screenPoll is how soon it looks at a screen again after output while
+	// only the screen holds what is due; screenSettle is how long after
+	// the last output it keeps looking (the emulator draws behind it).
+	screenPoll   = 25 * time.Millisecond
+	screenSettle = 200 * time.Millisecond
 )
 
 // Why an injector holds, as ps and the dashboard show it.
@@ -130,6 +135,13 @@ func (m *Manager) startInjector(s *Seat, conn *mesh.Endpoint, proc *pty.Seat) {
 func (in *injector) run(ctx context.Context) {
 	t := time.NewTicker(injectTick)
 	defer t.Stop()
+	// While only the screen holds what is due (its prompt not drawn yet, a
+	// dialog up), the screen is read again soon after each output rather
+	// than at the next tick.
+	poll := time.NewTicker(screenPoll)
+	defer poll.Stop()
+	watching := false
+	var seen time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -139,26 +151,37 @@ func (in *injector) run(ctx context.Context) {
 		case <-in.conn.Arrivals():
 		case <-in.s.wake:
 		case <-t.C:
+		case <-poll.C:
+			out := in.proc.LastOutput()
+			if !watching || (out.Equal(seen) && time.Since(out) > screenSettle) {
+				continue
+			}
+			seen = out
 		}
-		in.once()
+		watching = in.once()
 	}
 }
 
 // once injects what the attention table says is due now, and tells the
-// senders of what waits why it waits.
-func (in *injector) once() {
+// senders of what waits why it waits. It reports whether what is due waits
+// on the screen alone.
+func (in *injector) once() (screen bool) {
 	in.s.expireFlights(in.m)
 	if why := in.s.held(in.m); why != "" {
 		in.s.setHeld(why)
 		in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "held: "+why) })
-		return
+		return false
 	}
 	in.s.setHeld("")
 	rec, _ := in.conn.PresenceRecord()
 	reports := in.s.h.reports()
 	idle := rec.Status == presence.Idle
 	if reports {
-		idle = in.s.idleAtPrompt(in.proc) == ""
+		// Its own word: its turn has ended (the nudge still waits for its
+		// prompt).
+		in.s.mu.Lock()
+		idle = in.s.agent.state == client.AgentIdle
+		in.s.mu.Unlock()
 	}
 	action := attendFn(in.conn, idle)
 	for _, it := range in.conn.TakeWhere(func(it *mesh.Item) bool { return action(it) == mesh.Drop }) {
@@ -181,15 +204,14 @@ func (in *injector) once() {
 		}
 	})
 	if !in.conn.AnyWhere(func(it *mesh.Item) bool { return action(it) == mesh.Inject }) {
-		return
+		return false
 	}
 	if reports {
-		in.nudge()
-		return
+		return in.nudge()
 	}
-	if why := in.terminalHeld(); why != "" {
+	if why, screen := in.terminalHeld(); why != "" {
 		in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "held: "+why) })
-		return
+		return screen
 	}
 	// Held items ride along with the ones due now (dnd: the next turn).
 	items := in.conn.TakeWhere(func(it *mesh.Item) bool {
@@ -199,6 +221,7 @@ func (in *injector) once() {
 	if len(items) > 0 {
 		in.inject(items)
 	}
+	return false
 }
 
 // nudgeText is what wakes a harness idle at its prompt: fixed, no digit or
@@ -208,15 +231,15 @@ const nudgeText = "[cotal] new peer messages: read them in this turn's context"
 
 // nudge wakes a harness idle at its own prompt to take what is due through
 // its hooks; while it works or waits on a person the items wait, saying
-// why.
-func (in *injector) nudge() {
-	if why := in.s.idleAtPrompt(in.proc); why != "" {
+// why. It reports whether they wait on its screen alone.
+func (in *injector) nudge() (screen bool) {
+	if why, screen := in.s.idleAtPrompt(in.proc); why != "" {
 		in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "held: "+why) })
-		return
+		return screen
 	}
 	if _, err := in.proc.Paste(nudgeText, true); err != nil {
 		in.m.logf("seat %s: typing the nudge: %v", in.s.name, err)
-		return
+		return false
 	}
 	// Until its hooks say otherwise it is no longer known to be at its
 	// prompt: one nudge per time it sits there.
@@ -224,52 +247,56 @@ func (in *injector) nudge() {
 	in.s.agent.atPrompt, in.s.agent.screenIdle = false, false
 	in.s.mu.Unlock()
 	in.conn.Mark(func(it *mesh.Item) { it.Note(wire.RungTaken, "woke its agent at its prompt; its hook hands it over") })
+	return false
 }
 
 // idleAtPrompt says why a harness that reports itself is not verifiably
 // idle at its own prompt, "" when it is: its reports say so (its turn
 // ended and nothing was asked or typed since), or, before its first turn
 // or after a dialog closed without a word from it, its screen does; and
-// its screen shows its prompt with nothing over it either way.
-func (s *Seat) idleAtPrompt(proc *pty.Seat) string {
+// no dialog shows on its screen either way (and, without its reports'
+// proof, its prompt does). screen says the screen alone stands in the way.
+func (s *Seat) idleAtPrompt(proc *pty.Seat) (why string, screen bool) {
 	s.mu.Lock()
 	a := s.agent
 	s.mu.Unlock()
 	switch {
 	case a.ask != nil || a.state == client.AgentWaiting:
-		return "waiting on a person: " + a.asks
+		return "waiting on a person: " + a.asks, false
 	case a.state == client.AgentWorking:
-		return "in a turn; its hooks hand it over"
+		return "in a turn; its hooks hand it over", false
 	case !a.atPrompt && !a.screenIdle:
-		return "not known to be at its prompt"
+		return "not known to be at its prompt", false
 	}
 	// Its own screen rule knows its prompt (Claude Code may draw it on
 	// the alternate screen); without one, a full-screen program is up.
 	scr := s.h.screen(strings.Split(proc.Screen(), "\n"))
 	switch {
 	case scr.dialog != "":
-		return "a dialog is up: " + scr.dialog
+		return "a dialog is up: " + scr.dialog, true
+	case a.atPrompt:
+		// Its reports prove it: its prompt may be drawn a moment later.
 	case scr.known && !scr.atPrompt:
-		return "its screen shows no prompt"
+		return "its screen shows no prompt", true
 	case !scr.known && proc.AltScreen():
-		return "a full-screen program is up"
+		return "a full-screen program is up", true
 	}
-	return ""
+	return "", false
 }
 
 // terminalHeld says why text may not be typed into a program that does
 // not report itself, "" when it may: never while a full-screen program is
 // up, and, when the persona names its prompt, only while the screen
 // shows it.
-func (in *injector) terminalHeld() string {
+func (in *injector) terminalHeld() (why string, screen bool) {
 	if in.proc.AltScreen() {
-		return "a full-screen program is up"
+		return "a full-screen program is up", true
 	}
 	scr := in.s.h.screen(strings.Split(in.proc.Screen(), "\n"))
 	if scr.known && !scr.atPrompt {
-		return "its screen shows no prompt"
+		return "its screen shows no prompt", true
 	}
-	return ""
+	return "", false
 }
 
 // inject types one block and settles its items by what the pty accepted.
