@@ -110,8 +110,9 @@ func (mcpHarness) hook(*hookCall) (client.HookReply, error) { return client.Hook
 func (mcpHarness) screen([]string) screenRead               { return screenRead{} }
 
 // commandHarness is a plain command. Its persona may name the screen of
-// its idle prompt (`prompt:`, a regular expression the last line on its
-// screen must match, like '^\$ $'): typed delivery then waits for it.
+// its idle prompt (`prompt:`, a regular expression the last non-empty
+// line of its screen must match, trailing blanks trimmed, like '^\$$'):
+// typed delivery then waits for it.
 type commandHarness struct{ prompt *regexp.Regexp }
 
 func commandHarnessFor(p *Persona) (harness, error) {
