@@ -76,7 +76,9 @@ func BenchmarkDMToAgent(b *testing.B) {
 		}
 		b.StopTimer()
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		req, err := w.srv.Wait(ctx, func(r *modelserver.Request) bool { return r.Kind == modelserver.Main && strings.Contains(r.New, marker) })
+		req, err := w.srv.Wait(ctx, func(r *modelserver.Request) bool {
+			return r.Kind == modelserver.Main && strings.Contains(r.New, marker)
+		})
 		cancel()
 		if err != nil {
 			b.Fatalf("the model never got %s: %v", marker, err)
