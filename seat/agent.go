@@ -27,6 +27,7 @@ type agentState struct {
 	session    string // the harness's own session id
 	continued  int    // consecutive turns kept going at its Stop
 	ask        *ask   // what a hook of it waits on a person for, nil for none
+	ended      []*ask // its latest questions that ended, for their hooks' next ask
 }
 
 // agentReport is one report of a harness's state.

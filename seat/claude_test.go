@@ -24,7 +24,7 @@ const hookGrace = 2 * time.Second
 func claudeMesh(t *testing.T) (*harness, *fakeHarness, seat.SpawnAccepted) {
 	t.Helper()
 	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 20 * time.Second, HookGrace: hookGrace})
-	f := h.fakeClaudePersona(t, "cc")
+	f := h.fakeClaudePersona(t, "cc", false)
 	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "cc"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 25*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn of the stand-in: %s %+v\nscreen:\n%s", res.State, res.Error, screen(t, h.c, h.iid, acc.Name).Screen)
@@ -354,5 +354,89 @@ func TestOnlyTheOperatorAnswersASeat(t *testing.T) {
 	mustCall(t, h.c, h.iid, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerDeny}, nil)
 	if res := <-got; !strings.Contains(res.Stdout, `"deny"`) {
 		t.Fatalf("the operator's deny printed %q", res.Stdout)
+	}
+}
+
+// TestClaudeSessionStartCarriesWhatWaited: a DM that waits before the
+// session starts goes out as the SessionStart hook's context; the session,
+// idle at its prompt with no turn yet, is woken so that context reaches
+// the model, and the DM is acked once the model answered.
+func TestClaudeSessionStartCarriesWhatWaited(t *testing.T) {
+	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 20 * time.Second, HookGrace: hookGrace})
+	f := h.fakeClaudePersona(t, "cc", true)
+	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "cc"})
+	bob := h.peer(t, "bob", []string{"team"})
+	w, err := bob.WatchReceipts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	var sent mesh.Receipt
+	waitFor(t, 10*time.Second, func() error {
+		var err error
+		sent, err = bob.DM(ctxT(t), acc.Name, "before-your-start")
+		return err
+	})
+	agentRow(t, h, acc.Name, func(r seat.Row) error {
+		if r.Waiting != 1 {
+			return fmt.Errorf("%d waiting at the connector", r.Waiting)
+		}
+		return nil
+	})
+	f.start()
+	if res := goal(t, h.c, h.iid, acc.GoalID, 25*time.Second); res.State != ep.GoalSucceeded {
+		t.Fatalf("spawn: %s %+v", res.State, res.Error)
+	}
+	var start fakeRes
+	waitFor(t, 10*time.Second, func() error {
+		lines := f.lines("start.log")
+		if len(lines) == 0 {
+			return fmt.Errorf("no SessionStart yet")
+		}
+		return json.Unmarshal([]byte(lines[0]), &start)
+	})
+	if ctx := hookContext(t, start.Stdout); !strings.Contains(ctx, "[DM from bob] before-your-start") {
+		t.Fatalf("SessionStart's context: %q", start.Stdout)
+	}
+	// No turn has carried it yet: the session is woken.
+	waitFor(t, 15*time.Second, func() error {
+		if typed := f.lines("typed.log"); len(typed) != 1 {
+			return fmt.Errorf("typed %q", typed)
+		}
+		return nil
+	})
+	if p := noteWith(t, w, sent.ID, func(p mesh.Progress) bool { return p.Reaches(wire.RungInjected) }); p.Reaches(wire.RungAcked) {
+		t.Fatalf("acked before the model answered: %+v", p)
+	}
+	f.hook(fakeCmd{Event: "Stop", Input: map[string]any{}})
+	noteWith(t, w, sent.ID, func(p mesh.Progress) bool { return p.Reached == wire.RungAcked })
+	if typed := f.lines("typed.log"); len(typed) != 1 {
+		t.Fatalf("woken more than once: %q", typed)
+	}
+}
+
+// TestClaudeAnswerBetweenWaitsReachesItsHook: a person's answer that comes
+// while the hook is between two of its waits is what its next wait gets.
+func TestClaudeAnswerBetweenWaitsReachesItsHook(t *testing.T) {
+	h, _, acc := claudeMesh(t)
+	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
+	in, _ := json.Marshal(map[string]any{"session_id": fakeSession, "hook_event_name": "PermissionRequest",
+		"tool_name": "Bash", "tool_input": map[string]any{"command": "make"}})
+	res, err := c.Call(ctxT(t), seat.Endpoint, client.CmdHook, client.HookArgs{Event: "PermissionRequest", Input: in}, ep.Self(), ep.On(h.iid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r client.HookReply
+	if err := json.Unmarshal(res.Data, &r); err != nil || !r.Waiting || r.Token == "" {
+		t.Fatalf("the hook's first reply %s (%v), want it to wait, with a token", res.Data, err)
+	}
+	mustCall(t, h.c, h.iid, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, nil)
+	res, err = c.Call(ctxT(t), seat.Endpoint, client.CmdHookWait, client.HookWaitArgs{Token: r.Token}, ep.Self(), ep.On(h.iid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var after client.HookReply
+	if err := json.Unmarshal(res.Data, &after); err != nil || after.Waiting || !strings.Contains(after.Output, `"behavior":"allow"`) {
+		t.Fatalf("the wait after the answer: %s (%v)", res.Data, err)
 	}
 }

@@ -31,6 +31,10 @@ import (
 // typed at it, prompts.log the outputs of its prompt hooks.
 const fakeClaudeEnv = "COTAL_TEST_FAKE_CLAUDE"
 
+// fakeHoldEnv makes the stand-in wait for a "start" file before its
+// session starts.
+const fakeHoldEnv = "COTAL_TEST_FAKE_HOLD"
+
 // fakeSession is the session id the stand-in reports.
 const fakeSession = "5e551011-0000-4000-8000-00000000c1a0"
 
@@ -65,7 +69,16 @@ func fakeClaude() {
 		os.Exit(1)
 	}
 	defer cs.Close()
-	runFakeHook(fakeCmd{Event: "SessionStart", Input: map[string]any{"source": "startup"}})
+	// Held: its session starts once the test says (a file "start").
+	for os.Getenv(fakeHoldEnv) != "" {
+		if _, err := os.Stat(filepath.Join(dir, "start")); err == nil {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	r := runFakeHook(fakeCmd{Event: "SessionStart", Input: map[string]any{"source": "startup"}})
+	b, _ := json.Marshal(r)
+	logf("start.log", "%s", b)
 	rule := strings.Repeat("─", 60)
 	fmt.Printf("fake claude\n\n%s\n❯ \n%s\n", rule, rule)
 	go func() {
@@ -141,8 +154,9 @@ type fakeHarness struct {
 }
 
 // fakeClaudePersona puts the stand-in on PATH as claude and writes a
-// claude persona of that name run by it.
-func (h *harness) fakeClaudePersona(t *testing.T, name string) *fakeHarness {
+// claude persona of that name run by it; hold makes its session start
+// only once the test calls start.
+func (h *harness) fakeClaudePersona(t *testing.T, name string, hold bool) *fakeHarness {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -154,7 +168,11 @@ func (h *harness) fakeClaudePersona(t *testing.T, name string) *fakeHarness {
 	}
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	dir := t.TempDir()
-	body := fmt.Sprintf("---\nname: %s\nagent: claude\nenv: {%s: %q, COTAL_BIN: %q}\n---\nYou are a stand-in.\n", name, fakeClaudeEnv, dir, cotalBin)
+	holdEnv := ""
+	if hold {
+		holdEnv = ", " + fakeHoldEnv + ": \"1\""
+	}
+	body := fmt.Sprintf("---\nname: %s\nagent: claude\nenv: {%s: %q, COTAL_BIN: %q%s}\n---\nYou are a stand-in.\n", name, fakeClaudeEnv, dir, cotalBin, holdEnv)
 	if err := os.MkdirAll(filepath.Join(h.project, ".cotal", "agents"), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +180,14 @@ func (h *harness) fakeClaudePersona(t *testing.T, name string) *fakeHarness {
 		t.Fatal(err)
 	}
 	return &fakeHarness{t: t, dir: dir}
+}
+
+// start lets a held stand-in's session start.
+func (f *fakeHarness) start() {
+	f.t.Helper()
+	if err := os.WriteFile(filepath.Join(f.dir, "start"), nil, 0o600); err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 // hook runs one hook in the stand-in and returns what it printed.

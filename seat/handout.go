@@ -35,6 +35,9 @@ type flight struct {
 	session string
 	written bool
 	at      time.Time
+	// startup: handed over at its session's start, which no turn has
+	// carried to the model yet: the session must be woken for it.
+	startup bool
 }
 
 func newToken() string {
@@ -84,7 +87,7 @@ func (s *Seat) handOut(conn *mesh.Endpoint, event string) (text, token string) {
 	me := conn.Me()
 	lines := make([]string, len(items))
 	repeat := make([]bool, len(items))
-	f := &flight{token: newToken(), items: items, event: event, at: time.Now()}
+	f := &flight{token: newToken(), items: items, event: event, at: time.Now(), startup: event == "SessionStart"}
 	s.mu.Lock()
 	f.session = s.agent.session
 	for i, it := range items {
@@ -126,6 +129,29 @@ func (s *Seat) written(m *Manager, token string, ok bool, why string) bool {
 		it.Note(wire.RungInjected, "written by its "+f.event+" hook; acked once its model answers")
 	}
 	return true
+}
+
+// awaitsTurn reports whether what the session's start handed over waits
+// for a turn to reach the model.
+func (s *Seat) awaitsTurn() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.flights {
+		if f.startup && f.written && f.session == s.agent.session {
+			return true
+		}
+	}
+	return false
+}
+
+// turnBegan says a turn of the session started: it carries what the
+// session's start handed over.
+func (s *Seat) turnBegan() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, f := range s.flights {
+		f.startup = false
+	}
 }
 
 // confirm acks every flight of the session its hooks wrote: a report

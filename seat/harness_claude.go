@@ -149,7 +149,7 @@ func (c claudeHarness) hook(h *hookCall) (client.HookReply, error) {
 		return c.context(h, "SessionStart")
 	case "UserPromptSubmit":
 		h.dismiss("a prompt was submitted")
-		h.resetContinued()
+		h.promptBegan()
 		h.report(agentReport{state: client.AgentWorking, source: src})
 		return c.context(h, "UserPromptSubmit")
 	case "PreToolUse":
@@ -188,15 +188,15 @@ func (c claudeHarness) hook(h *hookCall) (client.HookReply, error) {
 // notification reads what Claude Code tells its person.
 func (claudeHarness) notification(h *hookCall, in claudeHookInput, src string) {
 	src += " " + in.NotificationType
-	switch in.NotificationType {
-	case "permission_prompt":
+	switch t := in.NotificationType; {
+	case t == "permission_prompt":
 		if a := h.agent(); a.ask != nil {
 			return // its PermissionRequest hook already said what it asks
 		}
 		h.report(agentReport{state: client.AgentWaiting, kind: client.AskApproval, asks: oneLabel(in.Message), source: src})
-	case "elicitation_dialog":
+	case strings.Contains(t, "elicitation"): // an MCP server asks the person (elicitation_dialog)
 		h.report(agentReport{state: client.AgentWaiting, kind: client.AskQuestion, asks: oneLabel(in.Message), source: src})
-	case "idle_prompt":
+	case t == "idle_prompt":
 		// Its prompt has sat idle a while: that it waits for its person
 		// is no question to answer, and it is at its prompt.
 		if a := h.agent(); a.ask == nil && a.state != client.AgentWorking {

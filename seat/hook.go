@@ -114,11 +114,13 @@ func (h *hookCall) continued(again bool, max int) bool {
 	return true
 }
 
-// resetContinued ends a run of kept-going turns (a person's prompt).
-func (h *hookCall) resetContinued() {
+// promptBegan is a turn begun by a prompt: it ends a run of kept-going
+// turns and carries what the session's start handed over.
+func (h *hookCall) promptBegan() {
 	h.s.mu.Lock()
 	h.s.agent.continued = 0
 	h.s.mu.Unlock()
+	h.s.turnBegan()
 }
 
 // ask is what a hook waits on a person for. Its fields are fixed once made;
@@ -145,6 +147,9 @@ func (h *hookCall) await(kind, what string, render func(decision, message string
 	a := &ask{token: newToken(), kind: kind, what: what, answerable: render != nil, render: render, done: make(chan struct{})}
 	h.s.mu.Lock()
 	old := h.s.agent.ask
+	if old != nil {
+		h.s.endAsk(old)
+	}
 	h.s.agent.ask = a
 	h.s.mu.Unlock()
 	if old != nil {
@@ -167,6 +172,16 @@ func (a *ask) resolve(output, why string) bool {
 	return true
 }
 
+// over reports whether the question has ended.
+func (a *ask) over() bool {
+	select {
+	case <-a.done:
+		return true
+	default:
+		return false
+	}
+}
+
 // wait waits up to hookPoll for a question's end.
 func (s *Seat) wait(ctx context.Context, a *ask) HookReply {
 	t := time.NewTimer(hookPoll)
@@ -186,21 +201,44 @@ func (s *Seat) wait(ctx context.Context, a *ask) HookReply {
 func (h *hookCall) dismiss(why string) {
 	h.s.mu.Lock()
 	a := h.s.agent.ask
-	h.s.agent.ask = nil
+	if a != nil {
+		h.s.endAsk(a)
+	}
 	h.s.mu.Unlock()
 	if a != nil && a.resolve("", why) {
 		h.m.logf("seat %s: its question %q ended: %s", h.s.name, a.what, why)
 	}
 }
 
-// openAsk is the seat's open question with that token, nil for none.
+// openAsk is the seat's question with that token, open or lately ended
+// (its hook may ask again only after the answer came), nil for none.
 func (s *Seat) openAsk(token string) *ask {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if a := s.agent.ask; a != nil && a.token == token {
 		return a
 	}
+	for _, a := range s.agent.ended {
+		if a.token == token {
+			return a
+		}
+	}
 	return nil
+}
+
+// keptAsks is how many ended questions a seat keeps for their hooks.
+const keptAsks = 8
+
+// endAsk takes the seat's question off it once it ended, keeping it a
+// while for its hook's next ask; it needs s.mu.
+func (s *Seat) endAsk(a *ask) {
+	if s.agent.ask == a {
+		s.agent.ask = nil
+	}
+	s.agent.ended = append(s.agent.ended, a)
+	if n := len(s.agent.ended) - keptAsks; n > 0 {
+		s.agent.ended = s.agent.ended[n:]
+	}
 }
 
 // hookSeat is the self-mode caller's seat and its connector.
@@ -256,7 +294,7 @@ func (m *Manager) selfHookWait(ctx context.Context, c *ep.Call) (any, *ep.Error)
 	_ = c.Decode(&a)
 	q := s.openAsk(a.Token)
 	if q == nil {
-		// Answered or dismissed since the last wait: nothing to print.
+		// Long gone: nothing to print.
 		return HookReply{Token: a.Token}, nil
 	}
 	return s.wait(ctx, q), nil
@@ -272,7 +310,7 @@ func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if s.written(m, a.Token, a.Written, a.Why) {
 		return struct{}{}, nil
 	}
-	if q := s.openAsk(a.Token); q != nil && !a.Written {
+	if q := s.openAsk(a.Token); q != nil && !a.Written && !q.over() {
 		// The harness stopped the hook: its question was answered at the
 		// terminal (a refusal interrupts the turn). Only the screen can
 		// show it idle now.
@@ -306,9 +344,7 @@ func (m *Manager) answer(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, ep.Refuse(ep.CodeConflict, "seat %s's question %q was already answered", a.Name, q.what)
 	}
 	s.mu.Lock()
-	if s.agent.ask == q {
-		s.agent.ask = nil
-	}
+	s.endAsk(q)
 	s.mu.Unlock()
 	m.logf("seat %s: %q answered %s by %s", s.name, q.what, a.Decision, c.Caller().ID())
 	s.report(m, agentReport{state: client.AgentWorking, source: fmt.Sprintf("answered %s from cotal", a.Decision)})

@@ -203,6 +203,11 @@ func (in *injector) once() (screen bool) {
 			it.Note(wire.RungTaken, why+": left for the agent's inbox read")
 		}
 	})
+	if reports && in.s.awaitsTurn() {
+		// What its session's start handed over reaches the model with
+		// its first turn.
+		return in.nudge()
+	}
 	if !in.conn.AnyWhere(func(it *mesh.Item) bool { return action(it) == mesh.Inject }) {
 		return false
 	}
