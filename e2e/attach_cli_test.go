@@ -220,6 +220,9 @@ func TestAttachReconnectsAfterAStall(t *testing.T) {
 	if err := syscall.Kill(server, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// However the test ends, tmux runs again before the cleanups ask it
+	// for the screen (a stopped server would never answer).
+	t.Cleanup(func() { _ = syscall.Kill(server, syscall.SIGCONT) })
 	stopped := time.Now()
 	waitSessions(t, home, dir, "chatty", 0, 45*time.Second)
 	t.Logf("the seat ended the stalled session after %s", time.Since(stopped).Round(100*time.Millisecond))
