@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"syscall"
@@ -22,6 +23,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 	"github.com/cotal-go/cotal/seat/client"
@@ -140,7 +142,17 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	}
 
 	sink := tui.NewLogSink(logf)
-	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Echoes: true, Logf: sink.Logf})
+	opts := mesh.Options{OneShot: true, Echoes: true, Logf: sink.Logf}
+	follow := func() (string, int, bool) {
+		rec, err := config.ReadBrokerRecord(p)
+		return rec.URL, rec.PID, err == nil && rec.URL != ""
+	}
+	if !hosting && g.server == "" {
+		// A client follows the mesh through restarts: every reconnect
+		// dials where broker.json says it runs now.
+		opts.Redial = func() string { url, _, _ := follow(); return url }
+	}
+	e, err := g.endpoint(ctx, opts)
 	if err != nil {
 		_ = stopMesh()
 		return err
@@ -160,6 +172,8 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	cfg.SeatSource, cfg.SeatControl = desk, desk
 	if g.server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = g.server, 0, "", ""
+	} else if !hosting {
+		cfg.Follow = follow
 	}
 	runErr := tui.Run(ctx, cfg)
 	desk.close()
@@ -173,7 +187,11 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		}
 		fmt.Fprintf(g.stdout, "mesh %s stopped\n", p.Space)
 	} else {
-		fmt.Fprintf(g.stdout, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", p.Space, cfg.PID, p.Space)
+		pid := cfg.PID
+		if _, now, ok := follow(); ok && g.server == "" {
+			pid = now // it may have restarted meanwhile
+		}
+		fmt.Fprintf(g.stdout, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", p.Space, pid, p.Space)
 	}
 	return runErr
 }
@@ -215,19 +233,33 @@ func newSeatDesk(dial func() (*ep.Client, *nats.Conn, error), project, local str
 		}
 		return client.New(c), nil
 	}
-	return seatDesk{tui.NewManagers(managers, func(context.Context) ([]string, error) { return personas(project) }, local)}
+	return seatDesk{tui.NewManagers(managers, func(context.Context) ([]tui.PersonaChoice, error) { return personas(project) }, local)}
 }
 
 func (d seatDesk) close() { d.Close() }
 
-// personas names the personas of project a spawn may use, or says where
-// it looked.
-func personas(project string) ([]string, error) {
+// personas lists the personas of project for the spawn picker, each
+// with what runs and whether messages are typed in, or why no seat can be
+// spawned from it; with none it says where it looked.
+func personas(project string) ([]tui.PersonaChoice, error) {
 	names := seat.ListPersonas(project)
 	if len(names) == 0 {
 		return nil, fmt.Errorf("none in %s: add one as <name>.md", config.AgentsDir(project))
 	}
-	return names, nil
+	out := make([]tui.PersonaChoice, 0, len(names))
+	for _, n := range names {
+		c := tui.PersonaChoice{Name: n}
+		if !wire.ValidToken(n) {
+			c.Invalid = fmt.Sprintf("%q is not one token of A-Z a-z 0-9 _ (at most %d characters), and seats are named after their persona: rename %s and its name: line",
+				n, wire.MaxTokenLength, filepath.Join(config.AgentsDir(project), n+".md"))
+		} else if p, err := seat.LoadPersona(project, n); err != nil {
+			c.Invalid = err.Error()
+		} else {
+			c.Harness, c.Typed = p.Harness, p.TypedIn()
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }
 
 // runHeadless keeps the mesh hosted here running after the dashboard's

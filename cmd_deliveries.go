@@ -33,6 +33,7 @@ type deliveryRow struct {
 	Oldest       time.Time `json:"oldest,omitzero"`   // when the oldest of them was stored
 	Why          string    `json:"why,omitempty"`
 	Presence     string    `json:"presence"`
+	Operator     bool      `json:"operator,omitempty"` // the local operator: the person's own inbox
 }
 
 func newDeliveriesCmd(g *globals) *cobra.Command {
@@ -128,7 +129,11 @@ func listDeliveries(ctx context.Context, e *mesh.Endpoint) ([]deliveryRow, error
 	for _, w := range waiting {
 		r := deliveryRow{Name: w.Principal.Actor, ID: w.Principal.ID(), LifecycleUID: w.LifecycleUID,
 			Stored: w.Stored, Taken: w.Taken, Oldest: w.Oldest, Presence: string(presence.Offline)}
-		if peer, ok := byID[r.ID]; ok {
+		if w.Principal == e.Me() {
+			// The operator is no peer with a presence: every dashboard
+			// and CLI command of the space acts as it, and reads its DMs.
+			r.Presence, r.Operator = "operator (you)", true
+		} else if peer, ok := byID[r.ID]; ok {
 			r.Name, r.Presence = peer.Name, string(peer.Status)
 			if a := peer.Record.Attention; !peer.Offline && a != "" && a != presence.Open {
 				r.Presence += ", " + string(a)
@@ -188,6 +193,8 @@ func identityWhy(r deliveryRow) string {
 	switch {
 	case r.Stored+r.Taken == 0:
 		return ""
+	case r.Operator:
+		return "unread: every dashboard shows them; r there (or cotal inbox) reads them"
 	case strings.HasPrefix(r.Presence, string(presence.Offline)):
 		return "offline: its connector takes them when it comes back"
 	case r.Taken >= mesh.MaxInbox:
@@ -215,7 +222,11 @@ func printDeliveries(g *globals, rows []deliveryRow, pending bool) {
 		if !r.Oldest.IsZero() {
 			oldest = render.Age(now, r.Oldest)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Name, dashS(r.Seat), r.Presence, r.Stored, r.Taken, oldest, dashS(r.Why))
+		why := r.Why
+		if why == "" && r.Stored+r.Taken == 0 {
+			why = "nothing waits"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Name, dash(r.Seat), r.Presence, r.Stored, r.Taken, oldest, dash(why))
 	}
 	_ = tw.Flush()
 }

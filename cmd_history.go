@@ -79,7 +79,7 @@ Retention keeps each sender's last 1000 posts per channel unless
 			}
 			for _, h := range items {
 				ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
-				line := render.Item(wire.KindChannel, wire.Subject{Channel: channel}, h.Msg, false, e.Me())
+				line := render.Item(wire.KindChannel, wire.Subject{Channel: channel, Sender: h.SenderPrincipal()}, h.Msg, false, e.Me())
 				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, line)
 			}
 			if !complete {

@@ -45,9 +45,22 @@ func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint,
 	return e, nil
 }
 
-// sendError turns a send failure into the right exit code: a refused
-// target or ACL is the user's input.
+// idOption is the --id of a send, none when it was not given.
+func idOption(id string) mesh.SendOption {
+	if id == "" {
+		return func(*wire.Message) {}
+	}
+	return mesh.WithID(id)
+}
+
+// sendError turns a send failure into the right exit code and words: a
+// refused target or ACL is the user's input; an unconfirmed send says how
+// to retry it.
 func sendError(err error) error {
+	var nc *mesh.NotConfirmedError
+	if errors.As(err, &nc) {
+		return fmt.Errorf("%w; send it again with --id %s and the mesh stores it once", err, nc.ID)
+	}
 	for _, target := range []error{mesh.ErrNoPeer, mesh.ErrAmbiguous, mesh.ErrNoDefaultChannel, wire.ErrInvalidChannel, wire.ErrWildcardTarget} {
 		if errors.Is(err, target) {
 			return usageError{err}
@@ -63,6 +76,7 @@ func newSendCmd(g *globals) *cobra.Command {
 		waitFor  string
 		timeout  time.Duration
 		file     string
+		msgID    string
 	)
 	cmd := &cobra.Command{
 		Use:   "send",
@@ -87,6 +101,7 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 	cmd.PersistentFlags().StringVar(&waitFor, "wait", "", "wait until the message reaches this rung: "+strings.Join(wire.Rungs, ", "))
 	cmd.PersistentFlags().DurationVar(&timeout, "timeout", 30*time.Second, "how long --wait waits")
 	cmd.PersistentFlags().StringVar(&file, "file", "", "read the message from this `file` instead of the words after the target")
+	cmd.PersistentFlags().StringVar(&msgID, "id", "", "the message's `id` (default a fresh one): a send again with the id of one that was not confirmed is stored once")
 	print := func(r mesh.Receipt, head string, progress []mesh.Progress, reached bool, sent time.Time) {
 		if asJSON {
 			out := any(r)
@@ -113,7 +128,7 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 	// sendCmd is one of the three send verbs: it connects as a one-shot
 	// endpoint, sends, and prints the receipt; with --wait it follows the
 	// message first.
-	sendCmd := func(use, short string, send func(ctx context.Context, e *mesh.Endpoint, to, text string) (mesh.Receipt, error), head func(mesh.Receipt) string) *cobra.Command {
+	sendCmd := func(use, short string, send func(ctx context.Context, e *mesh.Endpoint, to, text string, opts ...mesh.SendOption) (mesh.Receipt, error), head func(mesh.Receipt) string) *cobra.Command {
 		return &cobra.Command{
 			Use: use, Short: short, Args: cobra.MinimumNArgs(1),
 			RunE: func(cmd *cobra.Command, args []string) error {
@@ -133,7 +148,12 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 				}
 				ctx, cancel := context.WithTimeout(context.Background(), limit)
 				defer cancel()
-				e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
+				if msgID != "" && !wire.TokenID(msgID) {
+					return usagef("--id %q: an id is 1 to 64 of A-Z a-z 0-9 - _ (the one an unconfirmed send named)", msgID)
+				}
+				// A send reads no channel: it joins none (a join it never
+				// asked for would be what fails when the mesh is going).
+				e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}})
 				if err != nil {
 					return err
 				}
@@ -150,12 +170,15 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 					return tooLarge(cmd, text, maxPayload)
 				}
 				sent := time.Now()
-				r, err := send(ctx, e, args[0], text)
+				r, err := send(ctx, e, args[0], text, idOption(msgID))
 				if errors.Is(err, nats.ErrMaxPayload) {
 					return tooLarge(cmd, text, maxPayload) // the envelope tipped it over; nats.go sent nothing
 				}
 				if err != nil {
 					return sendError(err)
+				}
+				if warning := sendWarning(ctx, e, r, g.readsStorage()); warning != "" {
+					defer fmt.Fprintln(g.stderr, warning)
 				}
 				if w == nil {
 					print(r, head(r), nil, true, sent)
@@ -186,17 +209,17 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 		}
 	}
 	msg := sendCmd("msg <channel> <text...>", "Post to a channel (multicast)",
-		func(ctx context.Context, e *mesh.Endpoint, ch, text string) (mesh.Receipt, error) {
-			return e.Send(ctx, ch, text, mesh.WithMentions(mentions...))
+		func(ctx context.Context, e *mesh.Endpoint, ch, text string, opts ...mesh.SendOption) (mesh.Receipt, error) {
+			return e.Send(ctx, ch, text, append(opts, mesh.WithMentions(mentions...))...)
 		}, func(r mesh.Receipt) string { return "sent to #" + r.Channel })
 	msg.Flags().StringSliceVar(&mentions, "mention", nil, "@mention a peer by name (repeatable)")
 	dm := sendCmd("dm <name|id> <text...>", "Send a direct message to one peer (unicast)",
-		func(ctx context.Context, e *mesh.Endpoint, to, text string) (mesh.Receipt, error) {
-			return e.DM(ctx, to, text)
+		func(ctx context.Context, e *mesh.Endpoint, to, text string, opts ...mesh.SendOption) (mesh.Receipt, error) {
+			return e.DM(ctx, to, text, opts...)
 		}, func(r mesh.Receipt) string { return "DM to " + r.ToName })
 	ask := sendCmd("ask <role> <text...>", "Send a task to any one holder of a role (anycast)",
-		func(ctx context.Context, e *mesh.Endpoint, role, text string) (mesh.Receipt, error) {
-			return e.Ask(ctx, role, text)
+		func(ctx context.Context, e *mesh.Endpoint, role, text string, opts ...mesh.SendOption) (mesh.Receipt, error) {
+			return e.Ask(ctx, role, text, opts...)
 		}, func(r mesh.Receipt) string { return "asked @" + r.ToService })
 	cmd.AddCommand(msg, dm, ask)
 	return cmd
@@ -382,7 +405,7 @@ func newRosterCmd(g *globals) *cobra.Command {
 				rows[i] = peerJSON{
 					ID: p.ID, Name: p.Name, Role: p.Role, Status: string(p.Status), OfflineReason: p.OfflineReason,
 					Activity: p.Record.Activity, Attention: string(p.Record.Attention), LifecycleUID: p.Record.LifecycleUID,
-					StatusAge: ageSeconds(now, p.StatusSince), HeardAge: ageSeconds(now, p.LastHeard),
+					StatusAge: ageSeconds(now, p.StatusSince), HeardAge: ageSeconds(now, p.Heard()),
 				}
 			}
 			b, _ := json.MarshalIndent(map[string]any{

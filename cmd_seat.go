@@ -91,7 +91,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		fmt.Fprintf(g.stdout, "no seats (%d manager(s) answered)\n", len(cs.Managers))
 	} else {
 		tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tOUTPUT\tSANDBOX\tMANAGER"
+		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tTYPED-IN\tOUTPUT\tSANDBOX\tMANAGER"
 		if wide {
 			head += "\tID\tUID\tGOAL\tSESSION"
 		}
@@ -101,12 +101,16 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 			if r.ExitedMs != 0 {
 				since = r.ExitedMs
 			}
+			process := r.Process
+			if r.Running() && r.SuspendedMs != 0 {
+				process = client.ProcessSuspended
+			}
 			mesh := r.Mesh
 			if r.Running() && r.Mesh == "offline" {
 				mesh += " (" + r.State + ")"
 			}
-			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s", r.Name, r.Process, ageMs(r.ManagerNowMs, since),
-				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, ageMs(r.ManagerNowMs, r.LastOutputMs),
+			line := fmt.Sprintf("%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s", r.Name, process, ageMs(r.ManagerNowMs, since),
+				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, typedIn(r.Injects), ageMs(r.ManagerNowMs, r.LastOutputMs),
 				sandboxColumn(r.Sandbox), r.Manager)
 			if wide {
 				line += fmt.Sprintf("\t%s\t%s\t%s\t%s", r.ID, r.LifecycleUID, r.GoalID, dash(r.Session))
@@ -117,6 +121,17 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		for _, r := range cs.Rows {
 			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
+			}
+		}
+		for _, r := range cs.Rows {
+			if r.Running() && r.SuspendedMs != 0 {
+				fmt.Fprintf(g.stdout, "%s is stopped by a signal (SIGSTOP or ^Z), for %s: it runs nothing until continued (kill -CONT %d)\n",
+					r.Name, ageMs(r.ManagerNowMs, r.SuspendedMs), r.PID)
+			}
+		}
+		for _, r := range cs.Rows {
+			if !r.Injects && r.Running() {
+				fmt.Fprintf(g.stdout, "%s gets no messages typed in: it reads them with `cotal inbox` (a command seat's persona turns typing on with inject: true)\n", r.Name)
 			}
 		}
 		for _, r := range cs.Rows {
@@ -199,6 +214,15 @@ func waitingLine(r client.CensusRow) string {
 	return fmt.Sprintf("%s: %s waiting, the oldest for %s", r.Name, plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
 }
 
+// typedIn is the TYPED-IN column: whether messages are typed into the
+// seat's terminal.
+func typedIn(injects bool) string {
+	if injects {
+		return "yes"
+	}
+	return "no"
+}
+
 // plural is n and the noun, in agreement.
 func plural(n int, noun string) string {
 	if n == 1 {
@@ -241,6 +265,9 @@ the acceptance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			a.Persona = args[0]
+			if a.Name != "" && !wire.ValidToken(a.Name) {
+				return usagef("--name %q: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters)", a.Name, wire.MaxTokenLength)
+			}
 			cl, nc, err := g.managers()
 			if err != nil {
 				return err
@@ -250,7 +277,7 @@ the acceptance.`,
 			defer cancel()
 			sp, err := cl.Spawn(ctx, a, on)
 			if err != nil {
-				return epFailure(g, err)
+				return spawnRefused(a.Persona, err)
 			}
 			if !asJSON {
 				fmt.Fprintf(g.stdout, "accepted: seat %s (%s.%s, lifecycle %s) on manager %s; goal %s\n", sp.Name, sp.Owner, sp.Actor, sp.UID, sp.Manager, sp.GoalID)
@@ -288,6 +315,26 @@ the acceptance.`,
 	fl.BoolVar(&asJSON, "json", false, "print as JSON")
 	fl.DurationVar(&followFor, "follow-margin", 10*time.Second, "how long past the readiness bound to wait for the outcome")
 	return cmd
+}
+
+// spawnRefused is a manager's refusal of a spawn as a sentence: bad input
+// (no such persona, a file that does not load, a name that is not a
+// token or is taken) exits 2, anything else 1; either way nothing was
+// started.
+func spawnRefused(persona string, err error) error {
+	e := ep.AsError(err)
+	if e == nil {
+		return err
+	}
+	msg := fmt.Errorf("cannot spawn %s: %s; nothing was started", persona, strings.TrimSuffix(e.Message, "."))
+	switch e.Code {
+	case ep.CodeBadRequest, ep.CodeNotFound, ep.CodeFailedPrecondition, ep.CodeAlreadyExists:
+		return usageError{msg}
+	}
+	if e.EffectiveOutcome() == ep.Unknown {
+		return fmt.Errorf("cannot tell whether %s was spawned: %s; see `cotal ps`", persona, e.Message)
+	}
+	return msg
 }
 
 func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, asJSON bool) error {

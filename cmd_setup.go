@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -14,17 +15,29 @@ import (
 )
 
 // defaultPersona is what `cotal setup` seeds: a Claude Code seat that may
-// spawn others, on no channel until told.
-const defaultPersona = `---
+// spawn others, on no channel until told, with every key an agent file
+// may set listed in comments.
+var defaultPersona = `---
 name: default
 agent: claude
 description: A general coding agent on the mesh.
 capabilities: [spawn, run]
----
+` + personaKeyComments() + `---
 You are a coding agent on a cotal mesh. Other agents and people can reach you
 with direct messages, channel posts and tasks for your role; use the cotal
 command (cotal inbox, cotal send dm|msg|ask, cotal roster) to read and answer.
 `
+
+// personaKeyComments lists every persona key as YAML comments, the
+// README's table in another form.
+func personaKeyComments() string {
+	var b strings.Builder
+	b.WriteString("# Every key an agent file may set (README: Seats):\n")
+	for _, k := range config.PersonaKeys {
+		fmt.Fprintf(&b, "#   %-15s %-6s %s\n", k.Key, k.Type, k.Meaning)
+	}
+	return b.String()
+}
 
 // setupReport is `cotal setup --json`.
 type setupReport struct {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/config"
 )
 
 // noJSON are the commands that print no result a script would read, each
@@ -74,5 +76,30 @@ func TestVersionUseAndSetupPrintJSON(t *testing.T) {
 	out, _, _ = c.run("setup", "--dir", dir, "--json")
 	if err := json.Unmarshal([]byte(out), &s); err != nil || s.Created {
 		t.Errorf("second setup --json: %v, %+v", err, s)
+	}
+}
+
+// TestSetupListsEveryPersonaKey: the persona `cotal setup` seeds names
+// every key an agent file may set, in comments, and still loads as the
+// persona it was.
+func TestSetupListsEveryPersonaKey(t *testing.T) {
+	c := newCLI(t, "setupkeys")
+	dir := t.TempDir()
+	if out, errOut, code := c.run("setup", "--dir", dir); code != 0 {
+		t.Fatalf("setup: exit %d\n%s%s", code, out, errOut)
+	}
+	path := filepath.Join(dir, ".cotal", "agents", "default.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range config.PersonaKeys {
+		if !strings.Contains(string(b), "#   "+k.Key+" ") || !strings.Contains(string(b), k.Meaning) {
+			t.Errorf("the seeded persona does not list %s:\n%s", k.Key, b)
+		}
+	}
+	a, err := config.LoadAgentFile(path)
+	if err != nil || a.Name != "default" || a.Agent != "claude" || len(a.Meta) != 0 {
+		t.Fatalf("the seeded persona: %v %+v", err, a)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -63,10 +64,66 @@ type AgentFile struct {
 	Capabilities  []string       // CapSpawn, CapRun or CapRolePrefix+role
 	Owner         string
 
+	Launch Launch // how a seat of it runs: the keys a manager reads
+
 	Meta   map[string]any // every key the spec does not name, as decoded YAML
 	Prompt string         // the body after the closing ---, byte for byte
 
 	lines map[string]int // frontmatter key -> line it was written on
+}
+
+// Launch is what an agent file says of running it as a seat, each key
+// checked for its type where it was written.
+type Launch struct {
+	Command string   // agent: command: the program
+	Args    []string // agent: command: its arguments, one list entry each
+	Env     []string // KEY=VALUE pairs, sorted by key
+	Cwd     string   // the directory it starts in
+	Inject  *bool    // agent: command: whether arrivals are typed into it; nil when not said
+	Ready   string   // ReadyMCP or ReadyOutput; "" when not said
+	// IdlePrompt is a command seat's idle prompt as a regular expression
+	// over its screen's last line (checked to compile); "" when not said.
+	IdlePrompt string
+}
+
+// Readiness rules of a seat (key ready:).
+const (
+	ReadyMCP    = "mcp"    // its MCP client connected to its cotal mcp
+	ReadyOutput = "output" // it drew its first output and still ran a moment later
+)
+
+// PersonaKey documents one key of an agent file.
+type PersonaKey struct {
+	Key, Type, Meaning string
+}
+
+// PersonaKeys are every key an agent file gives a meaning to, as the
+// README's table and `cotal setup`'s seeded file list them. Any other key
+// is kept as metadata.
+var PersonaKeys = []PersonaKey{
+	{"name", "string", "required: the file's name without .md; seats are named after it, so one token of a-z 0-9 _"},
+	{"agent", "string", "the harness: claude (default), codex, opencode, or command (any program)"},
+	{"role", "token", "the role tasks reach it by (`cotal send ask <role>`)"},
+	{"kind", "string", "agent (default) or endpoint (a program on the mesh without a harness)"},
+	{"description", "string", "one line for the roster's card"},
+	{"tags", "list", "words for the card"},
+	{"subscribe", "list", "channels joined at boot"},
+	{"allowSubscribe", "list", "channels it may read (default: subscribe)"},
+	{"allowPublish", "list", "channels it may post to (default: none)"},
+	{"quiet", "list", "concrete channels within allowSubscribe to hold for its inbox read (checked; not applied to seats yet)"},
+	{"muted", "list", "concrete channels within allowSubscribe it is not shown (checked; not applied to seats yet)"},
+	{"capabilities", "list", "spawn, run, role:<role>: what it may ask of managers"},
+	{"owner", "string", "the owner of its identity (checked; not applied yet)"},
+	{"model", "string", "the harness's model, passed as --model"},
+	{"variant", "string", "the harness's model variant (kept; not passed to a harness yet)"},
+	{"launchOptions", "map", "a map kept for the harness (not passed to a harness yet)"},
+	{"command", "string", "agent: command: the program to run"},
+	{"args", "list", "agent: command: its arguments, one entry each (a string is refused)"},
+	{"env", "map", "KEY: value pairs added to the seat's environment"},
+	{"cwd", "string", "the directory the seat starts in"},
+	{"inject", "bool", "agent: command: true types each message into its terminal (harnesses always get them typed; a command without it reads `cotal inbox` itself)"},
+	{"ready", "string", "mcp or output: when the seat counts as ready (default: mcp for harnesses, output for a command)"},
+	{"idlePrompt", "string", "agent: command: a regular expression its screen's last line matches at its idle prompt; messages are typed in only then"},
 }
 
 // Line returns the line of the file on which key was written, and false
@@ -322,6 +379,28 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 			default:
 				err = p.errf(kl, "launchOptions must be a map, not a %s", describe(v))
 			}
+		case "command":
+			a.Launch.Command, err = p.str(key, kl, mv.Value)
+		case "cwd":
+			a.Launch.Cwd, err = p.str(key, kl, mv.Value)
+		case "args":
+			a.Launch.Args, _, err = p.list(key, kl, mv.Value)
+		case "env":
+			a.Launch.Env, err = p.env(kl, mv.Value)
+		case "inject":
+			a.Launch.Inject, err = p.boolean(key, kl, mv.Value)
+		case "ready":
+			a.Launch.Ready, err = p.str(key, kl, mv.Value)
+			if err == nil && a.Launch.Ready != ReadyMCP && a.Launch.Ready != ReadyOutput {
+				err = p.errf(kl, "ready %q is not %s or %s", a.Launch.Ready, ReadyMCP, ReadyOutput)
+			}
+		case "idlePrompt":
+			a.Launch.IdlePrompt, err = p.str(key, kl, mv.Value)
+			if err == nil && a.Launch.IdlePrompt != "" {
+				if _, rerr := regexp.Compile(a.Launch.IdlePrompt); rerr != nil {
+					err = p.errf(kl, "idlePrompt %q is not a regular expression: %v", a.Launch.IdlePrompt, rerr)
+				}
+			}
 		default:
 			// Any other key is kept as metadata, unless it is a typo of a
 			// key that means something: a misspelt allowPublish must not
@@ -351,6 +430,60 @@ func (p *agentParser) str(key string, kl int, n ast.Node) (string, error) {
 	default:
 		return "", p.errf(kl, "%s must be a string, not a %s", key, describe(v))
 	}
+}
+
+// boolean reads true or false, and nothing else: yes, on and 1 are YAML
+// 1.1 spellings a reader cannot tell from a typo.
+func (p *agentParser) boolean(key string, kl int, n ast.Node) (*bool, error) {
+	switch v := p.resolve(n).(type) {
+	case *ast.NullNode:
+		return nil, nil
+	case *ast.BoolNode:
+		b := v.Value
+		return &b, nil
+	case ast.ScalarNode:
+		return nil, p.errf(kl, "%s must be true or false, not %q", key, v.GetToken().Value)
+	default:
+		return nil, p.errf(kl, "%s must be true or false, not a %s", key, describe(v))
+	}
+}
+
+// env reads a map of variable names to scalar values as sorted KEY=VALUE
+// pairs.
+func (p *agentParser) env(kl int, n ast.Node) ([]string, error) {
+	var pairs []*ast.MappingValueNode
+	switch v := p.resolve(n).(type) {
+	case *ast.NullNode:
+		return nil, nil
+	case *ast.MappingNode:
+		pairs = v.Values
+	case *ast.MappingValueNode:
+		pairs = []*ast.MappingValueNode{v}
+	default:
+		return nil, p.errf(kl, "env must be a map of NAME: value lines, not a %s", describe(v))
+	}
+	vals := map[string]string{}
+	for _, mv := range pairs {
+		el := line(mv.Key)
+		k, ok := p.resolve(mv.Key).(ast.ScalarNode)
+		if !ok || mv.Key.IsMergeKey() {
+			return nil, p.errf(el, "env: a variable name must be a plain word")
+		}
+		name := k.GetToken().Value
+		if name == "" || strings.ContainsAny(name, "= \t\x00") {
+			return nil, p.errf(el, "env: %q is not a variable name", name)
+		}
+		val, err := p.str("env "+name, el, mv.Value)
+		if err != nil {
+			return nil, err
+		}
+		vals[name] = val
+	}
+	out := make([]string, 0, len(vals))
+	for _, k := range slices.Sorted(maps.Keys(vals)) {
+		out = append(out, k+"="+vals[k])
+	}
+	return out, nil
 }
 
 // list reads a list of scalars and the line of each entry. A null value
@@ -449,19 +582,15 @@ func (p *agentParser) meta(a *AgentFile, front []byte) error {
 	return nil
 }
 
-// launchKeys are the metadata keys a seat's launch reads (agent: command).
-var launchKeys = []string{"command", "args", "env", "cwd"}
-
 // nearKey returns the key of meaning that key is one typo away from (one
 // letter added, dropped, changed, two swapped, or only the case differs),
 // or "" when key is one of them or near none.
 func nearKey(key string) string {
-	for _, k := range append(slices.Sorted(maps.Keys(agentKeys)), launchKeys...) {
-		if k == key {
-			return ""
-		}
+	keys := slices.Sorted(maps.Keys(agentKeys))
+	if agentKeys[key] {
+		return ""
 	}
-	for _, k := range append(slices.Sorted(maps.Keys(agentKeys)), launchKeys...) {
+	for _, k := range keys {
 		if strings.EqualFold(k, key) || oneEdit(strings.ToLower(k), strings.ToLower(key)) {
 			return k
 		}
@@ -496,11 +625,13 @@ func oneEdit(a, b string) bool {
 }
 
 // agentKeys are the frontmatter keys with a field of their own.
-var agentKeys = map[string]bool{
-	"name": true, "role": true, "kind": true, "description": true, "tags": true,
-	"subscribe": true, "allowSubscribe": true, "allowPublish": true, "quiet": true, "muted": true,
-	"model": true, "variant": true, "agent": true, "launchOptions": true, "capabilities": true, "owner": true,
-}
+var agentKeys = func() map[string]bool {
+	m := make(map[string]bool, len(PersonaKeys))
+	for _, k := range PersonaKeys {
+		m[k.Key] = true
+	}
+	return m
+}()
 
 // check applies the rules that span fields and fills the defaults.
 func (p *agentParser) check(a *AgentFile) error {

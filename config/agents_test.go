@@ -336,3 +336,71 @@ func TestAgentFileKeyTypoIsRefused(t *testing.T) {
 		})
 	}
 }
+
+// TestAgentFileLaunchKeysAreTyped: the keys a seat's launch reads are
+// checked for their type where they are written. `inject: yes`, `ready:
+// ouput` and `args: "-c ..."` as a string ran silently without effect.
+func TestAgentFileLaunchKeysAreTyped(t *testing.T) {
+	for _, tc := range []struct {
+		name, lines, want string
+	}{
+		{"inject yes", "inject: yes", `inject must be true or false, not "yes"`},
+		{"inject 1", "inject: 1", `inject must be true or false, not "1"`},
+		{"inject list", "inject: [true]", "inject must be true or false, not a list"},
+		{"ready typo", "ready: ouput", `ready "ouput" is not mcp or output`},
+		{"args string", `args: "-c echo hi"`, "args must be a list such as [a, b], not a scalar"},
+		{"command list", "command: [sh]", "command must be a string, not a list"},
+		{"env list", "env: [A=1]", "env must be a map of NAME: value lines, not a list"},
+		{"env nested", "env:\n  A: [1]", "env A must be a string, not a list"},
+		{"cwd map", "cwd: {a: b}", "cwd must be a string, not a map"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "seat.md")
+			body := "---\nname: seat\nagent: command\n" + tc.lines + "\n---\n"
+			if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := config.LoadAgentFile(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("%q: got %v, want %q", tc.lines, err, tc.want)
+			}
+			var fe *config.AgentFileError
+			if !errors.As(err, &fe) || !strings.HasPrefix(err.Error(), path+":") || fe.Line < 4 {
+				t.Fatalf("%q: %v does not name %s and the line", tc.lines, err, path)
+			}
+		})
+	}
+
+	path := filepath.Join(t.TempDir(), "seat.md")
+	body := "---\nname: seat\nagent: command\ncommand: sh\nargs: [\"-c\", \"echo $A\", 3]\nenv:\n  B: two\n  A: 1\ncwd: /tmp\ninject: true\nready: mcp\n---\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := config.LoadAgentFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := a.Launch
+	if l.Command != "sh" || !reflect.DeepEqual(l.Args, []string{"-c", "echo $A", "3"}) || !reflect.DeepEqual(l.Env, []string{"A=1", "B=two"}) ||
+		l.Cwd != "/tmp" || l.Inject == nil || !*l.Inject || l.Ready != config.ReadyMCP {
+		t.Fatalf("launch %+v", l)
+	}
+	if len(a.Meta) != 0 {
+		t.Fatalf("launch keys kept as metadata too: %v", a.Meta)
+	}
+}
+
+// TestEveryPersonaKeyIsDocumented: the README's table lists every key an
+// agent file gives a meaning to, with its type.
+func TestEveryPersonaKeyIsDocumented(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range config.PersonaKeys {
+		row := "| `" + k.Key + "` | " + k.Type + " | " + k.Meaning + " |"
+		if !strings.Contains(string(b), row) {
+			t.Errorf("README.md has no row %s", row)
+		}
+	}
+}

@@ -213,23 +213,12 @@ func TestAttachReconnectsAfterAStall(t *testing.T) {
 	waitSessions(t, home, dir, "chatty", 1, 10*time.Second)
 	before := sessionsOn(t, home, dir, "chatty")[0].ID
 
-	server, err := pidOf(tc.tmux("display-message", "-p", "#{pid}"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(server, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	// However the test ends, tmux runs again before the cleanups ask it
-	// for the screen (a stopped server would never answer).
-	t.Cleanup(func() { _ = syscall.Kill(server, syscall.SIGCONT) })
+	resume := tc.stopServer()
 	stopped := time.Now()
-	waitSessions(t, home, dir, "chatty", 0, 45*time.Second)
+	waitSessions(t, home, dir, "chatty", 0, stallEnds)
 	t.Logf("the seat ended the stalled session after %s", time.Since(stopped).Round(100*time.Millisecond))
-	if err := syscall.Kill(server, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, 60*time.Second, func() error {
+	resume()
+	waitFor(t, stallEnds, func() error {
 		b, _ := os.ReadFile(piped)
 		if !regexp.MustCompile(`(?s)\[cotal: connection lost, reconnecting\].*\[cotal: reconnected\]`).Match(b) {
 			return fmt.Errorf("the client has not said it reconnected")

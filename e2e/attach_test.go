@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -30,7 +31,6 @@ func startTerm(t *testing.T, home, dir string, cols, rows int, command string) *
 		}
 		t.Skip("tmux is not installed: the attach tests drive it")
 	}
-	tc := &tmuxCotal{t: t, socket: fmt.Sprintf("cotal-e2e-%d-%d", os.Getpid(), tmuxSeq.Add(1))}
 	env := []string{shellQuote("PS1=outer$ ")}
 	for _, kv := range cotalEnv(home) {
 		if k, _, _ := strings.Cut(kv, "="); k == "COTAL_HOME" || k == "HOME" || k == "PATH" {
@@ -41,14 +41,8 @@ func startTerm(t *testing.T, home, dir string, cols, rows int, command string) *
 	if command != "" {
 		script = fmt.Sprintf("exec env %s %s", strings.Join(env, " "), command)
 	}
-	tc.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", strconv.Itoa(cols), "-y", strconv.Itoa(rows), "-c", dir, "sh", "-c", script)
+	tc := newTmux(t, dir, cols, rows, script)
 	tc.tmux("set-option", "-t", "dash", "remain-on-exit", "on")
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last screen:\n%s", tc.screen())
-		}
-		_ = exec.Command("tmux", "-L", tc.socket, "kill-server").Run()
-	})
 	return tc
 }
 
@@ -67,6 +61,13 @@ func (tc *tmuxCotal) panePID() int {
 	}
 	return pid
 }
+
+// stallEnds bounds the wait for a seat to end an attach session whose
+// terminal stopped reading: the terminal's buffers fill at the seat's
+// output rate, then the seat's stall bound (attach.DefaultStall) runs out
+// with no credit, then ps says so. A second stall bound covers the fill
+// on a loaded machine, a screenWait the census that reports the end.
+const stallEnds = 2*attach.DefaultStall + screenWait
 
 // cotalIn is a cotal command line for a pane, in space "seats".
 func cotalIn(args ...string) string {
@@ -279,7 +280,7 @@ func TestAttachClientKilledMidOutput(t *testing.T) {
 		t.Fatal(err)
 	}
 	killed := time.Now()
-	waitSessions(t, home, dir, "chatty", 0, 45*time.Second)
+	waitSessions(t, home, dir, "chatty", 0, stallEnds)
 	t.Logf("the session ended %s after its client was killed", time.Since(killed).Round(100*time.Millisecond))
 	first := seatScreen(t, home, dir, "chatty")
 	waitSeatScreen(t, home, dir, "chatty", "new output", func(s string) bool { return s != first })
@@ -314,9 +315,11 @@ func floodMs(t *testing.T, home, dir, mark string) int {
 }
 
 // TestFloodWhileAttached: a seat flooding output to an attached client
-// whose terminal stalls finishes within 1.5x of the same flood with
-// nobody attached; the client shows drop notices and ends on the seat's
-// final screen.
+// whose terminal stops reading finishes its flood while the terminal is
+// still stopped (the seat never waits for a session); the client then
+// shows drop notices and ends on the seat's final screen. How much the
+// session slows the seat is measured by the benchmarks against a baseline
+// of the same run: a timed bound here failed on a loaded machine.
 func TestFloodWhileAttached(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -344,26 +347,13 @@ func TestFloodWhileAttached(t *testing.T) {
 	waitSessions(t, home, dir, "shell", 1, 10*time.Second)
 	tc.enter(floodCommand("FLOOD-ATTACHED"))
 	waitSeatScreen(t, home, dir, "shell", "the flood", func(s string) bool { return strings.Contains(s, floodLine) })
-	// The person's terminal stops reading for 2 s (its tmux server is
-	// stopped; tmux itself would resume a stopped client): the client
-	// falls behind, and the seat goes on without it.
-	server, err := strconv.Atoi(strings.TrimSpace(tc.tmux("display-message", "-p", "#{pid}")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := syscall.Kill(server, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	stall := time.NewTimer(2 * time.Second)
-	<-stall.C
-	if err := syscall.Kill(server, syscall.SIGCONT); err != nil {
-		t.Fatal(err)
-	}
+	// The person's terminal stops reading (its tmux server is stopped;
+	// tmux itself would resume a stopped client) until the flood is over:
+	// the client falls behind, and the seat goes on without it.
+	resume := tc.stopServer()
 	attached := floodMs(t, home, dir, "FLOOD-ATTACHED")
-	t.Logf("%d MB flood: %d ms with nobody attached, %d ms attached through a 2 s stall (%.2fx)", floodBytes/1_000_000, alone, attached, float64(attached)/float64(alone))
-	if float64(attached) > 1.5*float64(alone) {
-		t.Errorf("the attached flood took %d ms, over 1.5x the %d ms alone", attached, alone)
-	}
+	resume()
+	t.Logf("%d MB flood: %d ms with nobody attached, %d ms attached to a stopped terminal (%.2fx)", floodBytes/1_000_000, alone, attached, float64(attached)/float64(alone))
 	waitFor(t, screenWait, func() error {
 		b, err := os.ReadFile(piped)
 		if err != nil {

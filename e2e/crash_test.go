@@ -8,7 +8,16 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/cotal-go/cotal/mesh/delivery"
 )
+
+// takeoverBound bounds the first delivery after a kill -9 and an up: the
+// new mesh takes the dead one's delivery lease at once, so its first
+// delivery comes well before the dead lease would even have been renewed
+// (delivery.LeaseRenew; it would expire after three times that). What is
+// left is the CLI reads that poll for it, slow on a loaded machine.
+const takeoverBound = delivery.LeaseRenew
 
 // killMesh kills the detached mesh with SIGKILL and waits until it is gone.
 func killMesh(t *testing.T, pid int) {
@@ -61,8 +70,8 @@ func TestAfterKillNineTheNewMeshServesDurableDeliveryAtOnce(t *testing.T) {
 		}
 		return nil
 	})
-	if took := time.Since(start); took > 2*time.Second {
-		t.Errorf("first durable delivery after the restart took %s; want under 2s", took.Round(10*time.Millisecond))
+	if took := time.Since(start); took > takeoverBound {
+		t.Errorf("first durable delivery after the restart took %s; want under %s (the new mesh takes the dead one's lease at once)", took.Round(10*time.Millisecond), takeoverBound)
 	}
 	if d := deliveryHolder(t, home); !strings.HasSuffix(d, fmt.Sprintf("/%d)", newPID)) {
 		t.Errorf("status delivery %q; want it served by the new mesh (pid %d)", d, newPID)
@@ -191,8 +200,8 @@ func TestKillNineCyclesLoseAndDoubleNothing(t *testing.T) {
 		if f.lost != 0 || f.doubled != 0 {
 			t.Errorf("cycle %d: %d acked posts lost, %d doubled", c, f.lost, f.doubled)
 		}
-		if f.firstDelivery > 2*time.Second {
-			t.Errorf("cycle %d: first delivery after the restart took %s; want under 2s", c, f.firstDelivery.Round(time.Millisecond))
+		if f.firstDelivery > takeoverBound {
+			t.Errorf("cycle %d: first delivery after the restart took %s; want under %s", c, f.firstDelivery.Round(time.Millisecond), takeoverBound)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cotal-go/cotal/issue"
 )
@@ -174,6 +175,7 @@ func runInEnv(t testing.TB, home, dir, space string, extra []string, args ...str
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cotalBin, append([]string{"--space", space}, args...)...)
 	cmd.Env, cmd.Dir = append(cotalEnv(home), extra...), dir
+	cmd.WaitDelay = 5 * time.Second
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -28,6 +30,7 @@ var tmuxSeq atomic.Int64
 type tmuxCotal struct {
 	t      *testing.T
 	socket string
+	server int // the tmux server's pid, once known
 }
 
 // startDashboard runs bare cotal with COTAL_HOME=home in a 120x40 tmux
@@ -62,8 +65,31 @@ func startSizedEnv(t *testing.T, home, dir string, w, h int, extra []string, arg
 		}
 		t.Skip("tmux is not installed: the dashboard tests drive it")
 	}
-	downOnCleanup(t, home, args) // a hosting dashboard left behind is stopped like any mesh
-	tc := &tmuxCotal{t: t, socket: fmt.Sprintf("cotal-e2e-%d-%d", os.Getpid(), tmuxSeq.Add(1))}
+	tc := startPane(t, home, dir, w, h, extra, args...)
+	// A hosting dashboard left behind is stopped with its seats while its
+	// terminal is still there: this cleanup runs before the pane's, whose
+	// hangup would leave a dashboard with live seats running headless.
+	downOnCleanup(t, home, append(args, "--with-agents"))
+	return tc
+}
+
+// startClient runs the dashboard from dir as a client of a mesh the test
+// started (and stops) itself.
+func startClient(t *testing.T, home, dir string, w, h int, args ...string) *tmuxCotal {
+	t.Helper()
+	return startPane(t, home, dir, w, h, nil, args...)
+}
+
+// startPane runs cotal with args from dir in a w x h tmux pane, with the
+// extra KEY=VALUE pairs in its environment.
+func startPane(t *testing.T, home, dir string, w, h int, extra []string, args ...string) *tmuxCotal {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("COTAL_REQUIRE_TMUX") != "" {
+			t.Fatal("tmux is not installed, and COTAL_REQUIRE_TMUX asks for the dashboard tests")
+		}
+		t.Skip("tmux is not installed: the dashboard tests drive it")
+	}
 	var env []string
 	for _, kv := range cotalEnv(home) {
 		if k, _, _ := strings.Cut(kv, "="); k == "COTAL_HOME" || k == "HOME" || k == "PATH" {
@@ -78,19 +104,69 @@ func startSizedEnv(t *testing.T, home, dir string, w, h int, extra []string, arg
 		cmdline = append(cmdline, shellQuote(a))
 	}
 	script := fmt.Sprintf("env %s %s; echo EXIT=$?; sleep 600", strings.Join(env, " "), strings.Join(cmdline, " "))
+	return newTmux(t, dir, w, h, script)
+}
+
+// tmuxTimeout bounds one tmux command. tmux answers from memory; a
+// command that takes longer is talking to a server that cannot answer
+// (stopped, or gone mad), and waiting on would hang the test.
+const tmuxTimeout = 10 * time.Second
+
+// newTmux starts a private tmux server whose one session, "dash", runs
+// script in a w x h window from dir. Its cleanup is registered before
+// anything can fail: it continues the server (a test may have stopped
+// it), shows the last screen of a failed test, and ends the server,
+// killing it when it does not go.
+func newTmux(t *testing.T, dir string, w, h int, script string) *tmuxCotal {
+	t.Helper()
+	tc := &tmuxCotal{t: t, socket: fmt.Sprintf("cotal-e2e-%d-%d", os.Getpid(), tmuxSeq.Add(1))}
+	t.Cleanup(tc.end)
 	tc.tmux("-f", "/dev/null", "new-session", "-d", "-s", "dash", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-c", dir, "sh", "-c", script)
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("last screen:\n%s", tc.screen())
-		}
-		_ = exec.Command("tmux", "-L", tc.socket, "kill-server").Run()
-	})
+	if pid, err := pidOf(tc.tmux("display-message", "-p", "#{pid}")); err == nil {
+		tc.server = pid
+	}
 	return tc
 }
 
+// end stops the tmux server, however the test left it.
+func (tc *tmuxCotal) end() {
+	if tc.server > 0 {
+		_ = syscall.Kill(tc.server, syscall.SIGCONT)
+	}
+	if tc.t.Failed() {
+		tc.t.Logf("last screen:\n%s", tc.screen())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), tmuxTimeout)
+	defer cancel()
+	_ = exec.CommandContext(ctx, "tmux", "-L", tc.socket, "kill-server").Run()
+	if tc.server > 0 {
+		_ = syscall.Kill(tc.server, syscall.SIGKILL) // gone already, or deaf
+	}
+}
+
+// stopServer stops the tmux server (SIGSTOP): its clients' terminals stop
+// reading. The cleanup that continues it is registered first, so a failed
+// test never leaves it stopped; resume continues it earlier.
+func (tc *tmuxCotal) stopServer() (resume func()) {
+	tc.t.Helper()
+	if tc.server <= 0 {
+		tc.t.Fatal("the tmux server's pid is unknown")
+	}
+	resume = func() { _ = syscall.Kill(tc.server, syscall.SIGCONT) }
+	tc.t.Cleanup(resume)
+	if err := syscall.Kill(tc.server, syscall.SIGSTOP); err != nil {
+		tc.t.Fatal(err)
+	}
+	return resume
+}
+
+// tmux runs one tmux command on this server, failing the test when it
+// fails or does not answer within tmuxTimeout.
 func (tc *tmuxCotal) tmux(args ...string) string {
 	tc.t.Helper()
-	out, err := exec.Command("tmux", append([]string{"-L", tc.socket}, args...)...).CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), tmuxTimeout)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "tmux", append([]string{"-L", tc.socket}, args...)...).CombinedOutput()
 	if err != nil {
 		tc.t.Fatalf("tmux %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
@@ -98,7 +174,9 @@ func (tc *tmuxCotal) tmux(args ...string) string {
 }
 
 func (tc *tmuxCotal) screen() string {
-	out, _ := exec.Command("tmux", "-L", tc.socket, "capture-pane", "-p", "-t", "dash").CombinedOutput()
+	ctx, cancel := context.WithTimeout(context.Background(), tmuxTimeout)
+	defer cancel()
+	out, _ := exec.CommandContext(ctx, "tmux", "-L", tc.socket, "capture-pane", "-p", "-t", "dash").CombinedOutput()
 	return string(out)
 }
 

@@ -12,6 +12,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -67,19 +68,49 @@ func runMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e:", err)
 		return 1
 	}
+	// Everything the tests start sees TMPDIR under tmp: their temp dirs
+	// (t.TempDir), the meshes, the seats (TMPDIR is on a seat's
+	// allow-list), the tmux servers and what runs in their panes. That is
+	// how the leak check below finds them.
+	if err := os.Setenv("TMPDIR", tmp); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	parallelByDefault()
 	code := m.Run()
-	// The cleanups should have stopped every mesh; a survivor is a bug in
-	// `cotal down` or in a test, and it fails the run.
-	if pids := leftoverProcesses(cotalBin); len(pids) > 0 {
-		fmt.Fprintf(os.Stderr, "e2e: cotal processes still running after the tests: %v (killing them)\n", pids)
-		for _, pid := range pids {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+	// The cleanups should have stopped every mesh, seat and tmux server;
+	// a survivor is a bug in `cotal down` or in a test, and it fails the
+	// run.
+	if left := leftoverProcesses(cotalBin, tmp); len(left) > 0 {
+		fmt.Fprintln(os.Stderr, "e2e: processes still running after the tests (killing them):")
+		for _, p := range left {
+			fmt.Fprintf(os.Stderr, "  pid %d: %s\n", p.pid, p.cmdline)
+			_ = syscall.Kill(p.pid, syscall.SIGCONT)
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 		if code == 0 {
 			code = 1
 		}
 	}
 	return code
+}
+
+// e2eParallel is how many tests run at once unless -parallel says. These
+// tests spend their time waiting on other processes (a mesh starting, a
+// seat's output, a stall bound running out), not computing, so the
+// default of one per core leaves the machine idle behind the slowest
+// waits.
+const e2eParallel = 6
+
+// parallelByDefault sets -test.parallel to e2eParallel unless the command
+// line set it.
+func parallelByDefault() {
+	flag.Parse()
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		_ = flag.Set("test.parallel", strconv.Itoa(e2eParallel))
+	}
 }
 
 // buildCotal builds a main package of the module (pkg, relative to the
@@ -126,24 +157,37 @@ func trackSources(root string) {
 	})
 }
 
-// leftoverProcesses lists the live processes running the binary at exe.
-// Zombies have no exe link and are not listed: they are already gone.
-func leftoverProcesses(exe string) []int {
+// leftover is a process a test left running.
+type leftover struct {
+	pid     int
+	cmdline string
+}
+
+// leftoverProcesses lists the live processes, other than this one, running
+// the binary at exe or started with TMPDIR=tmp. Zombies have no exe link
+// and no environment and are not listed: they are already gone.
+func leftoverProcesses(exe, tmp string) []leftover {
 	ents, err := os.ReadDir("/proc")
 	if err != nil {
 		return nil
 	}
-	var pids []int
+	mark := []byte("TMPDIR=" + tmp + "\x00")
+	var left []leftover
 	for _, de := range ents {
 		pid, err := strconv.Atoi(de.Name())
-		if err != nil {
+		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if target, err := os.Readlink(filepath.Join("/proc", de.Name(), "exe")); err == nil && target == exe {
-			pids = append(pids, pid)
+		dir := filepath.Join("/proc", de.Name())
+		target, _ := os.Readlink(filepath.Join(dir, "exe"))
+		env, _ := os.ReadFile(filepath.Join(dir, "environ"))
+		if target != exe && !bytes.HasPrefix(env, mark) && !bytes.Contains(env, append([]byte{0}, mark...)) {
+			continue
 		}
+		cmd, _ := os.ReadFile(filepath.Join(dir, "cmdline"))
+		left = append(left, leftover{pid: pid, cmdline: strings.TrimSpace(string(bytes.ReplaceAll(cmd, []byte{0}, []byte{' '})))})
 	}
-	return pids
+	return left
 }
 
 // cotalEnv is the environment of a cotal run: ours minus anything that
@@ -196,7 +240,8 @@ func runCotal(t testing.TB, home string, args ...string) (stdout, stderr string,
 var downs sync.Map
 
 // downOnCleanup arranges a `cotal down` with the same --space and
-// --store-dir as the up whose arguments (after "up") are upArgs.
+// --store-dir as the up whose arguments (after "up") are upArgs, and
+// --with-agents when they hold it.
 func downOnCleanup(t testing.TB, home string, upArgs []string) {
 	down := []string{"down"}
 	for i := 0; i < len(upArgs); i++ {
@@ -205,7 +250,7 @@ func downOnCleanup(t testing.TB, home string, upArgs []string) {
 		case (a == "--space" || a == "--store-dir") && i+1 < len(upArgs):
 			down = append(down, a, upArgs[i+1])
 			i++
-		case strings.HasPrefix(a, "--space=") || strings.HasPrefix(a, "--store-dir="):
+		case strings.HasPrefix(a, "--space=") || strings.HasPrefix(a, "--store-dir=") || a == "--with-agents":
 			down = append(down, a)
 		}
 	}

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -32,20 +33,24 @@ func project(t testing.TB, personas map[string]string) string {
 	return dir
 }
 
-// runIn runs cotal from dir (where its personas are), in space "seats".
+// runIn runs cotal from dir (where its personas are), in space "seats",
+// for at most commandTimeout.
 func runIn(t *testing.T, home, dir string, args ...string) (string, string, int) {
 	t.Helper()
-	cmd := exec.Command(cotalBin, append([]string{"--space", "seats"}, args...)...)
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cotalBin, append([]string{"--space", "seats"}, args...)...)
 	cmd.Env = cotalEnv(home)
 	cmd.Dir = dir
+	cmd.WaitDelay = 5 * time.Second
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
+	if ee, ok := err.(*exec.ExitError); ok && ctx.Err() == nil {
 		code = ee.ExitCode()
 	} else if err != nil {
-		t.Fatalf("running cotal %v: %v", args, err)
+		t.Fatalf("running cotal %v: %v (no exit within %s?)\nstdout: %s\nstderr: %s", args, err, commandTimeout, out.String(), errb.String())
 	}
 	return out.String(), errb.String(), code
 }
@@ -138,7 +143,7 @@ func TestSeatNamesAreNumberedAndPinnedNamesRefused(t *testing.T) {
 		}
 	}
 	_, stderr, code := runIn(t, home, dir, "spawn", "shell", "--name", "shell")
-	if code == 0 || !strings.Contains(stderr, "already-exists") || !strings.Contains(stderr, "did not run") {
+	if code != 2 || !strings.Contains(stderr, `the name "shell" is taken`) || !strings.Contains(stderr, "nothing was started") {
 		t.Fatalf("pinned collision: exit %d %q", code, stderr)
 	}
 }

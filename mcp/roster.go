@@ -81,7 +81,7 @@ func peerLine(p presence.Peer, me string, collides bool, now time.Time) string {
 			parts = append(parts, "muted "+strings.Join(muted, ", "))
 		}
 	}
-	parts = append(parts, "heard "+render.Age(now, p.LastHeard)+" ago")
+	parts = append(parts, "heard "+render.Age(now, p.Heard())+" ago")
 	return render.Glyph(p) + " " + name + " — " + strings.Join(parts, " · ")
 }
 

@@ -236,6 +236,14 @@ type MembershipInfo struct {
 
 // HistoryItem is one retained post.
 type HistoryItem struct {
-	Seq uint64       `json:"seq"`
-	Msg wire.Message `json:"msg"`
+	Seq    uint64       `json:"seq"`
+	Sender string       `json:"sender"` // the subject's sender, dot-form: who really posted it
+	Msg    wire.Message `json:"msg"`
+}
+
+// SenderPrincipal is the item's sender as a principal; the zero value
+// when the reader left it out.
+func (h HistoryItem) SenderPrincipal() wire.Principal {
+	p, _ := wire.ParsePrincipal(h.Sender)
+	return p
 }

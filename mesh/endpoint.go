@@ -92,6 +92,11 @@ type Options struct {
 	// endpoint enforces Act's lists itself.
 	Act *Identity
 
+	// Redial names the address each (re)connect dials, for a client that
+	// follows a mesh which may come back elsewhere (a dashboard reading
+	// broker.json); "" or nil dials URL.
+	Redial func() string
+
 	// Logf receives warnings worth a person's attention; nil discards.
 	Logf func(format string, args ...any)
 }
@@ -134,6 +139,7 @@ type Endpoint struct {
 	watchOnce  sync.Once
 	watchErr   error
 
+	conn      connWatch // when this endpoint's own connection drops (unconfirmed.go)
 	inbox     *inbox
 	window    windowState  // inbox reads for a model (window.go)
 	modes     channelModes // per-channel attention overrides (attention.go)
@@ -298,10 +304,15 @@ func (e *Endpoint) dial() error {
 			nats.ErrorHandler(e.onAsyncError),
 			nats.MaxReconnects(-1),
 			nats.ReconnectWait(250 * time.Millisecond),
+			nats.DisconnectErrHandler(func(*nats.Conn, error) { e.conn.dropped() }),
+			nats.ReconnectHandler(func(*nats.Conn) { e.conn.restored() }),
 			nats.Timeout(5 * time.Second),
 		}
 		if e.opts.Creds != "" {
 			nopts = append(nopts, nats.UserCredentials(e.opts.Creds))
+		}
+		if e.opts.Redial != nil {
+			nopts = append(nopts, nats.SetCustomDialer(redialer(e.opts.Redial)))
 		}
 		e.nc, err = nats.Connect(e.opts.URL, nopts...)
 		if err != nil {

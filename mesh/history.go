@@ -65,7 +65,7 @@ func (e *Endpoint) readHistoryDirect(ctx context.Context, channel string, limit 
 	var items []HistoryItem
 	complete := true
 	err := ScanChannel(ctx, e.js, e.space, channel, 1, since, func(seq uint64, d wire.Delivery) bool {
-		items = append(items, HistoryItem{Seq: seq, Msg: d.Msg})
+		items = append(items, HistoryItem{Seq: seq, Sender: d.Subject.Sender.ID(), Msg: d.Msg})
 		if len(items) > limit {
 			items, complete = items[1:], false
 		}

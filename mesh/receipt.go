@@ -251,3 +251,21 @@ func (p Progress) with(n wire.DeliveryNote) Progress {
 	p.To, p.Latest, p.Why, p.At = n.To, n.Rung, n.Why, n.At
 	return p
 }
+
+// WatchNotes hands fn each receipt note of this endpoint's identity's own
+// messages as it is published (from whichever of its processes sent
+// them), until stop is called. Notes are not stored: only a watch open
+// when one is published sees it.
+func (e *Endpoint) WatchNotes(fn func(wire.DeliveryNote)) (stop func(), err error) {
+	sub, err := e.nc.Subscribe(wire.ReceiptFilter(e.space, e.me)+".*", func(m *nats.Msg) {
+		var n wire.DeliveryNote
+		if json.Unmarshal(m.Data, &n) != nil || wire.RungRank(n.Rung) == 0 || n.ID == "" {
+			return
+		}
+		fn(n)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("watching the receipts of %s: %w", e.me, err)
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}

@@ -234,13 +234,15 @@ func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, 
 	case r := <-done:
 		if r.err != nil {
 			if errors.Is(r.err, context.DeadlineExceeded) {
-				return Receipt{}, fmt.Errorf("could not %s: no ack from the mesh (%w)", what, r.err)
+				return Receipt{}, &NotConfirmedError{ID: m.ID, What: what, Why: "no ack from the mesh in time", Err: r.err}
 			}
 			return Receipt{}, fmt.Errorf("could not %s: %w", what, r.err)
 		}
 		return Receipt{ID: m.ID, Kind: kind, Subject: subject, Stream: r.ack.Stream, Seq: r.ack.Sequence, Duplicate: r.ack.Duplicate}, nil
 	case err := <-refused:
 		return Receipt{}, refuse(ErrNotAllowed, "not allowed to %s: the broker refused it (%v)", what, err)
+	case <-e.conn.lost():
+		return Receipt{}, &NotConfirmedError{ID: m.ID, What: what, Why: "the mesh stopped before acknowledging", Err: ErrConnectionLost}
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -18,14 +19,14 @@ import (
 // own start says so; a plain command when it drew its first output and
 // was still running a moment later.
 const (
-	ReadyMCP    = "mcp"
-	ReadyOutput = "output"
+	ReadyMCP    = config.ReadyMCP
+	ReadyOutput = config.ReadyOutput
 )
 
 // readiness is the persona's rule: mcp for the harnesses, output for a
 // command unless it says `ready: mcp` (a command that runs `cotal mcp`).
 func readiness(p *Persona) string {
-	if r, ok := p.Meta["ready"].(string); ok && (r == ReadyMCP || r == ReadyOutput) {
+	if r := p.Launch.Ready; r != "" {
 		return r
 	}
 	if p.Harness == "command" {
@@ -52,6 +53,10 @@ type harness interface {
 	// screen reads the seat's screen: whether it shows the harness idle at
 	// its own prompt, or a dialog.
 	screen(lines []string) screenRead
+	// fullScreen says the program draws on the alternate screen itself
+	// (a harness's own TUI), so being there says nothing of its prompt;
+	// for any other program it means a full-screen program is up.
+	fullScreen() bool
 }
 
 // launchCtx is what a harness's launch gets.
@@ -108,27 +113,29 @@ func (h mcpHarness) launch(l launchCtx) ([]string, []string, error) {
 func (mcpHarness) reports() bool                            { return false }
 func (mcpHarness) hook(*hookCall) (client.HookReply, error) { return client.HookReply{}, errNoHooks }
 func (mcpHarness) screen([]string) screenRead               { return screenRead{} }
+func (mcpHarness) fullScreen() bool                         { return true }
 
 // commandHarness is a plain command. Its persona may name the screen of
-// its idle prompt (`prompt:`, a regular expression the last non-empty
+// its idle prompt (`idlePrompt:`, a regular expression the last non-empty
 // line of its screen must match, trailing blanks trimmed, like '^\$$'):
 // typed delivery then waits for it.
 type commandHarness struct{ prompt *regexp.Regexp }
 
 func commandHarnessFor(p *Persona) (harness, error) {
-	rule, _ := p.Meta["prompt"].(string)
+	rule := p.Launch.IdlePrompt
 	if rule == "" {
 		return commandHarness{}, nil
 	}
 	re, err := regexp.Compile(rule)
 	if err != nil {
-		return nil, fmt.Errorf("persona %s: prompt: %q is not a regular expression: %v", p.Name, rule, err)
+		return nil, fmt.Errorf("persona %s: idlePrompt %q is not a regular expression: %v", p.Name, rule, err)
 	}
 	return commandHarness{prompt: re}, nil
 }
 
 func (commandHarness) launch(launchCtx) ([]string, []string, error) { return nil, nil, nil }
 func (commandHarness) reports() bool                                { return false }
+func (commandHarness) fullScreen() bool                             { return false }
 func (commandHarness) hook(*hookCall) (client.HookReply, error) {
 	return client.HookReply{}, errNoHooks
 }

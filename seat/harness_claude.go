@@ -109,6 +109,9 @@ func (claudeHarness) launch(l launchCtx) ([]string, []string, error) {
 
 func (claudeHarness) reports() bool { return true }
 
+// fullScreen: Claude Code may draw its whole UI on the alternate screen.
+func (claudeHarness) fullScreen() bool { return true }
+
 // shellQuote quotes s for the shell Claude Code runs a hook command with.
 func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 

@@ -95,8 +95,7 @@ func injects(p *Persona) bool {
 	if p.Harness != "command" {
 		return true
 	}
-	on, _ := p.Meta["inject"].(bool)
-	return on
+	return p.Launch.Inject != nil && *p.Launch.Inject
 }
 
 // injector puts a seat's arrivals in front of its agent as they come (spec
@@ -274,7 +273,7 @@ func (s *Seat) idleAtPrompt(proc *pty.Seat) (why string, screen bool) {
 		return "not known to be at its prompt", false
 	}
 	// Its own screen rule knows its prompt (Claude Code may draw it on
-	// the alternate screen); without one, a full-screen program is up.
+	// the alternate screen).
 	scr := s.h.screen(strings.Split(proc.Screen(), "\n"))
 	switch {
 	case scr.dialog != "":
@@ -283,7 +282,7 @@ func (s *Seat) idleAtPrompt(proc *pty.Seat) (why string, screen bool) {
 		// Its reports prove it: its prompt may be drawn a moment later.
 	case scr.known && !scr.atPrompt:
 		return "its screen shows no prompt", true
-	case !scr.known && proc.AltScreen():
+	case !s.h.fullScreen() && proc.AltScreen():
 		return "a full-screen program is up", true
 	}
 	return "", false
@@ -294,7 +293,7 @@ func (s *Seat) idleAtPrompt(proc *pty.Seat) (why string, screen bool) {
 // up, and, when the persona names its prompt, only while the screen
 // shows it.
 func (in *injector) terminalHeld() (why string, screen bool) {
-	if in.proc.AltScreen() {
+	if !in.s.h.fullScreen() && in.proc.AltScreen() {
 		return "a full-screen program is up", true
 	}
 	scr := in.s.h.screen(strings.Split(in.proc.Screen(), "\n"))

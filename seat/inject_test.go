@@ -279,7 +279,7 @@ func TestTypedDeliveryWaitsForThePromptRule(t *testing.T) {
 	esac; done`
 	h, _ := injectMesh(t, 0, "")
 	dir := config.AgentsDir(h.project)
-	body := "---\nname: prompted\nagent: command\ncommand: sh\nargs: [\"-c\", " + strconvQuote(script) + "]\ninject: true\nprompt: '^ready>$'\n---\n"
+	body := "---\nname: prompted\nagent: command\ncommand: sh\nargs: [\"-c\", " + strconvQuote(script) + "]\ninject: true\nidlePrompt: '^ready>$'\n---\n"
 	if err := os.WriteFile(filepath.Join(dir, "prompted.md"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}

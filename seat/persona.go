@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 
 	"github.com/cotal-go/cotal/config"
@@ -55,31 +54,13 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 	if p.Harness == "" {
 		p.Harness = "claude"
 	}
-	if cwd, ok := a.Meta["cwd"].(string); ok {
-		p.Cwd = cwd
-	}
-	if env, ok := a.Meta["env"].(map[string]any); ok {
-		keys := make([]string, 0, len(env))
-		for k := range env {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			p.Env = append(p.Env, fmt.Sprintf("%s=%v", k, env[k]))
-		}
-	}
+	p.Cwd, p.Env = a.Launch.Cwd, a.Launch.Env
 	switch p.Harness {
 	case "command":
-		cmd, _ := a.Meta["command"].(string)
-		if cmd == "" {
+		if a.Launch.Command == "" {
 			return nil, fmt.Errorf("%s: agent: command needs a command: line naming the program", path)
 		}
-		p.Path = cmd
-		if args, ok := a.Meta["args"].([]any); ok {
-			for _, x := range args {
-				p.Args = append(p.Args, fmt.Sprint(x))
-			}
-		}
+		p.Path, p.Args = a.Launch.Command, a.Launch.Args
 	default:
 		bin, ok := harnessBinaries[p.Harness]
 		if !ok {
@@ -95,6 +76,10 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 	}
 	return p, nil
 }
+
+// TypedIn reports whether messages are typed into the terminal of a seat
+// of this persona (otherwise it reads them with cotal inbox).
+func (p *Persona) TypedIn() bool { return injects(p) }
 
 // ListPersonas names the agent files of a project.
 func ListPersonas(projectDir string) []string {

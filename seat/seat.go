@@ -47,8 +47,10 @@ type Seat struct {
 	floor   floor      // what a person attached to it typed
 	term    *floorTerm // its terminal as attach sessions see it; nil until it starts
 	heldWhy string     // why injection waits for its person, "" for none
-	stopped bool       // a stop asked its process to end
-	injects bool       // an injector puts its arrivals in front of its agent
+
+	suspendedAt time.Time // when a row first found the process stopped by a signal
+	stopped     bool      // a stop asked its process to end
+	injects     bool      // an injector puts its arrivals in front of its agent
 
 	h       harness            // how its program is driven; fixed at spawn
 	agent   agentState         // what its harness last reported of itself
@@ -90,6 +92,13 @@ func (s *Seat) row() Row {
 				r.Process = "killed " + sig
 			}
 			r.ExitedMs = ms(s.exitAt)
+		} else if suspended(r.PID) {
+			if s.suspendedAt.IsZero() {
+				s.suspendedAt = time.Now()
+			}
+			r.SuspendedMs = ms(s.suspendedAt)
+		} else {
+			s.suspendedAt = time.Time{}
 		}
 	}
 	r.Stopped = s.stopped

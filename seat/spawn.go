@@ -83,6 +83,9 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if pinned {
 		base = a.Name
 	}
+	if !wire.ValidToken(base) && !pinned {
+		return nil, ep.Refuse(ep.CodeBadRequest, "persona %q cannot name a seat: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters); rename the persona's file and its name: line, or give the seat a name with --name", base, wire.MaxTokenLength)
+	}
 	if !wire.ValidToken(base) {
 		return nil, ep.Refuse(ep.CodeBadRequest, "seat name %q must be one token of A-Z a-z 0-9 _", base)
 	}

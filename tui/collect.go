@@ -28,13 +28,15 @@ const (
 // the pending fields under mu; the tick loop alone reads the watcher and
 // calls send.
 type collector struct {
-	items func(context.Context) (*mesh.Item, error) // the endpoint's Next
-	w     mesh.RosterView
-	seats SeatSource
-	focus *seatFocus // the seat whose screen to fetch; nil: none
-	log   *LogSink
-	tick  time.Duration
-	send  func(tea.Msg) // blocks until the program takes it, or has ended
+	items  func(context.Context) (*mesh.Item, error) // the endpoint's Next
+	w      mesh.RosterView
+	seats  SeatSource
+	focus  *seatFocus // the seat whose screen to fetch; nil: none
+	log    *LogSink
+	tick   time.Duration
+	send   func(tea.Msg)                         // blocks until the program takes it, or has ended
+	follow func() (url string, pid int, ok bool) // where the mesh runs now; nil: it does not move
+	up     func() bool                           // whether the connection is up; nil: always
 
 	mu           sync.Mutex
 	posts        []Post
@@ -43,7 +45,8 @@ type collector struct {
 	census       Census
 	seatsChanged bool
 	shot         *screenShot
-	seatErr      string // the last census error, said once
+	seatErr      string         // the last census error, said once
+	unread       *unreadReplies // the operator's unread replies, when read since the last batch
 }
 
 // run collects until ctx ends. With e set, the feed is prefilled with
@@ -55,6 +58,11 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 		}
 		c.readItems(ctx)
 	}()
+	if e != nil {
+		go c.watchReplies(ctx, e)
+		go c.pollUnread(ctx, e)
+		go c.watchDrops(ctx, e)
+	}
 	if c.seats != nil {
 		go c.pollSeats(ctx)
 		if c.focus != nil {
@@ -64,7 +72,8 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 	t := time.NewTicker(c.tick)
 	defer t.Stop()
 	peersDirty := true
-	var lastSent time.Time
+	var lastSent, lastPeers time.Time
+	var lastDown bool
 	var lastState presence.ViewState
 	for {
 		select {
@@ -73,22 +82,30 @@ func (c *collector) run(ctx context.Context, e *mesh.Endpoint) {
 		case <-c.w.Changes():
 			peersDirty = true
 		case now := <-t.C:
-			b := batchMsg{Now: now, View: c.w.View()}
-			if peersDirty {
-				b.Peers, b.PeersChanged, peersDirty = c.w.Roster(), true, false
+			b := batchMsg{Now: now, View: c.w.View(), Down: c.up != nil && !c.up()}
+			// A heartbeat that changes nothing else is no change the
+			// watcher announces, but it makes every HEARD younger: the
+			// roster is read again at least once per idle batch.
+			if peersDirty || now.Sub(lastPeers) >= idleBatchEvery {
+				b.Peers, b.PeersChanged, peersDirty, lastPeers = c.w.Roster(), true, false, now
+				if c.follow != nil {
+					if url, pid, ok := c.follow(); ok {
+						b.Mesh = &meshAt{URL: url, PID: pid}
+					}
+				}
 			}
 			c.mu.Lock()
 			b.Posts, b.Count, b.Errors = c.posts, c.count, c.errs
-			b.Census, b.SeatsChanged, b.Shot = c.census, c.seatsChanged, c.shot
-			c.posts, c.count, c.errs, c.seatsChanged, c.shot = nil, 0, nil, false, nil
+			b.Census, b.SeatsChanged, b.Shot, b.Unread = c.census, c.seatsChanged, c.shot, c.unread
+			c.posts, c.count, c.errs, c.seatsChanged, c.shot, c.unread = nil, 0, nil, false, nil, nil
 			c.mu.Unlock()
 			b.Errors = append(b.Errors, c.log.drain()...)
-			quiet := !b.PeersChanged && !b.SeatsChanged && b.Shot == nil && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
-			if quiet && b.View.State == lastState && now.Sub(lastSent) < idleBatchEvery {
+			quiet := !b.PeersChanged && !b.SeatsChanged && b.Shot == nil && b.Unread == nil && len(b.Posts) == 0 && b.Count == 0 && len(b.Errors) == 0
+			if quiet && b.View.State == lastState && b.Down == lastDown && now.Sub(lastSent) < idleBatchEvery {
 				continue
 			}
 			c.send(b)
-			lastSent, lastState = now, b.View.State
+			lastSent, lastState, lastDown = now, b.View.State, b.Down
 		}
 	}
 }

@@ -15,6 +15,9 @@ type Config struct {
 	Sync    string // always or interval
 	URL     string // the mesh's URL, for the header
 	PID     int    // the pid serving the mesh
+	// Follow, for a client, reads where the mesh runs now (its broker
+	// record): after a restart the header names the new URL and pid.
+	Follow func() (url string, pid int, ok bool)
 
 	// Endpoint is the operator's connection. The dashboard joins ">" on it
 	// to read every channel and sends through it. Open it with

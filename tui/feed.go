@@ -114,6 +114,9 @@ func (f *feedView) fold(p Post) bool {
 
 func (f *feedView) matches(e *feedEntry) bool {
 	ch := f.currentChannel()
+	if q := f.sh.filter; q != "" && !matchAny(q, e.From, e.To, e.Channel, e.Kind, e.Text) {
+		return false
+	}
 	return ch == "" || (e.Kind == "channel" && e.Channel == ch)
 }
 

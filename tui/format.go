@@ -25,6 +25,9 @@ const (
 	glyphStalled = "⧗" // working, and silent for over StallAfter
 	glyphCrashed = "!" // ended on its own with a failure
 	glyphHeld    = "✎" // messages held while its person types
+	glyphUnread  = "✉" // replies to the person wait unread
+
+	glyphSuspended = "⏸" // its process is stopped by a signal
 )
 
 // glyph is a peer's status as a shape; glyphStyle gives it its colour.

@@ -50,9 +50,12 @@ func (m *Model) helpLines(w int) []string {
 		"  text            post to the selected channel tab",
 		"",
 		"ROSTER  ● working  ◐ waiting  ○ idle  ⨯ offline  ⚙ endpoint; FOR is the status's age, HEARD the last heartbeat's; 'working · progress unknown': no seat output observed.",
-		"NEEDS YOU  every agent that needs you, oldest first: ◐ waiting; " + glyphStalled + " stalled, working with no output for over 5m; " +
-			glyphCrashed + " crashed, its process ended on its own with a failure; " + glyphHeld + " held, messages wait while its person types.",
-		"SEATS  PROCESS and MESH side by side; ≠ marks a row where they disagree; ⨯ a seat that exited or was stopped. The keys act on the seat under the cursor of the roster or of SEATS, whichever has the keys; its screen is on the right.",
+		"NEEDS YOU  every agent that needs you, oldest first: ◐ waiting; " + glyphStalled + " stalled, no output for over 5m while working or with messages waiting to be typed in; " +
+			glyphCrashed + " crashed, its process ended on its own with a failure; " + glyphHeld + " held, messages wait while its person types; " +
+			glyphUnread + " unread, replies to you (DMs) wait: r reads them and acks them for every dashboard; " +
+			glyphSuspended + " stopped, its process is stopped by a signal and runs nothing until continued; " +
+			"? uncertain, its spawn never showed it was up (it is kept running: look at its screen).",
+		"SEATS  PROCESS and MESH side by side; ≠ marks a row where they disagree; ⨯ a seat that exited or was stopped. The roster and SEATS share one pick (the cursor of both; a list without it shows none); the keys act on that seat, and its screen is on the right. n jumps to the next that needs you; / filters the roster, SEATS and the feed by name, status or text.",
 		"ATTACH  a or enter attaches full screen: every key goes to the seat; " + tty.KeyName(m.detachKey()) + " comes back here; ⧉ names who is attached.",
 		"MESSAGES  receipts and errors show for a few seconds, then stay in the message log (m).",
 		"ALERTS  " + m.alertsText(),

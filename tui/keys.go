@@ -9,7 +9,7 @@ type KeyMap struct {
 	Filter, Compose, Send, Cancel           key.Binding
 	Spawn, Stop, Type, Attach, Remove       key.Binding
 	Answer                                  key.Binding
-	Open, Log                               key.Binding
+	Open, Log, Read, Jump                   key.Binding
 	Help, Quit, Yes, No                     key.Binding
 }
 
@@ -25,7 +25,7 @@ func DefaultKeyMap() KeyMap {
 		Panel:    key.NewBinding(key.WithKeys("tab", "shift+tab", "left", "right", "h", "l"), key.WithHelp("tab/←→/h l", "roster ⇄ seats ⇄ feed")),
 		PrevTab:  key.NewBinding(key.WithKeys("["), key.WithHelp("[", "previous channel")),
 		NextTab:  key.NewBinding(key.WithKeys("]"), key.WithHelp("]", "next channel")),
-		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter the roster")),
+		Filter:   key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "filter roster, seats, feed")),
 		Compose:  key.NewBinding(key.WithKeys("c", ":"), key.WithHelp("c", "send #chan/@name/!role")),
 		Spawn:    key.NewBinding(key.WithKeys("s"), key.WithHelp("s", "spawn a seat")),
 		Stop:     key.NewBinding(key.WithKeys("x"), key.WithHelp("x", "stop the seat")),
@@ -35,6 +35,8 @@ func DefaultKeyMap() KeyMap {
 		Answer:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "answer a seat's prompt")),
 		Open:     key.NewBinding(key.WithKeys("enter", "o"), key.WithHelp("o/enter", "read a feed post in full")),
 		Log:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "message log")),
+		Read:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "read replies to you")),
+		Jump:     key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "to the next that needs you")),
 		Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send / apply")),
 		Cancel:   key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "cancel / clear")),
 		Help:     key.NewBinding(key.WithKeys("?"), key.WithHelp("?", "all keys")),
@@ -56,6 +58,6 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Panel, k.Filter},
 		{k.Compose, k.Send, k.Cancel, k.PrevTab, k.NextTab, k.Open},
 		{k.Spawn, k.Attach, k.Type, k.Stop, k.Remove, k.Answer},
-		{k.Log, k.Help, k.Quit},
+		{k.Jump, k.Read, k.Log, k.Help, k.Quit},
 	}
 }

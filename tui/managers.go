@@ -19,7 +19,7 @@ import (
 // guards it.
 type Managers struct {
 	dial     func() (*client.Client, error)
-	personas func(context.Context) ([]string, error)
+	personas func(context.Context) ([]PersonaChoice, error)
 	spawnOn  string
 	changed  chan struct{}
 
@@ -31,7 +31,7 @@ type Managers struct {
 // NewManagers reaches the managers through the clients dial makes (it
 // owns their connections from then on). personas lists what a spawn may
 // use; spawns go to the manager instance spawnOn, or any when "".
-func NewManagers(dial func() (*client.Client, error), personas func(context.Context) ([]string, error), spawnOn string) *Managers {
+func NewManagers(dial func() (*client.Client, error), personas func(context.Context) ([]PersonaChoice, error), spawnOn string) *Managers {
 	return &Managers{dial: dial, personas: personas, spawnOn: spawnOn, changed: make(chan struct{}, 1)}
 }
 
@@ -118,7 +118,8 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		State: r.State, Process: r.Process, PID: r.PID, Started: at(r.StartedMs), Exited: at(r.ExitedMs),
 		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
 		Sandbox: r.Sandbox, Attached: attached, Stopped: r.Stopped,
-		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs),
+		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs), Suspended: at(r.SuspendedMs),
+		PullOnly: r.PullOnly, Injects: r.Injects,
 	}
 	if a := r.Agent; a != nil {
 		s.Agent, s.Asks, s.AsksSince, s.Answerable = a.State, a.Asks, at(a.SinceMs), a.Answerable
@@ -143,7 +144,7 @@ func (d *Managers) Screen(ctx context.Context, s Seat) (Screen, error) {
 }
 
 // Personas names the personas a spawn may use.
-func (d *Managers) Personas(ctx context.Context) ([]string, error) { return d.personas(ctx) }
+func (d *Managers) Personas(ctx context.Context) ([]PersonaChoice, error) { return d.personas(ctx) }
 
 // Spawn asks the manager for a seat of persona.
 func (d *Managers) Spawn(ctx context.Context, persona string) (SpawnTicket, error) {

@@ -61,7 +61,9 @@ func hostManagers(t *testing.T, personas map[string]string) (*Managers, string, 
 		}
 		return client.New(c), nil
 	}
-	list := func(context.Context) ([]string, error) { return []string{"quick", "shell"}, nil }
+	list := func(context.Context) ([]PersonaChoice, error) {
+		return []PersonaChoice{{Name: "quick", Harness: "command"}, {Name: "shell", Harness: "command"}}, nil
+	}
 	d := NewManagers(dial, list, m.Manager().InstanceID())
 	t.Cleanup(d.Close)
 	return d, m.Manager().InstanceID(), dials

@@ -68,18 +68,22 @@ type Model struct {
 
 	attaching *attachRun // the attach the terminal is handed to, until it ends
 
-	mode      mode
-	panel     panel
-	view      presence.View
-	live      []string      // seats named by ConfirmQuit
-	picker    personaPicker // in modePicker
-	stopping  Seat          // in modeStop
-	answering Seat          // in modeAnswer
-	quitting  bool
-	w, h      int
-	viewKnown bool // a batch has been seen
-	rostered  bool // a roster has been seen
-	censused  bool // a seat census has been seen
+	mode       mode
+	panel      panel
+	picked     panel // the list the selection was last made in (selection.go)
+	needJump   int   // the NEEDS YOU entry the next jump starts from
+	view       presence.View
+	live       []string      // seats named by ConfirmQuit
+	picker     personaPicker // in modePicker
+	stopping   Seat          // in modeStop
+	answering  Seat          // in modeAnswer
+	quitting   bool
+	w, h       int
+	viewKnown  bool      // a batch has been seen
+	downSince  time.Time // when the connection to the mesh was seen down; zero while it is up
+	lastHeader int       // the header's height at the last layout
+	rostered   bool      // a roster has been seen
+	censused   bool      // a seat census has been seen
 }
 
 // newModel builds the model with styles and keys made once.
@@ -91,6 +95,7 @@ func newModel(cfg Config, styles Styles, s sender, al alerts) *Model {
 		feed: newFeedView(sh), input: newInputLine(sh, log), line: newSeatLine(sh), status: newStatusBar(sh, log),
 		log: log, page: newPager(sh), send: s, ctl: cfg.SeatControl, alert: al, focus: &seatFocus{},
 	}
+	m.needs.feed = m.feed
 	m.setPanel(panelRoster)
 	return m
 }
@@ -118,6 +123,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.seatResult(msg)
 	case attachedMsg:
 		m.attached(msg)
+	case readRepliesMsg:
+		if msg.err != nil {
+			m.status.setError("reading your replies: " + msg.err.Error())
+		}
 	case tea.KeyMsg:
 		return m, m.key(msg)
 	}
@@ -144,6 +153,15 @@ func (m *Model) sentPost(msg sentMsg) Post {
 func (m *Model) apply(b batchMsg) {
 	m.sh.now = b.Now
 	m.view, m.viewKnown = b.View, true
+	if b.Down && m.downSince.IsZero() {
+		m.downSince = b.Now
+	} else if !b.Down {
+		m.downSince = time.Time{}
+	}
+	if lines := m.headerLines(); lines != m.lastHeader {
+		m.lastHeader = lines
+		m.layout()
+	}
 	if b.SeatsChanged {
 		compact := m.seats.compact()
 		m.seats.setCensus(b.Census)
@@ -154,6 +172,7 @@ func (m *Model) apply(b batchMsg) {
 		if m.panel == panelSeats && m.seats.compact() {
 			m.setPanel(panelRoster)
 		}
+		m.relink()
 		m.syncFocus()
 	}
 	if b.Shot != nil {
@@ -161,6 +180,7 @@ func (m *Model) apply(b batchMsg) {
 	}
 	if b.PeersChanged {
 		m.roster.setPeers(b.Peers)
+		m.relink()
 		m.syncFocus()
 		m.status.peers, m.status.online = len(b.Peers), 0
 		for i := range b.Peers {
@@ -179,7 +199,18 @@ func (m *Model) apply(b batchMsg) {
 			m.alertNeeds(entered)
 		}
 	}
+	if b.Mesh != nil && !m.sh.cfg.Hosting {
+		m.sh.cfg.URL, m.sh.cfg.PID = b.Mesh.URL, b.Mesh.PID
+	}
 	m.feed.add(b.Posts)
+	if b.Unread != nil {
+		m.needs.unread = *b.Unread
+	}
+	if b.Unread != nil || len(b.Posts) > 0 {
+		if entered := m.needs.rebuild(m.roster.peers, m.seats.seats, !m.rostered || !m.censused); len(entered) > 0 {
+			m.alertNeeds(entered)
+		}
+	}
 	m.status.count(b.Now, b.Count)
 	for _, err := range b.Errors {
 		m.status.setError(err)
@@ -214,7 +245,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		case modeCompose, modeType, modeFilter:
 			// A prompt's Ctrl-C abandons what was typed, as a shell's does.
 			if m.mode == modeFilter {
-				m.roster.clearFilter()
+				m.clearFilter()
 			}
 			m.leaveMode()
 			return nil
@@ -236,6 +267,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return cmd
 	case modeFilter:
 		typing, cmd := m.roster.updateFilter(msg)
+		m.filterChanged()
 		if !typing {
 			m.mode = modeNormal
 			m.layout()
@@ -263,6 +295,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.quit()
 	case key.Matches(msg, k.Help):
 		m.openPage("KEYS", m.helpLines, false)
+	case key.Matches(msg, k.Read):
+		return m.readReplies()
 	case key.Matches(msg, k.Log):
 		m.log.unseen = 0
 		m.openPage("MESSAGE LOG", func(w int) []string { return m.log.lines(&m.sh.styles, w) }, true)
@@ -282,17 +316,21 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		m.layout()
 		return cmd
 	case key.Matches(msg, k.Cancel):
-		m.roster.clearFilter()
+		m.clearFilter()
+	case key.Matches(msg, k.Jump):
+		m.jumpToNeed()
 	case key.Matches(msg, k.Panel):
 		m.cyclePanel(msg.String() == "shift+tab" || msg.String() == "left" || msg.String() == "h")
 	case key.Matches(msg, k.PrevTab), key.Matches(msg, k.NextTab):
 		m.feed.move(msg)
 	case m.panel == panelRoster:
 		if m.roster.move(msg) {
+			m.linkFromRoster()
 			m.syncFocus()
 		}
 	case m.panel == panelSeats:
 		if m.seats.move(msg) {
+			m.linkFromSeats()
 			m.syncFocus()
 		}
 	default:
@@ -323,6 +361,16 @@ func (m *Model) setPanel(p panel) {
 	if p == panelFeed {
 		m.input.first = []key.Binding{m.sh.keys.Open}
 	}
+	// A list entered without a cursor (the selection was not in it) gets
+	// one back where it was, and the selection follows it.
+	switch {
+	case p == panelSeats && m.seats.none && len(m.seats.seats) > 0:
+		m.seats.none = false
+		m.linkFromSeats()
+	case p == panelRoster && m.roster.none && len(m.roster.rows) > 0:
+		m.roster.none = false
+		m.linkFromRoster()
+	}
 	m.syncFocus()
 }
 
@@ -340,13 +388,11 @@ func (m *Model) cyclePanel(back bool) {
 	m.setPanel(p)
 }
 
-// target is the seat the seat keys act on: the one under the cursor of
-// the roster while it has the keys (and its peer holds a seat), else the
-// one under the cursor of SEATS. The roster and SEATS keep their own
-// cursors; a person acts on the row they see picked. why says, when there
-// is none, what to do.
+// target is the seat the seat keys act on: the selection, which the
+// roster and SEATS share (selection.go): the picked peer's seat, or the
+// picked seat. why says, when there is none, what to do.
 func (m *Model) target() (s Seat, ok bool, why string) {
-	if m.panel == panelRoster {
+	if m.panel == panelRoster || (m.panel != panelSeats && m.picked == panelRoster) {
 		if p, picked := m.roster.selected(); picked {
 			if s, ok := m.roster.seatOf(p.ID); ok {
 				return s, true, ""
@@ -386,9 +432,10 @@ func (m *Model) resize(w, h int) {
 	m.layout()
 }
 
-// headerLines is 1, or 2 when the view is not current.
+// headerLines is 1, or 2 when the view is not current or the connection
+// is down.
 func (m *Model) headerLines() int {
-	if m.viewKnown && m.view.State != presence.Current {
+	if m.viewKnown && (m.view.State != presence.Current || !m.downSince.IsZero()) {
 		return 2
 	}
 	return 1
@@ -498,6 +545,14 @@ func (m *Model) header() string {
 	line := fit(st.Header.Render("cotal ")+badge+what+st.Dim.Render("  "+c.URL), m.w)
 	if !m.viewKnown {
 		return line
+	}
+	if !m.downSince.IsZero() {
+		follow := ""
+		if c.Follow != nil {
+			follow = ", following broker.json to wherever it runs next"
+		}
+		return line + "\n" + fit(st.Stale.Render(fmt.Sprintf(" DISCONNECTED since %s (%s): reconnecting to the mesh%s; the screen is as last seen ",
+			m.downSince.Local().Format("15:04:05"), age(m.sh.now, m.downSince), follow)), m.w)
 	}
 	switch m.view.State {
 	case presence.Stale:

@@ -17,15 +17,18 @@ import (
 type need int
 
 const (
-	needWaiting need = iota // its status says waiting
-	needStalled             // it says working and has printed nothing for over StallAfter
-	needCrashed             // its process ended on its own, badly
-	needHeld                // messages for it are held while its person types
+	needWaiting   need = iota // its status says waiting
+	needStalled               // it says working and has printed nothing for over StallAfter
+	needCrashed               // its process ended on its own, badly
+	needHeld                  // messages for it are held while its person types
+	needUnread                // replies to the person wait unread
+	needSuspended             // its process is stopped by a signal
+	needUncertain             // its spawn ended uncertain: running, never shown up
 )
 
 // word is the need as the lane says it, before its age.
 func (n need) word() string {
-	return [...]string{"waiting", "stalled", "crashed", "held"}[n]
+	return [...]string{"waiting", "stalled", "crashed", "held", "unread", "stopped", "uncertain"}[n]
 }
 
 // needsView is the NEEDS YOU lane: every seat and agent that needs its
@@ -34,6 +37,8 @@ type needsView struct {
 	sh      *shared
 	waiting []laneEntry
 	seen    map[string]bool // entry keys in the lane at the last rebuild
+	unread  unreadReplies   // the operator's DM durable as last read (replies.go)
+	feed    *feedView       // where the unread replies are shown
 	w, h    int
 }
 
@@ -80,12 +85,23 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 			n.waiting = append(n.waiting, laneEntry{id: "seat:" + s.key(), need: needCrashed, name: s.Name, since: s.Exited, what: how})
 			continue
 		}
+		if s.Running() && s.State == "uncertain" {
+			n.waiting = append(n.waiting, laneEntry{id: "seat:" + s.key(), need: needUncertain, name: s.Name, since: s.Started,
+				what: "spawn never came up"})
+		}
+		if s.Running() && !s.Suspended.IsZero() {
+			n.waiting = append(n.waiting, laneEntry{id: id, need: needSuspended, name: s.Name, since: s.Suspended,
+				what: fmt.Sprintf("kill -CONT %d resumes", s.PID)})
+		}
 		if why, ok := s.held(); ok {
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needHeld, name: s.Name, since: s.OldestWaiting, what: why})
 		}
 		if d, ok := s.stalled(now); ok {
 			what := "no output for " + minutes(d)
-			if !s.MeshSince.IsZero() {
+			switch {
+			case s.Mesh != "working":
+				what = fmt.Sprintf("%d waiting, ", s.Waiting-s.PullOnly) + what
+			case !s.MeshSince.IsZero():
 				what = "working " + age(now, s.MeshSince) + ", " + what
 			}
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needStalled, name: s.Name, since: now.Add(-d), what: what})
@@ -111,6 +127,9 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 			continue
 		}
 		n.waiting = append(n.waiting, laneEntry{id: p.ID, name: wire.CleanLabel(p.Name), since: p.StatusSince, what: waitingFor(p)})
+	}
+	if e, ok := n.unreadEntry(n.feed); ok {
+		n.waiting = append(n.waiting, e)
 	}
 	slices.SortFunc(n.waiting, func(a, b laneEntry) int {
 		return cmp.Or(a.since.Compare(b.since), cmp.Compare(a.name, b.name), cmp.Compare(a.need, b.need))
@@ -149,6 +168,12 @@ func (n need) glyph(st *Styles) (string, lipgloss.Style) {
 		return glyphCrashed, st.Crashed
 	case needHeld:
 		return glyphHeld, st.Waiting
+	case needUnread:
+		return glyphUnread, st.Waiting
+	case needSuspended:
+		return glyphSuspended, st.Stalled
+	case needUncertain:
+		return "?", st.Waiting
 	}
 	return "◐", st.Waiting
 }

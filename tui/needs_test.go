@@ -77,7 +77,7 @@ func TestNeedsYouCountsEveryReason(t *testing.T) {
 		"done":    "⨯ done         exited 0",
 		"calm":    "● calm",
 	} {
-		if l := seatRow(s, name); !strings.HasPrefix(l, want) {
+		if l := seatRow(s, name); !strings.HasPrefix(strings.Replace(l, "›", "", 1), want) { // the cursor may sit on it
 			t.Errorf("seat row %q does not start %q", l, want)
 		}
 	}
@@ -237,5 +237,53 @@ func TestNeedsYouShowsWhatAHarnessAsksAndPAnswersIt(t *testing.T) {
 	h.keys("p")
 	if h.m.mode == modeAnswer || !strings.Contains(h.screen(), "a attaches to answer it") {
 		t.Errorf("p on a dialog cotal cannot answer:\n%s", h.screen())
+	}
+}
+
+// A seat whose spawn ended uncertain (running, never shown up) needs its
+// person: it is in the lane, with what to do. It was not.
+func TestNeedsYouListsAnUncertainSpawn(t *testing.T) {
+	h, _ := seatHarness(t, Config{})
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 45})
+	unsure := running("unsure", "offline", 0)
+	unsure.State, unsure.Started = "uncertain", t0.Add(-40*time.Second)
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{unsure}}})
+	line := laneLine(h.screen(), "unsure")
+	if !strings.HasPrefix(line, "? unsure  uncertain 40s  spawn never came up") {
+		t.Errorf("the lane's line for an uncertain spawn: %q\n%s", line, h.screen())
+	}
+}
+
+// Stalled is not only for a seat that says it is working: one whose
+// connector has messages waiting to be typed into it, silent for over
+// StallAfter, is stalled whatever its mesh status says; one that reads
+// its inbox itself, or whose person holds them, is not.
+func TestStalledWhateverTheMeshStatus(t *testing.T) {
+	h, _ := seatHarness(t, Config{})
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 45})
+	stuck := running("stuck", "idle", 12*time.Minute)
+	stuck.LastOutput, stuck.Injects, stuck.Waiting = t0.Add(-7*time.Minute), true, 2
+	reader := running("reader", "idle", 12*time.Minute)
+	reader.LastOutput, reader.Waiting = t0.Add(-7*time.Minute), 2 // reads cotal inbox itself
+	held := running("held", "waiting", 12*time.Minute)
+	held.LastOutput, held.Injects, held.Waiting, held.Held = t0.Add(-7*time.Minute), true, 1, "person typing"
+	h.batch(0, batchMsg{
+		PeersChanged: true, Peers: []presence.Peer{peer("stuck", presence.Idle, 12*time.Minute)},
+		SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{stuck, reader, held}},
+	})
+	s := h.screen()
+	if l := laneLine(s, "stuck"); !strings.HasPrefix(l, "⧗ stuck  stalled 7m  2 waiting, no output for 7m") {
+		t.Errorf("the lane's line for an idle seat with messages waiting: %q\n%s", l, s)
+	}
+	if l := strings.Replace(rosterLine(s, "stuck"), "›", "", 1); !strings.HasPrefix(l, "⧗ stuck") || !strings.Contains(l, "idle · stalled 7m") {
+		t.Errorf("its roster row: %q", l)
+	}
+	for _, name := range []string{"reader"} {
+		if l := laneLine(s, name); l != "" {
+			t.Errorf("%s is in the lane: %q", name, l)
+		}
+	}
+	if l := laneLine(s, "held"); strings.Contains(l, "stalled") {
+		t.Errorf("a seat whose person holds its messages is called stalled: %q", l)
 	}
 }

@@ -27,6 +27,7 @@ type rosterView struct {
 	filter  textinput.Model
 	cursor  int
 	offset  int
+	none    bool // the dashboard's selection is no peer of this list: no cursor
 	focused bool
 	w, h    int
 }
@@ -34,7 +35,7 @@ type rosterView struct {
 func newRosterView(sh *shared) *rosterView {
 	ti := textinput.New()
 	ti.Prompt = "/"
-	ti.Placeholder = "name, role or activity"
+	ti.Placeholder = "name, role, status or text: roster, seats and feed"
 	return &rosterView{sh: sh, filter: ti, focused: true}
 }
 
@@ -81,16 +82,20 @@ func (r *rosterView) setSeats(seats []Seat) {
 }
 
 func (r *rosterView) refilter() {
-	q := strings.ToLower(strings.TrimSpace(r.filter.Value()))
+	q := r.query()
+	r.sh.filter = q
 	r.rows = r.rows[:0]
 	for i := range r.peers {
 		p := &r.peers[i]
-		if q == "" || strings.Contains(strings.ToLower(p.Name), q) || strings.Contains(strings.ToLower(p.Role), q) ||
-			strings.Contains(strings.ToLower(p.Record.Activity), q) {
+		_, _, status := r.look(p)
+		if q == "" || matchAny(q, p.Name, p.Role, p.Record.Activity, string(p.Status), status, harnessOf(p.Record.Card)) {
 			r.rows = append(r.rows, i)
 		}
 	}
 }
+
+// query is the filter as typed, lowercased.
+func (r *rosterView) query() string { return strings.ToLower(strings.TrimSpace(r.filter.Value())) }
 
 // filtering reports whether a filter is set (typed or applied).
 func (r *rosterView) filtering() bool { return r.filter.Value() != "" }
@@ -146,6 +151,7 @@ func (r *rosterView) move(msg tea.KeyMsg) bool {
 	default:
 		return false
 	}
+	r.none = false
 	r.clamp()
 	return true
 }
@@ -181,9 +187,10 @@ func (r *rosterView) seatOf(id string) (Seat, bool) {
 	return s, ok && id != ""
 }
 
-// selected is the peer under the cursor.
+// selected is the peer under the cursor, unless the selection is no peer
+// of this list.
 func (r *rosterView) selected() (presence.Peer, bool) {
-	if r.cursor >= len(r.rows) {
+	if r.none || r.cursor >= len(r.rows) {
 		return presence.Peer{}, false
 	}
 	return r.peers[r.rows[r.cursor]], true
@@ -217,6 +224,15 @@ func (r *rosterView) look(p *presence.Peer) (string, lipgloss.Style, string) {
 			return glyph(p), st.glyphStyle(p), "working · progress unknown"
 		}
 		return glyph(p), st.glyphStyle(p), "working · output " + age(now, s.LastOutput) + " ago"
+	case seated && s.Running():
+		if quiet, stalled := s.stalled(now); stalled {
+			// Messages wait to be typed into a seat silent for long,
+			// whatever its status claims.
+			return glyphStalled, st.Stalled, string(p.Status) + " · stalled " + minutes(quiet)
+		}
+		if p.Status == presence.Waiting && p.Record.Condition != nil && p.Record.Condition.Code != "" {
+			return glyph(p), st.glyphStyle(p), "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")"
+		}
 	case p.Status == presence.Waiting && p.Record.Condition != nil && p.Record.Condition.Code != "":
 		return glyph(p), st.glyphStyle(p), "waiting (" + wire.CleanLabel(p.Record.Condition.Code) + ")"
 	}
@@ -289,7 +305,7 @@ func (r *rosterView) View() string {
 	}
 	end := min(r.offset+r.listHeight(), len(r.rows))
 	for i := r.offset; i < end; i++ {
-		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor, c))
+		lines = append(lines, r.row(&r.peers[r.rows[i]], i == r.cursor && !r.none, c))
 	}
 	if r.offset > 0 || end < len(r.rows) {
 		lines = append(lines, st.Dim.Render(moreLine(r.offset, len(r.rows)-end)))
@@ -340,7 +356,7 @@ func (r *rosterView) row(p *presence.Peer, selected bool, c cols) string {
 	if c.act > 0 {
 		b.WriteString(" " + pad(activity, c.act))
 	}
-	b.WriteString(st.Dim.Render(fmt.Sprintf(" %5s %5s", age(now, p.StatusSince), age(now, p.LastHeard))))
+	b.WriteString(st.Dim.Render(fmt.Sprintf(" %5s %5s", age(now, p.StatusSince), age(now, p.Heard()))))
 	return b.String()
 }
 

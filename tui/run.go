@@ -14,7 +14,8 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// Run shows the dashboard until the person quits or ctx ends. It joins
+// Run shows the dashboard until the person quits or ctx ends (it handles
+// no signal itself: the caller ends ctx on the quit signals). It joins
 // every channel (">", live) on the operator's endpoint so the feed sees
 // every post, and it never closes the endpoint: the caller does.
 func Run(ctx context.Context, cfg Config) error {
@@ -53,14 +54,18 @@ func Run(ctx context.Context, cfg Config) error {
 	if f, ok := out.(*os.File); !ok || !term.IsTerminal(f.Fd()) {
 		m.resize(80, 24) // no terminal tells its size: draw a common one
 	}
-	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithOutput(screen)}
+	// The caller's ctx carries the quit signals (it ends on SIGTERM); the
+	// program's own handler would race it for the same signal and, losing,
+	// block forever sending its quit to a loop that has ended, so the
+	// program never returned and `cotal down` waited out its timeout.
+	opts := []tea.ProgramOption{tea.WithContext(ctx), tea.WithAltScreen(), tea.WithOutput(screen), tea.WithoutSignalHandler()}
 	if cfg.In != nil {
 		opts = append(opts, tea.WithInput(cfg.In))
 	}
 	p := tea.NewProgram(m, opts...)
 	cctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	c := &collector{items: e.Next, w: w, seats: cfg.SeatSource, focus: m.focus, log: cfg.Log, tick: cfg.Tick, send: p.Send}
+	c := &collector{items: e.Next, w: w, seats: cfg.SeatSource, focus: m.focus, log: cfg.Log, tick: cfg.Tick, send: p.Send, follow: cfg.Follow, up: e.Connected}
 	go c.run(cctx, e)
 	_, err = p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {

@@ -20,10 +20,14 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 		case key.Matches(msg, k.Cancel), key.Matches(msg, k.Quit):
 			m.mode = modeNormal
 		case key.Matches(msg, k.Send):
+			c := m.picker.names[m.picker.cursor]
+			if c.Invalid != "" {
+				m.status.setError("cannot spawn " + wire.CleanLabel(c.Name) + ": " + oneLine(c.Invalid))
+				return nil
+			}
 			m.mode = modeNormal
-			persona := m.picker.names[m.picker.cursor]
-			m.status.setNote("asking the manager to spawn " + wire.CleanLabel(persona) + "…")
-			return spawnCmd(m.ctl, persona)
+			m.status.setNote("asking the manager to spawn " + wire.CleanLabel(c.Name) + "…")
+			return spawnCmd(m.ctl, c.Name)
 		default:
 			m.picker.move(msg, k)
 		}

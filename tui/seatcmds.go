@@ -27,7 +27,7 @@ var errNoControl = errors.New("no manager to ask: this dashboard cannot act on s
 // The results of the seat commands, each carried back to Update.
 type (
 	personasMsg struct {
-		names []string
+		names []PersonaChoice
 		err   error
 	}
 	spawnAcceptedMsg struct {
@@ -135,7 +135,7 @@ func spawnOutcomeText(m spawnDoneMsg) (string, bool) {
 
 // personaPicker is the list a spawn starts from.
 type personaPicker struct {
-	names  []string
+	names  []PersonaChoice
 	cursor int
 }
 
@@ -164,18 +164,36 @@ func (p *personaPicker) lines(st *Styles, h int) []string {
 	first := max(min(p.cursor-room+1, len(p.names)-room), 0)
 	first = min(first, p.cursor)
 	end := min(first+room, len(p.names))
+	nameW := 0
+	for _, c := range p.names[first:end] {
+		nameW = max(nameW, len(wire.CleanLabel(c.Name)))
+	}
 	for i := first; i < end; i++ {
-		name := wire.CleanLabel(p.names[i])
+		c := &p.names[i]
+		name := wire.CleanLabel(c.Name)
 		if i == p.cursor {
-			out = append(out, st.Cursor.Render("› "+name))
+			name = st.Cursor.Render("› " + name)
 		} else {
-			out = append(out, "  "+name)
+			name = "  " + name
 		}
+		out = append(out, name+strings.Repeat(" ", nameW-len(wire.CleanLabel(c.Name)))+"  "+c.about(st))
 	}
 	if first > 0 || end < len(p.names) {
 		out = append(out, st.Dim.Render(moreLine(first, len(p.names)-end)))
 	}
 	return out
+}
+
+// about is what the picker says of a persona: what runs and whether
+// messages are typed in, or why it cannot be spawned.
+func (c *PersonaChoice) about(st *Styles) string {
+	switch {
+	case c.Invalid != "":
+		return st.Crashed.Render("invalid: " + oneLine(c.Invalid))
+	case c.Typed:
+		return st.Dim.Render(c.Harness + " · messages typed in")
+	}
+	return st.Dim.Render(c.Harness + " · no messages typed in (it reads cotal inbox; inject: true types them)")
 }
 
 // seatLine is the line that types into a seat: the text goes to the

@@ -18,7 +18,9 @@ import (
 // state side by side on the left, the selected seat's screen on the right.
 type seatsView struct {
 	sh       *shared
-	seats    []Seat // sorted by name, then manager
+	seats    []Seat // sorted by name, then manager; those that pass the filter
+	all      []Seat // every seat of the census but the removed ones, sorted
+	none     bool   // the dashboard's selection is no seat of this list: no cursor
 	known    bool   // a census has arrived
 	managers int
 	missing  []string
@@ -42,7 +44,7 @@ func (s *seatsView) SetSize(w, h int) {
 }
 
 // compact reports whether the band needs only its title and one line.
-func (s *seatsView) compact() bool { return len(s.seats) == 0 }
+func (s *seatsView) compact() bool { return len(s.all) == 0 }
 
 // setCensus replaces the seats and keeps the cursor on the same seat, by
 // its lifecycle and manager, never by its row or its name alone; or moves
@@ -50,17 +52,18 @@ func (s *seatsView) compact() bool { return len(s.seats) == 0 }
 func (s *seatsView) setCensus(c Census) {
 	keep, had := s.selected()
 	s.known, s.managers, s.missing = true, c.Managers, c.Missing
-	s.seats, s.hidden = make([]Seat, 0, len(c.Seats)), 0
+	s.all, s.hidden = make([]Seat, 0, len(c.Seats)), 0
 	for _, seat := range c.Seats {
 		if s.removed[seat.key()] && !seat.Running() {
 			s.hidden++
 			continue
 		}
-		s.seats = append(s.seats, seat)
+		s.all = append(s.all, seat)
 	}
-	slices.SortFunc(s.seats, func(a, b Seat) int {
+	slices.SortFunc(s.all, func(a, b Seat) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Manager, b.Manager), a.Started.Compare(b.Started), cmp.Compare(a.UID, b.UID))
 	})
+	s.seats = s.filtered()
 	switch {
 	case s.want != "" && s.selectName(s.want):
 		s.want = ""
@@ -77,9 +80,10 @@ func (s *seatsView) remove(seat Seat) bool {
 		return false
 	}
 	s.removed[seat.key()] = true
-	n := len(s.seats)
-	s.seats = slices.DeleteFunc(s.seats, func(x Seat) bool { return x.key() == seat.key() })
-	s.hidden += n - len(s.seats)
+	n := len(s.all)
+	s.all = slices.DeleteFunc(s.all, func(x Seat) bool { return x.key() == seat.key() })
+	s.seats = s.filtered()
+	s.hidden += n - len(s.all)
 	s.clamp()
 	return true
 }
@@ -111,9 +115,10 @@ func (s *seatsView) selectName(name string) bool {
 	return found >= 0
 }
 
-// selected is the seat under the cursor.
+// selected is the seat under the cursor, unless the selection is no seat
+// of this list.
 func (s *seatsView) selected() (Seat, bool) {
-	if s.cursor >= len(s.seats) {
+	if s.none || s.cursor >= len(s.seats) {
 		return Seat{}, false
 	}
 	return s.seats[s.cursor], true
@@ -151,6 +156,7 @@ func (s *seatsView) move(msg tea.KeyMsg) bool {
 		return false
 	}
 	s.want = "" // the person's own pick wins over a spawn still on its way
+	s.none = false
 	s.clamp()
 	return true
 }
@@ -212,7 +218,7 @@ func (s *seatsView) View() string {
 	lines := []string{title.Render(head), st.Dim.Render(fmt.Sprintf("  %-12s %-11s %4s %7s %-10s %4s %4s", "NAME", "PROCESS", "UP", "PID", "MESH", "FOR", "OUT"))}
 	end := min(s.offset+s.listHeight(), len(s.seats))
 	for i := s.offset; i < end; i++ {
-		lines = append(lines, s.row(&s.seats[i], i == s.cursor, s.focused))
+		lines = append(lines, s.row(&s.seats[i], i == s.cursor && !s.none, s.focused))
 	}
 	if s.offset > 0 || end < len(s.seats) {
 		lines = append(lines, st.Dim.Render(moreLine(s.offset, len(s.seats)-end)))
@@ -235,6 +241,8 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	switch {
 	case process == "":
 		process = seat.State
+	case seat.Running() && !seat.Suspended.IsZero():
+		process = "suspended" // stopped by a signal; ps says "stopped (signal)"
 	case seat.Running() && seat.State != "ready" && seat.State != "":
 		process = seat.State
 	default:
@@ -247,6 +255,8 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	switch {
 	case crashed:
 		glyph, style = glyphCrashed, st.Crashed
+	case seat.Running() && !seat.Suspended.IsZero():
+		glyph, style = glyphSuspended, st.Stalled
 	case !seat.Running():
 		glyph, style = "⨯", st.Offline
 	case seat.State == "starting":

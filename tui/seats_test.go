@@ -31,8 +31,12 @@ func (f *fakeControl) record(call string) error {
 	return f.err
 }
 
-func (f *fakeControl) Personas(context.Context) ([]string, error) {
-	return f.personas, f.record("personas")
+func (f *fakeControl) Personas(context.Context) ([]PersonaChoice, error) {
+	var cs []PersonaChoice
+	for _, n := range f.personas {
+		cs = append(cs, PersonaChoice{Name: n, Harness: "command", Typed: true})
+	}
+	return cs, f.record("personas")
 }
 
 func (f *fakeControl) Spawn(_ context.Context, persona string) (SpawnTicket, error) {

@@ -23,7 +23,7 @@ type SeatSource interface {
 // SeatControl acts on seats. The model calls it only inside tea.Cmds.
 type SeatControl interface {
 	// Personas names the personas a spawn may use, or says where it looked.
-	Personas(ctx context.Context) ([]string, error)
+	Personas(ctx context.Context) ([]PersonaChoice, error)
 	// Spawn asks a manager to start a seat; it returns once accepted.
 	Spawn(ctx context.Context, persona string) (SpawnTicket, error)
 	// AwaitSpawn follows an accepted spawn to its one outcome.
@@ -67,9 +67,10 @@ type Seat struct {
 	Mesh       string // the connector's presence status, or offline
 	MeshSince  time.Time
 	Activity   string
-	Sandbox    string   // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
-	Attached   []string // who is attached to its terminal now (owner.actor), one per session
-	Stopped    bool     // a stop ended it: its exit is no crash
+	Sandbox    string    // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
+	Attached   []string  // who is attached to its terminal now (owner.actor), one per session
+	Stopped    bool      // a stop ended it: its exit is no crash
+	Suspended  time.Time // when its running process was first seen stopped by a signal; zero when it is not
 
 	// Held says why messages wait for the seat's person ("person
 	// typing"); Waiting counts the messages its connector holds, the
@@ -77,6 +78,8 @@ type Seat struct {
 	Held          string
 	Waiting       int
 	OldestWaiting time.Time
+	PullOnly      int  // of Waiting, those left for the agent's own inbox read
+	Injects       bool // messages are typed into its terminal
 
 	// Agent is what its harness reports of itself (working, waiting,
 	// idle; "" when it reports nothing); when waiting on a person, Asks is
@@ -182,4 +185,12 @@ func (f *seatFocus) load() (Seat, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.seat, f.set
+}
+
+// PersonaChoice is one persona the spawn picker lists.
+type PersonaChoice struct {
+	Name    string
+	Harness string // claude, codex, opencode or command; "" when unreadable
+	Typed   bool   // messages are typed into its seats' terminals
+	Invalid string // why no seat can be spawned from it; "" when one can
 }

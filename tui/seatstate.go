@@ -42,10 +42,14 @@ func (s *Seat) quiet(now time.Time) (time.Duration, bool) {
 	return now.Sub(last), true
 }
 
-// stalled reports how long a seat that says it is working has printed
-// nothing, when that is longer than StallAfter.
+// stalled reports how long a seat with something to do has printed
+// nothing, when that is longer than StallAfter: one that says it is
+// working, or, whatever its mesh status says, one whose connector has
+// messages waiting to be typed into it (not held by its person, not left
+// for its own inbox read).
 func (s *Seat) stalled(now time.Time) (time.Duration, bool) {
-	if s.Mesh != "working" {
+	busy := s.Mesh == "working" || (s.Injects && s.Held == "" && s.Waiting > s.PullOnly)
+	if !busy {
 		return 0, false
 	}
 	d, ok := s.quiet(now)

@@ -243,7 +243,7 @@ func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) opReply
 		if seq > upTo {
 			return false
 		}
-		items = append(items, mesh.HistoryItem{Seq: seq, Msg: d.Msg})
+		items = append(items, mesh.HistoryItem{Seq: seq, Sender: d.Subject.Sender.ID(), Msg: d.Msg})
 		if len(items) > limit {
 			items, complete = items[1:], false
 		}

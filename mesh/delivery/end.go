@@ -58,6 +58,8 @@ func (s *Service) EndLifecycle(ctx context.Context, p wire.Principal, uid string
 	}
 	// Its durables go too: a successor lifecycle of the name never
 	// inherits its DMs (spec item 48), so nothing can read them any more.
+	// Their senders are told first.
+	s.noteDropped(ctx, p, uid)
 	for _, c := range []struct{ stream, name string }{
 		{wire.DlvStream(s.space), wire.DlvConsumer(p, uid)},
 		{wire.DMStream(s.space), wire.DMConsumer(p, uid)},
@@ -154,4 +156,66 @@ func (s *Service) tombstone(ctx context.Context, key string, front uint64) error
 		}
 	}
 	return err
+}
+
+// maxDropNotes bounds the receipts one ended lifecycle sends for the DMs
+// it never settled.
+const maxDropNotes = 1000
+
+// WhyLifecycleEnded is the reason a DM's receipt gives when its
+// recipient's lifecycle ended before it settled the DM.
+const WhyLifecycleEnded = "dropped: the recipient's lifecycle ended (a stop, a respawn or a revocation) before it read it; a new lifecycle of the name never gets it"
+
+// noteDropped tells the sender of every DM the lifecycle had not settled
+// (past its durable's ack floor) that it was dropped and why: the durable
+// goes next, and with it the last way to read them. Best effort: a
+// receipt is advice, and a failure here keeps nothing alive.
+func (s *Service) noteDropped(ctx context.Context, p wire.Principal, uid string) {
+	cons, err := s.js.Consumer(ctx, wire.DMStream(s.space), wire.DMConsumer(p, uid))
+	if err != nil {
+		return
+	}
+	info, err := cons.Info(ctx)
+	if err != nil || info.NumPending+uint64(info.NumAckPending) == 0 {
+		return
+	}
+	oc, err := s.js.OrderedConsumer(ctx, wire.DMStream(s.space), jetstream.OrderedConsumerConfig{
+		FilterSubjects: []string{wire.DMFilter(s.space, p)},
+		DeliverPolicy:  jetstream.DeliverByStartSequencePolicy, OptStartSeq: info.AckFloor.Stream + 1,
+	})
+	if err != nil {
+		return
+	}
+	now := time.Now().UTC()
+	for sent := 0; sent < maxDropNotes; {
+		batch, err := oc.FetchNoWait(256)
+		if err != nil {
+			return
+		}
+		n, last := 0, false
+		for m := range batch.Messages() {
+			n++
+			meta, merr := m.Metadata()
+			if merr == nil && meta.NumPending == 0 {
+				last = true
+			}
+			d, reject, _ := wire.Decode(m.Subject(), m.Data())
+			if reject != "" || wire.ServerAuthored(m.Headers()) {
+				continue
+			}
+			subject, ok := wire.ReceiptSubject(s.space, d.Subject.Sender, d.Msg.ID)
+			if !ok {
+				continue
+			}
+			b, _ := json.Marshal(wire.DeliveryNote{ID: d.Msg.ID, To: p.ID(), Rung: wire.RungAcked, Why: WhyLifecycleEnded, At: now})
+			if s.nc.Publish(subject, b) == nil {
+				sent++
+			}
+		}
+		if n == 0 || last || ctx.Err() != nil {
+			_ = s.nc.Flush()
+			return
+		}
+	}
+	_ = s.nc.Flush()
 }

@@ -38,6 +38,21 @@ type Peer struct {
 	Known       bool      // a live (fresh, not offline) record was heard from it by this watcher
 }
 
+// Heard is when the peer was last heard from: the time its last record
+// was written (HeartbeatAt), so a reader that has just replayed the bucket
+// shows the heartbeat's real age rather than its own read time; never
+// later than the record's arrival, so a publisher whose clock runs ahead
+// is not taken as fresher than it is.
+func (p *Peer) Heard() time.Time {
+	switch {
+	case p.HeartbeatAt.IsZero() || p.HeartbeatAt.Unix() <= 0:
+		return p.LastHeard
+	case p.LastHeard.IsZero() || p.HeartbeatAt.Before(p.LastHeard):
+		return p.HeartbeatAt
+	}
+	return p.LastHeard
+}
+
 // ViewState says whether the roster can be trusted as a picture of now.
 type ViewState string
 

@@ -71,7 +71,7 @@ func Roster(peers []presence.Peer, v presence.View, now time.Time) string {
 		if att := p.Record.Attention; att != "" && att != presence.Open && !p.Offline {
 			status += " [" + string(att) + "]"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s ago\n", Glyph(p), name, status, Age(now, p.StatusSince), activity, Age(now, p.LastHeard))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s ago\n", Glyph(p), name, status, Age(now, p.StatusSince), activity, Age(now, p.Heard()))
 	}
 	tw.Flush()
 	return b.String()

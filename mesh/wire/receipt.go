@@ -51,12 +51,18 @@ type DeliveryNote struct {
 // there, and only the sender may subscribe. An id that cannot be one
 // subject token (another implementation's) gets no receipts: ok is false.
 func ReceiptSubject(space string, sender Principal, id string) (subject string, ok bool) {
-	if id == "" || len(id) > 64 || !AllBytes(id, func(c byte) bool {
-		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
-	}) {
+	if !TokenID(id) {
 		return "", false
 	}
 	return ReceiptFilter(space, sender) + "." + id, true
+}
+
+// TokenID reports whether a message id fits a subject token: 1 to 64 of
+// A-Z a-z 0-9 - _, as every id this module makes does.
+func TokenID(id string) bool {
+	return id != "" && len(id) <= 64 && AllBytes(id, func(c byte) bool {
+		return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_'
+	})
 }
 
 // ReceiptFilter is the prefix of every receipt subject of one sender,

@@ -62,6 +62,7 @@ type Registry struct {
 	mu       sync.Mutex
 	sessions map[string]*entry // by session id
 	attached map[Terminal]int  // live sessions per seat
+	sizes    sizes             // the smallest attached size wins (sizes.go)
 	closed   bool
 	closeWhy Reason
 }
@@ -185,7 +186,7 @@ func (r *Registry) Serve(ctx context.Context, nc *nats.Conn, g Grant, term Termi
 	e.claimed = true
 	r.mu.Unlock()
 
-	s, err := serve(ctx, nc, e.grant, e.target.Name, term, r.opts.Server)
+	s, err := serve(ctx, nc, e.grant, e.target.Name, term, r.opts.Server, &r.sizes)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if err != nil {
@@ -209,6 +210,7 @@ func (r *Registry) Serve(ctx context.Context, nc *nats.Conn, g Grant, term Termi
 // reap forgets a session once it ends, freeing its slot.
 func (r *Registry) reap(id string, term Terminal, s *Server) {
 	<-s.Done()
+	r.sizes.drop(term, s) // the rest of the seat's terminals decide its size
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	delete(r.sessions, id)

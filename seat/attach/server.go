@@ -91,10 +91,15 @@ type Server struct {
 
 	bytesOut, bytesIn, dropped, repaints atomic.Int64
 	garbledIn                            atomic.Int64
+
+	sizes    *sizes // the seat's size rule across its sessions; nil: this session alone sets it
+	sizeMu   sync.Mutex
+	sizeView sizeView // what this session is told of sizes (sizes.go)
+	sizeTold bool     // its holder was last told of other terminals
 }
 
 // serve starts a server session for an active grant.
-func serve(ctx context.Context, nc *nats.Conn, g Grant, target string, term Terminal, opts ServerOptions) (*Server, error) {
+func serve(ctx context.Context, nc *nats.Conn, g Grant, target string, term Terminal, opts ServerOptions, sz *sizes) (*Server, error) {
 	if opts.EndGrace <= 0 {
 		opts.EndGrace = DefaultEndGrace
 	}
@@ -104,6 +109,7 @@ func serve(ctx context.Context, nc *nats.Conn, g Grant, target string, term Term
 		ready: make(chan struct{}, 1),
 		stop:  make(chan Reason, 1),
 		done:  make(chan struct{}),
+		sizes: sz,
 	}
 	r, err := OpenRail(ctx, nc, g.Subjects.Out, g.Subjects.In, g.Window, s.handleIn, opts.Rail)
 	if err != nil {
@@ -174,7 +180,11 @@ func (s *Server) handleIn(raw json.RawMessage) error {
 		default:
 		}
 	case kindResize:
-		_ = s.term.Resize(p.cols, p.rows) // out of the seat's range: ignored, as a terminal would
+		if s.sizes != nil {
+			s.sizes.set(s.term, s, p.cols, p.rows)
+		} else {
+			_ = s.term.Resize(p.cols, p.rows) // out of the seat's range: ignored, as a terminal would
+		}
 	default:
 		s.garbledIn.Add(1) // end and drop are the server's to send
 	}
@@ -189,6 +199,9 @@ type output struct {
 	repaint     bool     // a fresh screen is owed to the holder
 	pieces      [][]byte // screen payloads still to send, in order
 	pendingDrop int64    // bytes dropped since the last drop payload landed
+
+	painted time.Time        // when the last screen was taken
+	redraw  <-chan time.Time // a redraw of a larger holder's screen is due (sizes.go)
 }
 
 func (s *Server) pump() {
@@ -208,6 +221,9 @@ func (s *Server) pump() {
 			chunks = nil // the screen goes first; the seat holds what follows
 		}
 		select {
+		case <-o.redraw:
+			o.redraw = nil
+			s.flush(o)
 		case <-s.ready:
 			o.repaint = true
 			s.flush(o)
@@ -307,8 +323,12 @@ func (o *output) gather(c []byte) (joined []byte, closed bool) {
 	return joined, false
 }
 
-// chunk sends one chunk of output, or drops and counts it.
+// chunk sends one chunk of output, or drops and counts it. A holder
+// larger than the seat gets the seat's screen redrawn instead (sizes.go).
 func (s *Server) chunk(o *output, c []byte) {
+	if s.redraws(o) {
+		return
+	}
 	if o.repaint {
 		s.flush(o)
 		if !o.repaint {
@@ -353,12 +373,17 @@ func (s *Server) flush(o *output) {
 			o.cancel()
 		}
 		o.chunks, o.cancel, o.got, o.repaint = ch, cancel, 0, false
+		o.painted = time.Now()
 		s.repaints.Add(1)
 		for len(screen) > 0 {
 			n := min(len(screen), snapshotPiece)
 			o.pieces = append(o.pieces, encodeData([]byte(screen[:n])))
 			s.bytesOut.Add(int64(n))
 			screen = screen[n:]
+		}
+		if note := s.sizeNotice(); len(note) > 0 {
+			o.pieces = append(o.pieces, encodeData(note))
+			s.bytesOut.Add(int64(len(note)))
 		}
 	}
 	for len(o.pieces) > 0 {

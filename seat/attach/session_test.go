@@ -27,10 +27,16 @@ func TestAttachTypeAndSeeEcho(t *testing.T) {
 	if !strings.Contains(seat.Screen(), "hi-42") {
 		t.Fatalf("the seat's own screen lacks the echo:\n%s", seat.Screen())
 	}
-	st := m.reg.Sessions("shell")
-	if len(st) != 1 || !st[0].Live || st[0].BytesIn != int64(len("echo hi-$((40+2))\r")) || st[0].BytesOut == 0 || st[0].Holder.ID != "local.alice" {
-		t.Fatalf("sessions %+v", st)
-	}
+	// The counters are added once the seat took the bytes and the rail
+	// sent them, which the echo on the holder's screen can overtake.
+	var st []attach.Stats
+	testutil.WaitFor(t, 5*time.Second, func() error {
+		st = m.reg.Sessions("shell")
+		if len(st) != 1 || !st[0].Live || st[0].BytesIn != int64(len("echo hi-$((40+2))\r")) || st[0].BytesOut == 0 || st[0].Holder.ID != "local.alice" {
+			return fmt.Errorf("sessions %+v", st)
+		}
+		return nil
+	})
 	if len(st[0].ID) != 8 || !strings.HasPrefix(a.grant.SessionID, st[0].ID) {
 		t.Errorf("stats id %q; want the session id's first 8 characters", st[0].ID)
 	}

@@ -50,6 +50,10 @@ type Row struct {
 	// Injects says the seat's arrivals are put in front of its agent;
 	// a plain command seat without `inject: true` reads its inbox itself.
 	Injects bool `json:"injects,omitempty"`
+	// SuspendedMs is when the manager first saw the running process
+	// stopped by a signal (SIGSTOP, SIGTSTP): it runs no code until it is
+	// continued (SIGCONT). 0 when it is not stopped.
+	SuspendedMs int64 `json:"suspendedMs,omitempty"`
 	// Agent is what the seat's harness last reported of itself (its
 	// hooks): working, waiting on a person and on what, or idle; nil when
 	// its harness reports nothing.
@@ -58,6 +62,9 @@ type Row struct {
 	// (what a resume needs).
 	Session string `json:"session,omitempty"`
 }
+
+// ProcessSuspended is how ps shows a running process stopped by a signal.
+const ProcessSuspended = "stopped (signal)"
 
 // SessionRow is one attach session on a seat.
 type SessionRow struct {
