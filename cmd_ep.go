@@ -34,7 +34,11 @@ func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 		caller = ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
 	}
 	connID := caller.Owner + "-" + caller.Actor + "-" + caller.UID
-	nc, err := t.connect("cotal "+caller.ID(), nats.CustomInboxPrefix("_INBOX_"+connID))
+	// The broker's refusals reach the caller as the failed call's error
+	// (the client watches for them); nats.go's own printing of them would
+	// say it twice.
+	quiet := nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
+	nc, err := t.connect("cotal "+caller.ID(), nats.CustomInboxPrefix("_INBOX_"+connID), quiet)
 	if err != nil {
 		return nil, nil, err
 	}

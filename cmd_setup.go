@@ -15,13 +15,17 @@ import (
 )
 
 // defaultPersona is what `cotal setup` seeds: a Claude Code seat that may
-// spawn others, on no channel until told, with every key an agent file
-// may set listed in comments.
+// spawn others. It joins no channel at boot, and may join, read and post
+// on any channel when it chooses to; every key an agent file may set is
+// listed in comments.
 var defaultPersona = `---
 name: default
 agent: claude
 description: A general coding agent on the mesh.
 capabilities: [spawn, run]
+subscribe: []
+allowSubscribe: [">"]
+allowPublish: [">"]
 ` + personaKeyComments() + `---
 You are a coding agent on a cotal mesh. Other agents and people can reach you
 with direct messages, channel posts and tasks for your role; use the cotal
@@ -54,8 +58,9 @@ func newSetupCmd(g *globals) *cobra.Command {
 		Use:   "setup",
 		Short: "Make this folder a cotal project: seed .cotal/agents/default.md",
 		Long: `Make the folder a cotal project: create .cotal/agents/ and a default persona
-(a Claude Code seat with the spawn capability, on no channel). Nothing that
-exists is overwritten; a later run says what is there.`,
+(a Claude Code seat with the spawn capability that joins no channel at boot
+but may join, read and post on any). Nothing that exists is overwritten; a
+later run says what is there.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if dir == "" {

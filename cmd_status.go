@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -24,6 +25,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
@@ -45,10 +47,13 @@ type statusReport struct {
 	StoreDir   string    `json:"storeDir"`
 	Streams    int       `json:"streams,omitempty"`
 	// Delivery says whether the durable delivery service holds its lease
-	// and serves (an open mesh has none); Managers counts registered
-	// manager instances.
-	Delivery string `json:"delivery,omitempty"`
-	Managers int    `json:"managers"`
+	// and serves (an open mesh has none). Managers counts the manager
+	// instances that answered a status scatter (the probe ps uses);
+	// ManagerInstances says of every registered one whether it answered.
+	Delivery         string                 `json:"delivery,omitempty"`
+	Managers         int                    `json:"managers"`
+	ManagerInstances []client.ManagerStatus `json:"managerInstances"`
+	ManagersError    string                 `json:"managersError,omitempty"`
 	// SeatSandbox is how a seat started on this machine would be kept
 	// from the store's keys and creds, found by launching a probe.
 	SeatSandbox sandbox.Report `json:"seatSandbox"`
@@ -64,7 +69,9 @@ func newStatusCmd(g *globals) *cobra.Command {
 		Use:   "status",
 		Short: "Say whether the space's mesh is up, and how it is doing",
 		Long: `Report whether the space's mesh is up: its url, auth mode, sync mode,
-whether JetStream is enabled and how much of the store limit is used.
+whether JetStream is enabled and how much of the store limit is used, and
+which registered manager instances answer (asked all at once, as ps asks; a
+silent one is named, with whether its registration is stale).
 
 Exits 0 when the mesh is up and answering, 1 otherwise.`,
 		Args: cobra.NoArgs,
@@ -150,16 +157,33 @@ func gatherStatus(g *globals) statusReport {
 	r.DataBytes = int64(info.Store)
 	r.Streams = info.Streams
 	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode, meshPID)
-	if kv, err := js.KeyValue(ctx, wire.RecordsBucket(r.Space)); err == nil {
-		if regs, err := ep.ListRegistrations(ctx, kv, seat.Endpoint); err == nil {
-			for _, reg := range regs {
-				if !reg.Deregistered {
-					r.Managers++
-				}
-			}
+	r.ManagerInstances, r.ManagersError = managerStatuses(g)
+	for _, m := range r.ManagerInstances {
+		if m.Answered {
+			r.Managers++
 		}
 	}
 	return r
+}
+
+// managerStatuses scatters status over the registered managers: which
+// answered, and what the probe says of the silent ones.
+func managerStatuses(g *globals) ([]client.ManagerStatus, string) {
+	cl, nc, err := g.managers()
+	if err != nil {
+		return []client.ManagerStatus{}, err.Error()
+	}
+	defer nc.Close()
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	ms, _, err := cl.Managers(ctx)
+	if ms == nil {
+		ms = []client.ManagerStatus{}
+	}
+	if err != nil {
+		return ms, err.Error()
+	}
+	return ms, ""
 }
 
 // deliveryState reads the delivery service's lease: serving, starting, or
@@ -232,6 +256,34 @@ func leaseHolderAlive(holder string, meshPID int) bool {
 	return broker.PIDAlive(pid)
 }
 
+// printManagers says which registered managers answered, one line each.
+func printManagers(w io.Writer, r statusReport) {
+	switch {
+	case len(r.ManagerInstances) == 0 && r.ManagersError != "":
+		fmt.Fprintf(w, "  managers   unknown: %s\n", r.ManagersError)
+		return
+	case len(r.ManagerInstances) == 0:
+		fmt.Fprintln(w, "  managers   none registered (nothing can spawn seats)")
+		return
+	}
+	fmt.Fprintf(w, "  managers   %d of %d registered answered\n", r.Managers, len(r.ManagerInstances))
+	for _, m := range r.ManagerInstances {
+		switch {
+		case m.Answered:
+			fmt.Fprintf(w, "             %s epoch %d: answered, %s (%d running)\n", m.InstanceID, m.Epoch, plural(m.Seats, "seat"), m.Live)
+		case m.Error != "":
+			fmt.Fprintf(w, "             %s: answered with an error: %s\n", m.InstanceID, m.Error)
+		case m.Liveness == ep.Gone:
+			fmt.Fprintf(w, "             %s: registration is stale (nothing holds its rail); `cotal deregister-instance --instance %s` removes it\n", m.InstanceID, m.InstanceID)
+		default:
+			fmt.Fprintf(w, "             %s: registered, no answer within the deadline\n", m.InstanceID)
+		}
+	}
+	if r.ManagersError != "" {
+		fmt.Fprintf(w, "             (%s)\n", r.ManagersError)
+	}
+}
+
 func printStatus(g *globals, r statusReport) {
 	w := g.stdout
 	switch {
@@ -278,7 +330,7 @@ func printStatus(g *globals, r statusReport) {
 		}
 		fmt.Fprintf(w, "  jetstream  %s, %d streams\n", js, r.Streams)
 		fmt.Fprintf(w, "  delivery   %s\n", r.Delivery)
-		fmt.Fprintf(w, "  managers   %d registered\n", r.Managers)
+		printManagers(w, r)
 	}
 	fmt.Fprintf(w, "  seats      %s\n", describeSandbox(r.SeatSandbox))
 	limit := ""

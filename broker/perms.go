@@ -65,10 +65,15 @@ const (
 // SelfCommands are the manager commands every agent may call about itself
 // (the seat connector answers them); the broker vouches for the caller
 // through the subject. Connector to hello are what a seat's MCP server
-// reads and steers its connector with (seat/selfconnector.go); the hook
-// commands are what its harness's hooks report through (seat/hook.go).
-var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello",
+// reads and steers its connector with (seat/selfconnector.go); stop ends
+// the caller's own seat; the hook commands are what its harness's hooks
+// report through (seat/hook.go).
+var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello", "stop",
 	"hook", "hook-wait", "hook-done"}
+
+// SpawnCommands are the untargeted manager commands a spawn-capable agent
+// may call: spawn, and list the personas it may spawn from.
+var SpawnCommands = []string{"spawn", "personas"}
 
 // OwnerCommands are the manager commands a spawn-capable agent may call in
 // owner mode, on the seats it spawned (the manager refuses any other).
@@ -239,8 +244,10 @@ func (id Identity) controlRows(pub, sub map[string]bool) {
 		if c != CapSpawn {
 			continue
 		}
-		pub[root+".ep.one.manager.spawn."+caller+".*"] = true
-		pub[root+".ep.inst.manager.*.spawn."+caller+".*"] = true
+		for _, cmd := range SpawnCommands {
+			pub[root+".ep.one.manager."+cmd+"."+caller+".*"] = true
+			pub[root+".ep.inst.manager.*."+cmd+"."+caller+".*"] = true
+		}
 		// Attach sessions it is granted on the seats it spawned: a
 		// session's subjects carry its holder, so these rows reach only
 		// sessions granted to this very lifecycle.

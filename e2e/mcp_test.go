@@ -132,7 +132,8 @@ func TestMCPServerOverStdio(t *testing.T) {
 	}
 	sort.Strings(names)
 	want := []string{"cotal_anycast", "cotal_channel_info", "cotal_channel_mode", "cotal_channels", "cotal_connection_status",
-		"cotal_dm", "cotal_inbox", "cotal_join", "cotal_leave", "cotal_orientation", "cotal_roster", "cotal_send", "cotal_status"}
+		"cotal_despawn", "cotal_dm", "cotal_docs", "cotal_inbox", "cotal_join", "cotal_leave", "cotal_orientation",
+		"cotal_personas", "cotal_roster", "cotal_send", "cotal_spawn", "cotal_status"}
 	if !reflect.DeepEqual(names, want) {
 		t.Errorf("tools/list: %v", names)
 	}

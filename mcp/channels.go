@@ -131,7 +131,7 @@ func channelsText(st mesh.ConnectorState, names []string, cfgs map[string]mesh.C
 		eff := mesh.Resolve(cp, def)
 		switch {
 		case !wire.IsConcrete(ch):
-			parts = append(parts, "a family of channels, live")
+			parts = append(parts, familyText(st, ch, j, on, holds))
 		case st.Profile == "open":
 			parts = append(parts, "live (an open mesh keeps nothing)")
 		case on && j.Durable && holds != nil:
@@ -169,6 +169,38 @@ func channelsText(st mesh.ConnectorState, names []string, cfgs map[string]mesh.C
 		b.WriteString("(The channel registry could not be read: " + regErr.Error() + ".)\n")
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// familyText is a followed (or visible) family's row: the state of its
+// stored copies when it holds a durable membership of its own or sits
+// under a family that does; a pattern with * or the root > holds none.
+func familyText(st mesh.ConnectorState, ch string, j mesh.JoinedChannel, on bool, holds *backstops) string {
+	const family = "a family of channels"
+	if !on {
+		return family
+	}
+	if !heldFamily(ch) {
+		return family + ", followed live: no stored copies (only a channel or a family ending in .> holds them)"
+	}
+	if j.Durable && holds != nil {
+		return family + "; " + holds.says(j)
+	}
+	for _, outer := range st.Channels {
+		if outer.Channel != ch && outer.Durable && holds != nil && wire.Covered([]string{outer.Channel}, ch) {
+			return family + "; stored copies through #" + wire.CleanLabel(outer.Channel) + ": " + holds.says(outer)
+		}
+	}
+	if st.Profile == "open" {
+		return family + ", live (an open mesh keeps nothing)"
+	}
+	return family + ", live only: no stored copies (leave and join again to retry the backstop)"
+}
+
+// heldFamily reports whether a family pattern can hold a durable
+// membership: concrete segments and a final >.
+func heldFamily(ch string) bool {
+	base, ok := strings.CutSuffix(ch, ".>")
+	return ok && wire.IsConcrete(base)
 }
 
 func modeText(ch string, m mesh.ChannelMode, on bool) string {

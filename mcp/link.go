@@ -42,6 +42,7 @@ type link struct {
 	mu        sync.Mutex
 	e         *mesh.Endpoint
 	conn      connector
+	mgr       *client.Client // the managers, as e's identity
 	stopped   bool
 	everUp    bool
 	upSince   time.Time
@@ -161,6 +162,11 @@ func (l *link) dial() error {
 	if err != nil {
 		return err
 	}
+	mgr, err := newManagers(e)
+	if err != nil {
+		_ = e.Close()
+		return err
+	}
 	var c connector = localConnector{e}
 	if l.opts.Manager != "" {
 		sc, err := newSeatConnector(e, l.opts.Manager)
@@ -177,7 +183,7 @@ func (l *link) dial() error {
 		return errors.New("closing")
 	}
 	defer l.mu.Unlock()
-	l.e, l.conn, l.everUp, l.upSince, l.downSince = e, c, true, time.Now(), time.Time{}
+	l.e, l.conn, l.mgr, l.everUp, l.upSince, l.downSince = e, c, mgr, true, time.Now(), time.Time{}
 	l.lastErr = nil
 	l.signal()
 	go l.greet()
@@ -224,7 +230,7 @@ func (l *link) check(e *mesh.Endpoint) error {
 func (l *link) drop(e *mesh.Endpoint, why error) {
 	l.mu.Lock()
 	if l.e == e {
-		l.e, l.conn = nil, nil
+		l.e, l.conn, l.mgr = nil, nil, nil
 	}
 	l.mu.Unlock()
 	l.fail(why)
@@ -244,7 +250,7 @@ func (l *link) close() error {
 	<-l.done
 	l.mu.Lock()
 	e := l.e
-	l.e, l.conn = nil, nil
+	l.e, l.conn, l.mgr = nil, nil, nil
 	l.mu.Unlock()
 	if e != nil {
 		return e.Close()
@@ -254,8 +260,9 @@ func (l *link) close() error {
 
 // session is what one tool call acts through.
 type session struct {
-	e *mesh.Endpoint // publishes; reads the roster and registry
-	c connector      // holds channels, modes, presence and the inbox
+	e   *mesh.Endpoint // publishes; reads the roster and registry
+	c   connector      // holds channels, modes, presence and the inbox
+	mgr *client.Client // calls the managers as e's identity
 }
 
 // firstDialWait is how long a tool call made while the server is still
@@ -299,7 +306,7 @@ func (l *link) session(ctx context.Context) (*session, error) {
 		}
 		return nil, refusef("Not connected to the mesh: the connection was lost (%s) and is being restored; nothing was done. Try again in a moment.", since)
 	}
-	return &session{e: l.e, c: l.conn}, nil
+	return &session{e: l.e, c: l.conn, mgr: l.mgr}, nil
 }
 
 // linkFacts are the raw facts behind a state.

@@ -19,7 +19,8 @@ import (
 
 var wantTools = []string{
 	"cotal_anycast", "cotal_channel_info", "cotal_channel_mode", "cotal_channels", "cotal_connection_status",
-	"cotal_dm", "cotal_inbox", "cotal_join", "cotal_leave", "cotal_orientation", "cotal_roster", "cotal_send", "cotal_status",
+	"cotal_despawn", "cotal_dm", "cotal_docs", "cotal_inbox", "cotal_join", "cotal_leave", "cotal_orientation",
+	"cotal_personas", "cotal_roster", "cotal_send", "cotal_spawn", "cotal_status",
 }
 
 // Every tool is listed with a closed object schema whose properties are
@@ -35,6 +36,8 @@ func TestToolsListHasClosedSchemas(t *testing.T) {
 		"cotal_send": {"channel", "mentions", "text"}, "cotal_dm": {"text", "to"}, "cotal_anycast": {"role", "text"},
 		"cotal_inbox": {"peek"}, "cotal_status": {"activity", "attention", "status"}, "cotal_channel_info": {"channel"},
 		"cotal_channel_mode": {"channel", "mode"}, "cotal_join": {"channel"}, "cotal_leave": {"channel"},
+		"cotal_spawn": {"cwd", "name", "prompt", "role"}, "cotal_despawn": {"graceful", "name"}, "cotal_personas": {"name"},
+		"cotal_docs": {"page", "query"},
 	}
 	var names []string
 	for _, tl := range res.Tools {
@@ -188,7 +191,7 @@ func TestStandaloneToolsOnARealMesh(t *testing.T) {
 
 	// Status and attention reach the roster others see.
 	got := c.ok("cotal_status", map[string]any{"status": "working", "activity": "reviewing #42", "attention": "focus"})
-	if want := `Status working, attention focus (only DMs and tasks reach you; @mentions and channel posts wait in cotal_inbox), activity "reviewing #42".`; got != want {
+	if want := `Status working, attention focus (DMs, tasks and @mentions of you reach you; channel posts wait in cotal_inbox), activity "reviewing #42".`; got != want {
 		t.Errorf("cotal_status:\n got %q\nwant %q", got, want)
 	}
 	testutil.WaitFor(t, 10*time.Second, func() error {

@@ -73,7 +73,7 @@ func attentionMeaning(a string) string {
 	case presence.DND:
 		return "DMs, tasks and @mentions of you still reach you; channel posts wait for your next turn"
 	case presence.Focus:
-		return "only DMs and tasks reach you; @mentions and channel posts wait in cotal_inbox"
+		return "DMs, tasks and @mentions of you reach you; channel posts wait in cotal_inbox"
 	}
 	return "DMs, tasks, @mentions and channel posts all reach you"
 }
@@ -92,13 +92,10 @@ func statusText(p mesh.PresenceState) string {
 
 // defaultChannel is where a send without a channel goes: the first
 // concrete joined channel.
+// defaultChannel is where cotal_send without a channel posts: the first
+// concrete joined channel the post ACL permits.
 func defaultChannel(st mesh.ConnectorState) string {
-	for _, j := range st.Channels {
-		if wire.IsConcrete(j.Channel) {
-			return j.Channel
-		}
-	}
-	return ""
+	return mesh.DefaultSendChannel(joinedList(st), st.AllowPublish)
 }
 
 func joinedList(st mesh.ConnectorState) []string {

@@ -72,7 +72,7 @@ type inboxArgs struct {
 
 type sendArgs struct {
 	Text     string   `json:"text" schema:"minLength=1" desc:"the message"`
-	Channel  string   `json:"channel,omitempty" schema:"maxLength=4096" desc:"the channel to post to, e.g. team or team.backend; default: the first channel you joined"`
+	Channel  string   `json:"channel,omitempty" schema:"maxLength=4096" desc:"the channel to post to, e.g. team or team.backend; default: the first channel you joined that you may post to"`
 	Mentions []string `json:"mentions,omitempty" schema:"maxItems=32" desc:"names of peers to @mention; each must be a peer of the space"`
 }
 
@@ -88,7 +88,7 @@ type anycastArgs struct {
 
 type statusArgs struct {
 	Status    string  `json:"status,omitempty" schema:"enum=idle|working|waiting" desc:"idle (free for work), working (in a task) or waiting (blocked on someone)"`
-	Attention string  `json:"attention,omitempty" schema:"enum=open|dnd|focus" desc:"open: everything reaches you; dnd: channel posts wait for your next turn; focus: only DMs and tasks reach you"`
+	Attention string  `json:"attention,omitempty" schema:"enum=open|dnd|focus" desc:"open: everything reaches you; dnd: channel posts wait for your next turn; focus: only DMs, tasks and @mentions of you reach you"`
 	Activity  *string `json:"activity,omitempty" schema:"maxLength=200" desc:"one line on what you are doing; empty clears it"`
 }
 
@@ -109,7 +109,7 @@ var toolSet = sync.OnceValue(func() []*tool {
 		always("cotal_connection_status", "This server's link to the mesh, as JSON: state (ready, degraded, connecting, disconnected or stopped) with the raw facts behind it and what is buffered.", toolConnectionStatus),
 		onMesh("cotal_roster", "Everyone on the mesh, one line each: status, name/role, what they are doing, attention, and how fresh that is.", true, toolRoster),
 		onMesh("cotal_inbox", "Read the messages waiting for you: DMs and tasks first, then channel posts, then history. What is returned is cleared; with peek nothing is cleared.", false, toolInbox),
-		onMesh("cotal_send", "Post a message to a channel. Without channel it goes to the first channel you joined. mentions @-mention peers by name, which reaches them even when they are not on the channel.", false, toolSend),
+		onMesh("cotal_send", "Post a message to a channel. Without channel it goes to the first channel you joined that you may post to. mentions @-mention peers by name, which reaches them even when they are not on the channel.", false, toolSend),
 		onMesh("cotal_dm", "Send a direct message to one peer, by name (or id). It waits for them when they are offline.", false, toolDM),
 		onMesh("cotal_anycast", "Send a task to any one peer holding a role. When nobody holds it, it waits in the role's queue.", false, toolAnycast),
 		onMesh("cotal_status", "Set your status (idle, working, waiting), attention (open, dnd, focus) and activity line on the roster. With no arguments, report them.", false, toolStatus),
@@ -118,6 +118,10 @@ var toolSet = sync.OnceValue(func() []*tool {
 		onMesh("cotal_channel_mode", "Set how one channel reaches you: normal, quiet (its posts wait in cotal_inbox; @mentions of you still reach you) or muted (its posts are dropped, @mentions included). Lasts until this session ends.", false, toolChannelMode),
 		onMesh("cotal_join", "Join a channel you may read: you receive its posts from now on (and its recent history, when it replays).", false, toolJoin),
 		onMesh("cotal_leave", "Leave a channel: its posts stop reaching you (an @mention of you still does).", false, toolLeave),
+		onMesh("cotal_personas", "The personas you can spawn seats from (needs capabilities: [spawn]): each one's role, harness, description and channel lists. With name, only that one.", true, toolPersonas),
+		onMesh("cotal_spawn", "Start a seat (an agent in its own terminal, on the mesh) from a persona; needs capabilities: [spawn]. The seat is named after the persona, numbered when taken. Says whether it came up.", false, toolSpawn),
+		onMesh("cotal_despawn", "Stop a seat you spawned (SIGTERM, then SIGKILL after 3 s; graceful=false: at once); without name, stop your own seat, which ends this session. You cannot stop seats others spawned.", false, toolDespawn),
+		offline("cotal_docs", "How this mesh works, on demand: messaging, channels (permissions, families, replay), attention, spawning, the control surface. No arguments lists the pages; page reads one; query searches them.", toolDocs),
 	}
 })
 
@@ -173,8 +177,12 @@ func toolSend(ctx context.Context, _ *Server, ss *session, a sendArgs) (string, 
 		if stErr != nil {
 			return "", refusef("Couldn't send: no channel given, and your joined channels could not be read (%v). Name the channel.", stErr)
 		}
-		if ch = defaultChannel(st); ch == "" {
+		if ch = defaultChannel(st); ch == "" && len(st.Channels) == 0 {
 			return "", refusef("Couldn't send: no channel given and you have joined none. Name one (channel) or cotal_join one first.")
+		}
+		if ch == "" {
+			return "", refusef("Couldn't send: no channel given, and none of the channels you joined (#%s) is one you may post to (allowPublish: %s). Name the channel to post to.",
+				strings.Join(joinedList(st), ", #"), describeACL(st.AllowPublish))
 		}
 	}
 	r, err := ss.e.Send(ctx, ch, a.Text, mesh.WithMentions(a.Mentions...))

@@ -34,9 +34,11 @@ func (a Action) String() string {
 // for none), and whether it is idle now. DMs and tasks always inject;
 // historical channel chatter is pull-only; a muted channel drops even its
 // mentions; a quiet one keeps ambient posts pull-only while its mentions
-// inject; under focus an ambient post or a mention is left for the inbox;
-// under dnd ambient posts wait for the next turn; under open they wait
-// only while the agent is working.
+// inject; under focus a mention of the agent wakes it (it is injected on
+// its own: focus holds nothing back to ride along with it) while ambient
+// posts are left for the inbox (spec §16 item 57); under dnd ambient posts
+// wait for the next turn; under open they wait only while the agent is
+// working.
 func Attend(it *Item, me wire.Principal, global presence.Attention, channelMode ChannelMode, idle bool) Action {
 	if it.Directed() {
 		return Inject
@@ -51,8 +53,6 @@ func Attend(it *Item, me wire.Principal, global presence.Attention, channelMode 
 	case it.Historical && !mention:
 		return Pull
 	case channelMode == ModeQuiet && !mention:
-		return Pull
-	case mention && global == presence.Focus:
 		return Pull
 	case mention:
 		return Inject

@@ -314,15 +314,34 @@ func (e *Endpoint) Channels() []string {
 	return out
 }
 
-// DefaultChannel is the first concrete joined channel, where a send with
-// no channel goes.
+// DefaultChannel is where a send with no channel goes: the first concrete
+// joined channel the post ACL permits (DefaultSendChannel). None is
+// ErrNoDefaultChannel, saying whether nothing is joined or nothing joined
+// may be posted to.
 func (e *Endpoint) DefaultChannel() (string, error) {
-	for _, ch := range e.Channels() {
-		if wire.IsConcrete(ch) {
-			return ch, nil
+	joined := e.Channels()
+	if ch := DefaultSendChannel(joined, e.allowPublish); ch != "" {
+		return ch, nil
+	}
+	if len(joined) == 0 {
+		return "", refuse(ErrNoDefaultChannel, "no default channel: name a channel explicitly, or join one first")
+	}
+	return "", refuse(ErrNoDefaultChannel, "no default channel: you may post to none of the channels you joined (#%s; allowPublish: %s); name a channel explicitly",
+		strings.Join(joined, ", #"), describeACL(e.allowPublish))
+}
+
+// DefaultSendChannel is the default send channel of an identity that
+// joined the channels joined, in join order, and may post where
+// allowPublish covers (nil: anywhere, as on an open mesh): the first
+// concrete one it may post to, "" when none qualifies. A family it follows
+// or a channel it may only read is never the default.
+func DefaultSendChannel(joined, allowPublish []string) string {
+	for _, ch := range joined {
+		if wire.IsConcrete(ch) && (allowPublish == nil || wire.Covered(allowPublish, ch)) {
+			return ch
 		}
 	}
-	return "", refuse(ErrNoDefaultChannel, "no default channel: name a channel explicitly, or join one first")
+	return ""
 }
 
 // AllowSubscribe is the read ACL, nil when unrestricted.

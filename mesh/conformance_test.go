@@ -601,6 +601,20 @@ func TestConformance52_DefaultSendChannel(t *testing.T) {
 	if err != nil || r.Channel != "ops" {
 		t.Fatalf("default channel: %+v %v; want the first concrete joined one, ops", r, err)
 	}
+
+	// Enforced: a channel the agent may only read is never the default
+	// (the channel-permissions page). It was picked, and the post failed
+	// "not allowed to post to #news".
+	e := newHarness(t, false)
+	reader := e.agentEndpoint(agent{name: "reader", subscribe: []string{"team.>", "news", "team.backend"}, allowPub: []string{"team.backend"}}, mesh.Options{OneShot: true})
+	if r, err := reader.Send(ctxT(t), "", "x"); err != nil || r.Channel != "team.backend" {
+		t.Fatalf("default channel: %+v %v; want team.backend, the first joined one the post ACL permits", r, err)
+	}
+	readOnly := e.agentEndpoint(agent{name: "lurker", subscribe: []string{"news", "team.>"}, allowPub: []string{"team.x"}}, mesh.Options{OneShot: true})
+	_, err = readOnly.Send(ctxT(t), "", "x")
+	if !errors.Is(err, mesh.ErrNoDefaultChannel) || !strings.Contains(err.Error(), "you may post to none of the channels you joined") {
+		t.Fatalf("send with only read-only and family subscriptions: %v; want a refusal of the omitted channel", err)
+	}
 }
 
 func TestConformance53_PostOutsideAllowPublish(t *testing.T) {

@@ -18,6 +18,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"strings"
 	"sync"
@@ -66,6 +67,8 @@ type Options struct {
 	Kind        string // agent (default) or endpoint
 	Description string
 	Tags        []string
+	// Meta is the presence card's meta (presence.MetaManager and the like).
+	Meta map[string]string
 
 	// Subscribe overrides the channels joined at connect (default: the
 	// creds' subscribe list).
@@ -277,7 +280,7 @@ func (e *Endpoint) identify() error {
 	}
 	e.card = presence.Card{
 		ID: e.me.ID(), Name: e.me.Actor, Kind: kind, Owner: e.me.Owner, Actor: e.me.Actor,
-		Role: e.role, Description: o.Description, Tags: o.Tags, ProtocolVersion: presence.ProtocolVersion,
+		Role: e.role, Description: o.Description, Tags: o.Tags, Meta: maps.Clone(o.Meta), ProtocolVersion: presence.ProtocolVersion,
 	}
 	return nil
 }
@@ -385,6 +388,15 @@ func (e *Endpoint) GoOnline(ctx context.Context) error {
 	w := presence.NewWriter(e.presenceKV, e.card, e.uid, presence.OnStuck(func(err error) {
 		e.logf("presence-write-stuck: %v", err)
 	}))
+	// Channel modes set while offline (a seat's starting modes) are in
+	// the first record.
+	if modes := e.ChannelModes(); len(modes) > 0 {
+		mirror := make(map[string]string, len(modes))
+		for ch, m := range modes {
+			mirror[ch] = string(m)
+		}
+		_ = w.SetChannelModes(mirror)
+	}
 	if err := w.Start(e.ctx); err != nil {
 		return err
 	}

@@ -101,6 +101,11 @@ func (e *Endpoint) service() (*ep.Client, error) {
 	return e.remote.client, e.remote.err
 }
 
+// Control is the endpoint's control-surface client, calling as its own
+// identity on its own connection: calls to other endpoints (the managers)
+// made through it hear the broker's refusals of their requests.
+func (e *Endpoint) Control() (*ep.Client, error) { return e.service() }
+
 // call runs one self-mode command of the delivery endpoint and decodes its
 // data into out. No responder is ErrNoDeliveryService, said within
 // describeWait rather than at the caller's deadline.

@@ -106,7 +106,7 @@ func (e *Endpoint) newMessage(text string, opts []SendOption) wire.Message {
 }
 
 // Send posts text to a channel (multicast). An empty channel means the
-// default send channel: the first concrete joined one.
+// default send channel: the first concrete joined one the post ACL permits.
 func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendOption) (Receipt, error) {
 	if channel == "" {
 		ch, err := e.DefaultChannel()

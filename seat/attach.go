@@ -94,14 +94,14 @@ func asEpError(err error) *ep.Error {
 
 // keysCmd types named keys into a seat raw, as a person's keyboard would
 // (no paste markers): what answers a prompt or leaves an editor. Operator
-// only, like input.
+// only and targeted, like input.
 func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a KeysArgs
 	_ = c.Decode(&a)
 	if _, err := pty.ParseKeys(a.Keys...); err != nil {
 		return nil, ep.Refuse(ep.CodeBadRequest, "%v; nothing was written", err)
 	}
-	s, e := m.seat(a.Name)
+	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
 	}

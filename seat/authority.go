@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // Profiles and capabilities the manager's handlers check (the credential
@@ -80,9 +81,23 @@ func (m *Manager) operatorOnly(ctx context.Context, c *ep.Call) *ep.Error {
 	return nil
 }
 
-// mayOwn admits the operator on the untargeted rail, and in owner mode a
-// spawn-capable agent: which seat it may act on is checked by the handler
-// (only one it spawned).
+// mayType admits the operator alone to type into a seat, in owner mode
+// (the seats it spawned) or any mode (every seat). The broker mints the
+// command to no agent; this does not rely on that.
+func (m *Manager) mayType(ctx context.Context, c *ep.Call) *ep.Error {
+	rec, e := m.callerRecord(ctx, c.Caller())
+	if e != nil {
+		return e
+	}
+	if rec.Profile != profileOperator {
+		return ep.Refuse(ep.CodePermissionDenied, "%s; %s is not the operator (typing into a seat is controlling it)", client.OnlyOperatorTypes, c.Caller().ID())
+	}
+	return nil
+}
+
+// mayOwn admits the operator untargeted and in any mode, and in owner mode
+// a spawn-capable agent: which seat it may act on is checked by the
+// handler (only one it spawned).
 func (m *Manager) mayOwn(ctx context.Context, c *ep.Call) *ep.Error {
 	if c.Subject.Mode != ep.ModeOwner {
 		return m.operatorOnly(ctx, c)
@@ -122,9 +137,9 @@ func (m *Manager) ownedSeat(c *ep.Call, name string) (*Seat, *ep.Error) {
 	return s, nil
 }
 
-// targetSeat checks an owner-mode body target names a seat of this manager
-// in its current lifecycle (a stale actor or uid is expired) and that the
-// args name the same seat.
+// targetSeat checks a targeted call's body target names a seat of this
+// manager in its current lifecycle (a stale actor or uid is expired) and
+// that the args name the same seat.
 func (m *Manager) targetSeat(_ context.Context, c *ep.Call) *ep.Error {
 	t := c.Request.Target
 	var a NameArgs

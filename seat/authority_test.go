@@ -16,6 +16,11 @@ func owned(acc seat.SpawnAccepted) ep.CallOption {
 	return ep.WithTarget(ep.ModeOwner, ep.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
 }
 
+// anyMode addresses a seat in any mode, as the operator types into it.
+func anyMode(acc seat.SpawnAccepted) ep.CallOption {
+	return ep.WithTarget(ep.ModeAny, ep.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
+}
+
 // TestOwnerModeReachesOnlyOwnSeats: a spawn-capable agent may inspect, read
 // and stop the seats it spawned, and no other seat, even one another agent
 // of the same owner spawned.
@@ -81,13 +86,15 @@ func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
 	for name, c := range map[string]*ep.Client{"never minted": ghost, "not the current lifecycle": oldOperator} {
 		for _, cmd := range []string{"input", "ps", "despawn"} {
 			args := map[string]any{"name": acc.Name}
+			opts := []ep.CallOption{ep.On(h.iid)}
 			if cmd == "input" {
 				args["text"] = "echo PWNED"
+				opts = append(opts, anyMode(acc))
 			}
 			if cmd == "ps" {
 				args = nil
 			}
-			_, err := c.Call(ctxT(t), seat.Endpoint, cmd, args, ep.On(h.iid))
+			_, err := c.Call(ctxT(t), seat.Endpoint, cmd, args, opts...)
 			e := errCode(t, err)
 			if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
 				t.Fatalf("%s caller, %s: %v (%s), want permission-denied not-executed", name, cmd, e, e.EffectiveOutcome())
@@ -110,15 +117,21 @@ func TestInputBounds(t *testing.T) {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}
 	for _, text := range []string{"", strings.Repeat("x", seat.MaxInput+1)} {
-		_, err := h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: text}, ep.On(h.iid))
+		_, err := h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: text}, ep.On(h.iid), anyMode(acc))
 		if e := errCode(t, err); e.Code != ep.CodeBadRequest || e.EffectiveOutcome() != ep.NotExecuted {
 			t.Fatalf("input of %d characters: %v, want bad-request not-executed", len(text), e)
 		}
 	}
 	no := false
-	var r seat.InputReply
-	mustCall(t, h.c, h.iid, "input", seat.InputArgs{Name: acc.Name, Text: "-" + strings.Repeat("é", seat.MaxInput-1), Enter: &no}, &r)
-	if want := 1 + 2*(seat.MaxInput-1); r.Bytes != want {
-		t.Fatalf("input at the bound: %d bytes accepted, want %d", r.Bytes, want)
+	r, err := h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: "-" + strings.Repeat("é", seat.MaxInput-1), Enter: &no}, ep.On(h.iid), anyMode(acc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var in seat.InputReply
+	if err := decode(r.Data, &in); err != nil {
+		t.Fatal(err)
+	}
+	if want := 1 + 2*(seat.MaxInput-1); in.Bytes != want {
+		t.Fatalf("input at the bound: %d bytes accepted, want %d", in.Bytes, want)
 	}
 }

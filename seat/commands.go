@@ -12,35 +12,57 @@ import (
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/seat/attach"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
 // commands are the manager's commands. Each handler checks its caller
 // against the identity records (authority.go) as well as the broker's
 // grants: the operator for the census and typing, spawn-capable agents for
-// spawn and, in owner mode, for the seats they spawned.
+// spawn and, in owner mode, for the seats they spawned. The lifecycle
+// commands are targeted in owner mode (the seat's spawner) and any mode
+// (the operator, on any seat); the ones that were untargeted keep that
+// form for the operator.
 func (m *Manager) commands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
-	owned := []ep.Mode{ep.ModeNone, ep.ModeOwner}
+	owned := []ep.Mode{ep.ModeNone, ep.ModeOwner, ep.ModeAny}
+	// Typing into a seat is controlling it: targeted like attach and
+	// despawn, and admitted to the operator alone (never minted to an
+	// agent, and refused by the handler even so).
+	typed := []ep.Mode{ep.ModeOwner, ep.ModeAny}
 	cmds := []ep.Command{
 		{Name: "spawn", Input: schemaOf(SpawnArgs{}), Output: schemaOf(SpawnAccepted{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
+		{Name: client.CmdPersonas, Input: schemaOf(PersonasArgs{}), Output: schemaOf(PersonasReply{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.personas},
 		{Name: "status", Output: schemaOf(StatusReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
 		{Name: "ps", Output: schemaOf(PsReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
 		{Name: "inspect", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(Row{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
 		{Name: "screen", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(ScreenReply{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
 		{Name: "despawn", Modes: owned, Input: schemaOf(DespawnArgs{}), Output: schemaOf(Row{}), Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
-		{Name: "input", Input: schemaOf(InputArgs{}), Output: schemaOf(InputReply{}), Capability: "operator", Authorize: m.operatorOnly, Handler: m.input},
-		{Name: "keys", Input: schemaOf(KeysArgs{}), Output: schemaOf(InputReply{}), Capability: "operator", Authorize: m.operatorOnly, Handler: m.keysCmd},
+		{Name: "input", Modes: typed, Input: schemaOf(InputArgs{}), Output: schemaOf(InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.input},
+		{Name: "keys", Modes: typed, Input: schemaOf(KeysArgs{}), Output: schemaOf(InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.keysCmd},
 		{Name: "attach", Modes: owned, Input: schemaOf(AttachArgs{}), Output: schemaOf(AttachReply{}), Capability: "lifecycle", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.attachCmd},
 		{Name: "inbox", Modes: self, Input: schemaOf(InboxArgs{}), Output: schemaOf(InboxReply{}), Capability: "self", Handler: m.selfInbox},
 		{Name: "set-status", Modes: self, Input: schemaOf(StatusArgs{}), Output: schemaOf(StatusSet{}), Capability: "self", Handler: m.selfStatus},
 		{Name: "join", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(JoinedReply{}), Capability: "self", Handler: m.selfJoin},
 		{Name: "leave", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(LeftReply{}), Capability: "self", Handler: m.selfLeave},
+		{Name: client.CmdStop, Modes: self, Input: schemaOf(client.StopArgs{}), Output: schemaOf(client.StopReply{}), Capability: "self", Handler: m.selfStop},
 	}
 	// What the seat's MCP server needs of its connector (selfconnector.go),
 	// and what its harness's hooks report through (hook.go).
 	cmds = append(cmds, m.selfConnectorCommands()...)
 	return append(cmds, m.hookCommands()...)
+}
+
+// personas tells a spawner what it may spawn: never a prompt, an
+// environment or a launch command.
+func (m *Manager) personas(_ context.Context, c *ep.Call) (any, *ep.Error) {
+	var a PersonasArgs
+	_ = c.Decode(&a)
+	ps, err := DescribePersonas(m.opts.ProjectDir, a.Name)
+	if err != nil {
+		return nil, ep.Refuse(ep.CodeNotFound, "%v", err)
+	}
+	return PersonasReply{Personas: ps}, nil
 }
 
 func (m *Manager) status(context.Context, *ep.Call) (any, *ep.Error) {
@@ -117,7 +139,7 @@ func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a InputArgs
 	_ = c.Decode(&a)
-	s, e := m.seat(a.Name)
+	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
 	}

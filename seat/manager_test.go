@@ -15,6 +15,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // presenceOf reads the presence record of id straight from the KV bucket.
@@ -102,7 +103,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 	if r.Process == "running" {
 		t.Fatalf("ps after despawn: %+v", r)
 	}
-	if err := call(t, h.c, h.iid, "input", map[string]any{"name": "shell", "text": "echo late"}, nil); errCode(t, err).Code != ep.CodeFailedPrecondition {
+	if _, err := mgr(h.c).Input(ctxT(t), client.Seat{Name: "shell", Manager: h.iid}, "echo late", true); errCode(t, err).Code != ep.CodeFailedPrecondition {
 		t.Fatalf("input to an exited seat: %v, want failed-precondition", err)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/cotal-go/cotal/config"
@@ -42,6 +43,9 @@ var harnessBinaries = map[string]string{"claude": "claude", "codex": "codex", "o
 // LoadPersona reads .cotal/agents/<name>.md of the project and resolves its
 // launch; a harness that is not installed is refused naming the binary.
 func LoadPersona(projectDir, name string) (*Persona, error) {
+	if name == "" || name == "." || name == ".." || strings.ContainsAny(name, `/\`) {
+		return nil, fmt.Errorf("%w %q: a persona is named by its agent file's name, with no path (personas here: %s)", ErrNoPersona, name, strings.Join(ListPersonas(projectDir), ", "))
+	}
 	path := filepath.Join(config.AgentsDir(projectDir), name+".md")
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w %q: no %s (personas here: %s)", ErrNoPersona, name, path, strings.Join(ListPersonas(projectDir), ", "))
@@ -80,6 +84,47 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 // TypedIn reports whether messages are typed into the terminal of a seat
 // of this persona (otherwise it reads them with cotal inbox).
 func (p *Persona) TypedIn() bool { return injects(p) }
+
+// personaInfo is what a spawner is told of the persona: never its prompt, its
+// environment or its launch command.
+func personaInfo(a *config.AgentFile) PersonaInfo {
+	h := a.Agent
+	if h == "" {
+		h = "claude"
+	}
+	return PersonaInfo{
+		Name: a.Name, Role: a.Role, Description: a.Description, Harness: h, Capabilities: a.Capabilities,
+		Subscribe: a.Subscribe, AllowSubscribe: a.AllowSubscribe, AllowPublish: a.AllowPublish,
+	}
+}
+
+// DescribePersonas is what the project's personas are to a spawner, by
+// name; with only set, that one persona (ErrNoPersona when there is none).
+// A persona that would not start says why in its Error.
+func DescribePersonas(projectDir, only string) ([]PersonaInfo, error) {
+	names := ListPersonas(projectDir)
+	if only != "" {
+		if !slices.Contains(names, only) {
+			return nil, fmt.Errorf("%w %q (personas here: %s)", ErrNoPersona, only, strings.Join(names, ", "))
+		}
+		names = []string{only}
+	}
+	out := make([]PersonaInfo, 0, len(names))
+	for _, n := range names {
+		p, err := LoadPersona(projectDir, n)
+		if p != nil {
+			out = append(out, personaInfo(p.AgentFile))
+			continue
+		}
+		info := PersonaInfo{Name: n, Error: err.Error()}
+		if a, ferr := config.LoadAgentFile(filepath.Join(config.AgentsDir(projectDir), n+".md")); ferr == nil {
+			info = personaInfo(a)
+			info.Error = err.Error()
+		}
+		out = append(out, info)
+	}
+	return out, nil
+}
 
 // ListPersonas names the agent files of a project.
 func ListPersonas(projectDir string) []string {

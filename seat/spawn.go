@@ -15,6 +15,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/pty"
 )
@@ -310,6 +311,7 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 	}
 	o := mesh.Options{
 		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,
+		Meta: map[string]string{presence.MetaManager: m.iid},
 		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)
@@ -320,6 +322,7 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 		s.mu.Unlock()
 		return err
 	}
+	initialModes(conn, p, func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pty == nil || !s.pty.Running() {
@@ -328,6 +331,25 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 	}
 	s.conn = conn
 	return nil
+}
+
+// initialModes sets the agent file's quiet: and muted: channels as the
+// connector's channel modes before anything is delivered to the seat: they
+// are its starting modes, which the agent may change for the session (spec
+// §12). The file was checked when it was read (concrete channels within
+// the read ACL, quiet and muted disjoint), so a refusal here is only
+// logged.
+func initialModes(conn *mesh.Endpoint, p *Persona, logf func(string, ...any)) {
+	for _, l := range []struct {
+		mode mesh.ChannelMode
+		chs  []string
+	}{{mesh.ModeQuiet, p.Quiet}, {mesh.ModeMuted, p.Muted}} {
+		for _, ch := range l.chs {
+			if err := conn.SetChannelMode(ch, l.mode); err != nil {
+				logf("setting #%s %s from the agent file: %v", ch, l.mode, err)
+			}
+		}
+	}
 }
 
 // errExitedEarly is connect's answer when the process exited before its

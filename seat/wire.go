@@ -34,4 +34,7 @@ type (
 	ChannelArgs    = client.ChannelArgs    // names a channel to join or leave
 	JoinedReply    = client.JoinedReply    // how a join went
 	LeftReply      = client.LeftReply      // whether the seat was on the channel
+	PersonasArgs   = client.PersonasArgs   // lists the personas, or one
+	PersonaInfo    = client.PersonaInfo    // one persona as a spawner sees it
+	PersonasReply  = client.PersonasReply  // the personas of the project
 )

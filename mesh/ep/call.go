@@ -41,7 +41,7 @@ func On(instanceID string) CallOption { return func(o *callOptions) { o.on = ins
 // Timeout sets the deadline; without it the context's deadline, else DefaultCallTimeout.
 func Timeout(d time.Duration) CallOption { return func(o *callOptions) { o.timeout = d } }
 
-// WithBind binds an unpinned request to an incarnation; a refusal by another one is re-issued after a fresh describe.
+// WithBind binds an unpinned request to the given incarnation instead of the one its describe resolved; a refusal by another one is re-issued after a fresh describe.
 func WithBind(b Bind) CallOption { return func(o *callOptions) { o.bind = &b } }
 
 // WithTarget addresses a targeted mode: the subject target (Owner only for owner/any/child/ledger) and the body target.
@@ -121,7 +121,7 @@ func (c *Client) request(endpoint string, cmd DescribedCommand, o callOptions, r
 	return req, body
 }
 
-// Call runs one command and waits for its reply. Args are validated against the described schema before publishing. An unpinned call refused not-executed by a stale bind is re-described and re-issued, at most MaxReissues times; a pinned one never. Failures are *Error values carrying an outcome.
+// Call runs one command and waits for its reply. Args are validated against the described schema before publishing. Every call carries the incarnation it resolved against (its bind): pinned, the instance's described epoch; unpinned, the responder of the describe, so an instance of the one rail that is not it refuses before running instead of acting on a call meant for another (control-surface instance addressing). An unpinned call refused not-executed by a bind is re-described and re-issued, at most MaxReissues times; a pinned one never. Failures are *Error values carrying an outcome.
 func (c *Client) Call(ctx context.Context, endpoint, command string, args any, opts ...CallOption) (*Result, error) {
 	o := buildOptions(opts)
 	ctx, cancel := withDeadline(ctx, o.timeout)
@@ -137,10 +137,11 @@ func (c *Client) Call(ctx context.Context, endpoint, command string, args any, o
 			return nil, err
 		}
 		rail := RailOne
-		if o.on != "" {
+		switch {
+		case o.on != "":
 			rail = RailInst
 			o.bind = &Bind{InstanceID: o.on, Epoch: d.Responder.Epoch}
-		} else if fresh && o.bind != nil {
+		case fresh || o.bind == nil:
 			o.bind = &Bind{InstanceID: d.Responder.InstanceID, Epoch: d.Responder.Epoch}
 		}
 		req, body := c.request(endpoint, cmd, o, rail)

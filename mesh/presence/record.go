@@ -71,6 +71,10 @@ const (
 	KindEndpoint = "endpoint"
 )
 
+// MetaManager is the card meta key a seat's connector names its hosting
+// manager instance under: where calls about the seat go.
+const MetaManager = "ai.cotal.manager"
+
 // Card is the AgentCard a peer publishes inside its presence record.
 // Skills are not carried.
 type Card struct {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // How long a census waits for every manager, and when it probes the silent
@@ -49,10 +51,18 @@ type CensusRow struct {
 	Manager string `json:"manager"`
 	Row
 	ManagerNowMs int64 `json:"-"` // the manager's clock when it answered: read the row's times against it
+	owned        bool  // found on the roster by an agent: addressed in owner mode
 }
 
-// Seat addresses the row's seat as the operator does.
-func (r CensusRow) Seat() Seat { return Seat{Name: r.Name, Manager: r.Manager} }
+// Seat addresses the row's seat as its finder may: the operator by name,
+// an agent (a row found on the roster) in owner mode, as its spawner.
+func (r CensusRow) Seat() Seat {
+	if !r.owned {
+		return Seat{Name: r.Name, Manager: r.Manager}
+	}
+	p, _ := wire.ParsePrincipal(r.ID)
+	return Seat{Name: r.Name, Manager: r.Manager, Owner: p.Owner, UID: r.LifecycleUID}
+}
 
 // Find is the seat of that name: a running one before any other, since a
 // name is reused once its seat has exited.
@@ -106,8 +116,12 @@ func IsNoManager(err error) bool {
 // instance on when it is set.
 func (c *Client) Census(ctx context.Context, on string) (*Census, error) {
 	var res *ep.ScatterResult
-	if on != "" {
-		r, err := c.ep.Call(ctx, Endpoint, "ps", nil, ep.On(on))
+	if on != "" || c.roster != nil {
+		var opts []ep.CallOption
+		if on != "" {
+			opts = append(opts, ep.On(on))
+		}
+		r, err := c.ep.Call(ctx, Endpoint, "ps", nil, opts...)
 		if err != nil {
 			return nil, c.restarted(err)
 		}
@@ -153,8 +167,16 @@ func censusOf(res *ep.ScatterResult) *Census {
 }
 
 // Locate finds the seat of that name over every manager (or only on): a
-// running one first. No such seat is a *NoSeatError.
+// running one first. No such seat is a *NoSeatError. An agent's client
+// finds it on the roster instead (Rostered).
 func (c *Client) Locate(ctx context.Context, name, on string) (CensusRow, error) {
+	if c.roster != nil {
+		peers, err := c.roster(ctx)
+		if err != nil {
+			return CensusRow{}, fmt.Errorf("reading the roster to find seat %s: %w", name, err)
+		}
+		return Rostered(peers, name, on)
+	}
 	cs, err := c.Census(ctx, on)
 	if err != nil {
 		return CensusRow{}, err
@@ -167,6 +189,42 @@ func (c *Client) Locate(ctx context.Context, name, on string) (CensusRow, error)
 		names = append(names, r.Name)
 	}
 	return CensusRow{}, &NoSeatError{Name: name, Seats: names}
+}
+
+// Rostered is the seat of that name as the roster shows it, for an agent
+// that may not take the census: the lifecycle its presence names, on the
+// manager its card names (on, when set, wins), addressed in owner mode.
+// Its process state is its presence's: running unless offline. No such
+// seat is a *NoSeatError naming the seats the roster shows.
+func Rostered(peers []presence.Peer, name, on string) (CensusRow, error) {
+	var found *presence.Peer
+	var seats []string
+	for i, p := range peers {
+		mgr := p.Record.Card.Meta[presence.MetaManager]
+		if mgr == "" {
+			continue // not a seat: no manager hosts it
+		}
+		seats = append(seats, p.Record.Card.Actor)
+		if p.Record.Card.Actor == name && (found == nil || found.Offline) {
+			found = &peers[i]
+		}
+	}
+	if found == nil || found.Record.LifecycleUID == "" {
+		sort.Strings(seats)
+		return CensusRow{}, &NoSeatError{Name: name, Seats: seats}
+	}
+	mgr := on
+	if mgr == "" {
+		mgr = found.Record.Card.Meta[presence.MetaManager]
+	}
+	process := ProcessRunning
+	if found.Offline {
+		process = "offline"
+	}
+	return CensusRow{Manager: mgr, owned: true, Row: Row{
+		Name: name, ID: found.ID, LifecycleUID: found.Record.LifecycleUID, Role: found.Role,
+		Process: process, Mesh: string(found.Status),
+	}}, nil
 }
 
 // Running are the running seats of every manager; none when no manager is

@@ -63,6 +63,14 @@ func (s Self) Leave(ctx context.Context, channel string) (bool, error) {
 	return r.Left, err
 }
 
+// Stop stops the caller's own seat. The manager answers before it stops
+// the seat, whose process (the caller among it) then ends.
+func (s Self) Stop(ctx context.Context, graceful bool) (StopReply, error) {
+	var r StopReply
+	err := s.call(ctx, CmdStop, StopArgs{Graceful: &graceful}, &r)
+	return r, err
+}
+
 // Hook hands one hook event of the seat's harness to its connector; the
 // reply is what the hook prints.
 func (s Self) Hook(ctx context.Context, a HookArgs) (HookReply, error) {

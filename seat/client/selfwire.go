@@ -10,7 +10,21 @@ const (
 	CmdAttention   = "set-attention" // the global attention mode, mirrored to presence
 	CmdChannelMode = "channel-mode"  // a per-channel override: normal, quiet or muted
 	CmdHello       = "hello"         // the seat's MCP server has a client: a harness seat is ready
+	CmdStop        = "stop"          // the seat stops itself (every agent's: it reaches only its own seat)
 )
+
+// StopArgs stop the caller's own seat: gracefully (SIGTERM, SIGKILL after
+// 3 s) unless Graceful is false.
+type StopArgs struct {
+	Graceful *bool `json:"graceful,omitempty"`
+}
+
+// StopReply says the seat is being stopped: the answer goes out before
+// the stop, which ends the caller.
+type StopReply struct {
+	Name     string `json:"name"`
+	Stopping bool   `json:"stopping"`
+}
 
 // HelloArgs name the MCP client that connected to the seat's `cotal mcp`.
 type HelloArgs struct {

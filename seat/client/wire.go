@@ -126,6 +126,38 @@ type SpawnArgs struct {
 	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
 }
 
+// CmdPersonas lists the personas a manager spawns from (spawn-capable
+// callers and the operator).
+const CmdPersonas = "personas"
+
+// PersonasArgs lists the personas a manager spawns from, or only the one
+// named.
+type PersonasArgs struct {
+	Name string `json:"name,omitempty" schema:"maxLength=128"`
+}
+
+// PersonaInfo is one persona as a spawner chooses among them: what it
+// runs and with which rights. It never carries the prompt, the
+// environment or the launch command of the agent file.
+type PersonaInfo struct {
+	Name           string   `json:"name"`
+	Role           string   `json:"role,omitempty"`
+	Description    string   `json:"description,omitempty"`
+	Harness        string   `json:"harness,omitempty"`
+	Capabilities   []string `json:"capabilities,omitempty"`
+	Subscribe      []string `json:"subscribe,omitempty"`
+	AllowSubscribe []string `json:"allowSubscribe,omitempty"`
+	AllowPublish   []string `json:"allowPublish,omitempty"`
+	// Error says why a spawn of it would be refused now (the file does
+	// not check, its harness is not installed); "" when it would start.
+	Error string `json:"error,omitempty"`
+}
+
+// PersonasReply is the personas of the manager's project, by name.
+type PersonasReply struct {
+	Personas []PersonaInfo `json:"personas"`
+}
+
 // Executor names the manager incarnation that runs a spawn.
 type Executor struct {
 	LifecycleUID string `json:"lifecycleUid"`
@@ -178,6 +210,10 @@ type DespawnArgs struct {
 
 // MaxInput bounds the text of one input (spec control.md item 58).
 const MaxInput = 65536
+
+// OnlyOperatorTypes is what every refusal to type into a seat says to a
+// caller that is not the operator: input and keys are minted to no agent.
+const OnlyOperatorTypes = "only the operator may type into a seat"
 
 // InputArgs types text into a seat, then Enter unless Enter is false.
 type InputArgs struct {
