@@ -25,6 +25,8 @@ const (
 	hookJoinWait = 3 * time.Second        // a connector still joining is asked again this long
 	hookDoneWait = 2 * time.Second        // saying how it ended
 	hookRetry    = 100 * time.Millisecond // between asks of a joining connector
+	hookEndWait  = time.Second            // the whole of a SessionEnd hook: its harness is exiting
+	hookOrphan   = 100 * time.Millisecond // how often it looks whether its harness is still there
 )
 
 func newHookCmd(g *globals) *cobra.Command {
@@ -87,14 +89,33 @@ func runHook(g *globals, event string) {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 	ctx, cancel := context.WithCancel(context.Background())
+	if event == "SessionEnd" {
+		// Its harness is exiting and waits for it only a moment.
+		ctx, cancel = context.WithTimeout(context.Background(), hookEndWait)
+	}
 	defer cancel()
 	stopped := make(chan string, 1)
+	parent := os.Getppid()
 	go func() {
-		select {
-		case sig := <-sigs:
-			stopped <- "stopped by " + sig.String()
-			cancel()
-		case <-ctx.Done():
+		t := time.NewTicker(hookOrphan)
+		defer t.Stop()
+		for {
+			select {
+			case sig := <-sigs:
+				stopped <- "stopped by " + sig.String()
+				cancel()
+				return
+			case <-t.C:
+				// A harness that went away reads no output: the hook ends
+				// with it instead of outliving it.
+				if os.Getppid() != parent {
+					stopped <- "its harness exited"
+					cancel()
+					return
+				}
+			case <-ctx.Done():
+				return
+			}
 		}
 	}()
 
@@ -112,6 +133,10 @@ func runHook(g *globals, event string) {
 		case why := <-stopped:
 			done(self, client.HookDoneArgs{Token: r.Token, Why: why})
 		default:
+			if ctx.Err() != nil { // out of time: saying so would take longer still
+				fail("its seat's connector did not answer in time: %v", err)
+				return
+			}
 			report(fmt.Sprintf("its seat's connector did not answer: %v", err))
 		}
 		return

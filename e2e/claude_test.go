@@ -102,6 +102,7 @@ type psAgent struct {
 		Kind       string `json:"kind"`
 		Asks       string `json:"asks"`
 		Source     string `json:"source"`
+		SinceMs    int64  `json:"sinceMs"`
 		AtPrompt   bool   `json:"atPrompt"`
 		Answerable bool   `json:"answerable"`
 	} `json:"agent"`
@@ -237,12 +238,20 @@ func TestClaudeCodeInASeat(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the model never got the second DM: %v", err)
 	}
-	within := time.Until(asked.At.Add(2 * time.Second))
-	testutil.WaitFor(t, within, func() error {
+	// The prompt is Claude Code's to raise (its PreToolUse and
+	// PermissionRequest hooks, after the model's answer); from the moment
+	// its hook reported it, ps, the roster and NEEDS YOU say so within 2 s.
+	var since time.Time
+	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cc")
 		if r.Agent == nil || r.Agent.State != "waiting" || r.Agent.Asks != "approve Bash(touch run-bbb2)" || !r.Agent.Answerable || r.Mesh != "waiting" {
 			return fmt.Errorf("ps: %+v / %+v", r, r.Agent)
 		}
+		since = time.UnixMilli(r.Agent.SinceMs)
+		return nil
+	})
+	t.Logf("the permission prompt was reported %s after the model asked for the tool", since.Sub(asked.At).Round(time.Millisecond))
+	testutil.WaitFor(t, time.Until(since.Add(2*time.Second)), func() error {
 		out, _, _ := runIn2(t, home, w.dir, space, "roster")
 		if !strings.Contains(out, "waiting") || !strings.Contains(out, "approve Bash(touch run-bbb2)") {
 			return fmt.Errorf("roster:\n%s", out)

@@ -249,6 +249,9 @@ func (m *Manager) hookSeat(c *ep.Call) (*Seat, *mesh.Endpoint, *ep.Error) {
 	}
 	conn := s.connector()
 	if conn == nil {
+		if st := s.stateNow(); st == StateExited {
+			return nil, nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s has exited", s.name)
+		}
 		return nil, nil, ep.Refuse(ep.CodeUnavailable, "seat %s is not on the mesh yet (%s)", s.name, s.stateNow())
 	}
 	return s, conn, nil
