@@ -18,6 +18,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // Exit codes, documented in `cotal --help`.
@@ -131,7 +132,8 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g),
 		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
-		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g))
+		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g),
+		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny))
 	forgive(root)
 	addCompletions(root, g)
 	return root

@@ -30,6 +30,7 @@ var importRules = []struct {
 	{pkg: "seat/attach/tty", only: []string{"seat/attach", "seat/client", "mesh/ep"}},
 	{pkg: "seat/pty", only: []string{}},
 	{pkg: "seat/sandbox", only: []string{}},
+	{pkg: "internal/modelserver", only: []string{}},
 	{pkg: "host/...", forbid: []string{"tui/..."}},
 	{pkg: "issue/...", forbid: []string{"tui/...", "host/..."}},
 }

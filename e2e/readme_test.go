@@ -19,6 +19,8 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"go test ./...", "runs every test of the module, this one among them"},
 	{"go build -o cotal .", "the binary this test runs is the one TestMain built from this source; the folder the README runs in holds no source"},
 	{"./cotal join ", "stays on the mesh until Ctrl-C"},
+	{"./cotal approve ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code (TestClaudeCodeInASeat answers one)"},
+	{"./cotal deny ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code"},
 }
 
 // readmeCommands returns the command lines of README.md's ```sh blocks in
