@@ -47,7 +47,13 @@ func newBenchHarness(b *testing.B) *harness { return newHarnessTB(b, false) }
 
 func newHarnessTB(t testing.TB, noService bool) *harness {
 	t.Helper()
-	b, op := testmesh.Start(t, space, false)
+	return newHarnessWith(t, noService, broker.Options{})
+}
+
+// newHarnessWith is newHarness on a broker started with o.
+func newHarnessWith(t testing.TB, noService bool, o broker.Options) *harness {
+	t.Helper()
+	b, op := testmesh.StartWith(t, space, o)
 	js, _ := jetstream.New(op)
 	reg, err := mesh.OpenRegistry(ctxT(t), js, space)
 	if err != nil {
