@@ -127,6 +127,23 @@ func collect(t *testing.T, e *mesh.Endpoint, d time.Duration) []*mesh.Item {
 	return items
 }
 
+// collectAtLeast reads until n items have come or wait has passed: a
+// copy the fan-out has not made yet is not a copy lost, so one read that
+// returns what has arrived so far is not the answer.
+func collectAtLeast(t *testing.T, e *mesh.Endpoint, n int, wait time.Duration) []*mesh.Item {
+	t.Helper()
+	var got []*mesh.Item
+	deadline := time.Now().Add(wait)
+	for len(got) < n {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		got = append(got, collect(t, e, left)...)
+	}
+	return got
+}
+
 func texts(items []*mesh.Item) []string {
 	var out []string
 	for _, it := range items {
