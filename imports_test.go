@@ -22,6 +22,7 @@ var importRules = []struct {
 	{pkg: "mesh/wire", only: []string{}},
 	{pkg: "mesh/render", only: []string{"mesh/presence", "mesh/wire"}},
 	{pkg: "config", only: []string{"mesh/wire"}},
+	{pkg: "manifest", only: []string{"config", "mesh", "mesh/wire"}},
 	{pkg: "broker", only: []string{"config", "mesh/wire"}},
 	{pkg: "tui/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "broker/...", "host/...", "issue/..."}},
 	{pkg: "mcp/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "tui/...", "broker/...", "host/...", "issue/..."}},
