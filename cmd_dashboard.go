@@ -41,6 +41,9 @@ func addDashboardFlags(fs *pflag.FlagSet) {
 // stdin or stdout is not a terminal, it is `cotal up` instead.
 func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	fs := cmd.Flags()
+	if file, _ := fs.GetString("file"); file != "" {
+		return usagef("-f applies a manifest: run `cotal up -f %s`, then `cotal` for the dashboard", file)
+	}
 	f := &upFlags{sync: config.SyncAlways}
 	f.detach, _ = fs.GetBool("detach")
 	f.open, _ = fs.GetBool("open")

@@ -23,6 +23,7 @@ var importRules = []struct {
 	{pkg: "mesh/render", only: []string{"mesh/presence", "mesh/wire"}},
 	{pkg: "config", only: []string{"mesh/wire"}},
 	{pkg: "manifest", only: []string{"config", "mesh", "mesh/wire"}},
+	{pkg: "manifest/apply", forbid: []string{"tui/...", "host/...", "mcp/...", "seat", "seat/pty", "seat/sandbox"}},
 	{pkg: "broker", only: []string{"config", "mesh/wire"}},
 	{pkg: "tui/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "broker/...", "host/...", "issue/..."}},
 	{pkg: "mcp/...", forbid: []string{"seat", "seat/pty", "seat/sandbox", "tui/...", "broker/...", "host/...", "issue/..."}},

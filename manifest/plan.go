@@ -278,8 +278,16 @@ func (p *Plan) Text() string {
 	return b.String()
 }
 
-// Line is the step in one line.
+// Line is the step in one line, with the flag it waits on.
 func (s Step) Line() string {
+	if s.Needs != "" {
+		return s.What() + " [only with " + s.Needs + "]"
+	}
+	return s.What()
+}
+
+// What is the step in one line.
+func (s Step) What() string {
 	var what string
 	switch s.Action {
 	case StartMesh:
@@ -302,9 +310,5 @@ func (s Step) Line() string {
 			what += ": stop " + strings.Join(s.Seats, ", ")
 		}
 	}
-	line := what + ": " + s.Why
-	if s.Needs != "" {
-		line += " [only with " + s.Needs + "]"
-	}
-	return line
+	return what + ": " + s.Why
 }

@@ -107,7 +107,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if err := c.Decode(&a); err != nil {
 		return nil, ep.Refuse(ep.CodeBadRequest, "spawn args: %v", err)
 	}
-	p, err := LoadPersona(m.opts.ProjectDir, a.Persona)
+	p, err := m.persona(a.Persona)
 	if err != nil {
 		code := ep.CodeFailedPrecondition
 		if errors.Is(err, ErrNoPersona) {
