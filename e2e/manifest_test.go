@@ -1,10 +1,12 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -374,4 +376,49 @@ func TestManifestBadFileStartsNothing(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(home, "spaces", "mf")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused file left a store: %v", err)
 	}
+}
+
+// init writes a starter the reader takes as it is, never over a file
+// that exists.
+func TestInitWritesAStarterThatPlans(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), filepath.Join(t.TempDir(), "web-app")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runCotalIn(t, home, dir, "init")
+	if code != 0 || !strings.Contains(out, "created "+filepath.Join(dir, "cotal.yaml")) || !strings.Contains(out, "created "+filepath.Join(dir, ".cotal", "agents", "lead.md")) {
+		t.Fatalf("init: exit %d\n%s%s", code, out, stderr)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".cotal", "agents", "lead.md"), []byte("---\nname: lead\nagent: command\ncommand: sh\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runCotalIn(t, home, dir, "init")
+	if code != 0 || strings.Count(out, "kept ") != 2 {
+		t.Fatalf("init again: exit %d\n%s%s", code, out, stderr)
+	}
+	out, stderr, code = runCotalIn(t, home, dir, "plan")
+	if code != 0 || !strings.Contains(out, "plan for space web-app") || !strings.Contains(out, "spawn lead (lead): new agent") {
+		t.Fatalf("plan of the starter: exit %d\n%s%s", code, out, stderr)
+	}
+}
+
+// runCotalIn runs cotal from dir with nothing naming the space.
+func runCotalIn(t *testing.T, home, dir string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cotalBin, args...)
+	cmd.Env, cmd.Dir, cmd.WaitDelay = cotalEnv(home), dir, 5*time.Second
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		return out.String(), errb.String(), ee.ExitCode()
+	case err != nil:
+		t.Fatalf("cotal %v: %v", args, err)
+	}
+	return out.String(), errb.String(), 0
 }

@@ -196,3 +196,15 @@ func TestFindWalksUp(t *testing.T) {
 		t.Fatal("found a manifest in an empty folder")
 	}
 }
+
+// What `cotal init` writes is a file this reader takes as it is.
+func TestStarterLoads(t *testing.T) {
+	path := project(t, Starter(SpaceFor("my project")), map[string]string{StarterPersona: StarterPersonaFile})
+	m, err := Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Space != "my_project" || len(m.Agents) != 1 || !slices.Equal(m.Agents[0].AllowPublish, []string{"general"}) || m.Agents[0].Harness != "claude" {
+		t.Fatalf("starter: space %q agents %+v", m.Space, m.Agents)
+	}
+}
