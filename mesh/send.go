@@ -81,15 +81,6 @@ func WithMentions(names ...string) SendOption {
 	return func(m *wire.Message) { m.Mentions = wire.NormalizeMentions(append(m.Mentions, names...)) }
 }
 
-// WithReplyTo threads the message under another message's id.
-func WithReplyTo(id string) SendOption { return func(m *wire.Message) { m.ReplyTo = id } }
-
-// WithContextID correlates the message with a conversation.
-func WithContextID(id string) SendOption { return func(m *wire.Message) { m.ContextID = id } }
-
-// WithParts replaces the text part with the given parts.
-func WithParts(parts ...wire.Part) SendOption { return func(m *wire.Message) { m.Parts = parts } }
-
 // WithID sets the message id (tests and retries; normally a fresh UUID).
 func WithID(id string) SendOption { return func(m *wire.Message) { m.ID = id } }
 

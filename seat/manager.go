@@ -2,7 +2,6 @@ package seat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -262,5 +261,3 @@ func (m *Manager) retire(s *Seat) {
 		m.logf("seat %s: revoking its credential: %v", s.name, err)
 	}
 }
-
-var errCapacity = errors.New("capacity")

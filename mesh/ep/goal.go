@@ -155,22 +155,6 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 	return g, false, nil
 }
 
-// RejectGoal records a rejection create-only and returns the refusal to answer with (not-executed).
-func (c *Call) RejectGoal(ctx context.Context, e *Error) *Error {
-	e = notExecuted(e)
-	fp, _ := c.Fingerprint()
-	subj, err := c.bindSubject()
-	if err != nil {
-		return e
-	}
-	raw, _ := json.Marshal(GoalBinding{GoalID: c.goalID(), Fingerprint: fp, State: GoalRejected,
-		Executor: Executor{InstanceID: c.InstanceID(), Epoch: c.Epoch()}, Error: e, At: time.Now().UTC()})
-	if _, err := createOnly(ctx, c.server.js, subj, raw); err != nil && !errors.Is(err, ErrExists) {
-		c.server.logf("recording the rejection of goal %s: %v", c.goalID(), err)
-	}
-	return e
-}
-
 func (s *Server) readBinding(ctx context.Context, subj string) (GoalBinding, error) {
 	data, _, err := lastOnSubject(ctx, s.nc, wire.EPFStream(s.opts.Space), subj)
 	if err != nil {

@@ -24,9 +24,6 @@ type Call struct {
 // Caller is the forge-locked caller triple from the subject.
 func (c *Call) Caller() Caller { return c.Subject.Caller }
 
-// Args is the request's validated args (nil for void).
-func (c *Call) Args() json.RawMessage { return c.Request.Args }
-
 // Decode unmarshals the validated args into v.
 func (c *Call) Decode(v any) error {
 	if len(c.Request.Args) == 0 {

@@ -63,9 +63,6 @@ type Seat struct {
 	Any     bool // the operator's any mode, on the lifecycle Owner and UID name
 }
 
-// owned reports whether the seat is addressed in owner mode.
-func (s Seat) owned() bool { return s.UID != "" && !s.Any }
-
 // targeted reports whether the seat is addressed by its lifecycle.
 func (s Seat) targeted() bool { return s.UID != "" }
 
