@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/internal/typo"
 )
 
 // forgive makes every command of the tree answer a typo or a missing
@@ -176,38 +178,8 @@ func orList(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
 
-// closeMatches lists the names a typed one is close to: at most two edits
+// closeMatches lists the names a typed one is close to: at most two typos
 // away, or one it starts.
 func closeMatches(typed string, names []string) []string {
-	var out []string
-	for _, n := range names {
-		if n == typed {
-			continue
-		}
-		if editDistance(strings.ToLower(typed), strings.ToLower(n)) <= 2 || strings.HasPrefix(n, typed) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return typo.Close(typed, names, 2, true)
 }
