@@ -138,8 +138,7 @@ type Endpoint struct {
 
 	presenceKV jetstream.KeyValue
 	writer     *presence.Writer
-	watcher    *presence.Watcher
-	watchOnce  sync.Once
+	watchOnce  sync.Once // starts the watcher (roster); watchErr is its outcome
 	watchErr   error
 
 	conn      connWatch // when this endpoint's own connection drops (unconfirmed.go)
@@ -150,6 +149,7 @@ type Endpoint struct {
 	bootJoins []JoinResult // the subscribe list, joined at connect
 
 	mu       sync.Mutex
+	watcher  *presence.Watcher    // set once by the first roster read, unless closed first
 	joined   []*joinedChannel     // in join order: the first concrete one is the default send channel
 	echoSubs []*nats.Subscription // EchoDirect's
 	dm, svc  jetstream.Consumer
@@ -604,6 +604,7 @@ func (e *Endpoint) Close() error {
 	e.joined = nil
 	echoes := e.echoSubs
 	e.echoSubs = nil
+	watcher := e.watcher
 	e.mu.Unlock()
 	for _, sub := range echoes {
 		_ = sub.Unsubscribe()
@@ -625,8 +626,8 @@ func (e *Endpoint) Close() error {
 	if e.mediated {
 		err = e.closeRemote()
 	}
-	if e.watcher != nil {
-		e.watcher.Close()
+	if watcher != nil {
+		watcher.Close()
 	}
 	if e.cancel != nil {
 		e.cancel()
