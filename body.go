@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -89,23 +88,6 @@ func readBounded(path, name string, r io.Reader) ([]byte, error) {
 // trimNewline drops the line ending a file or a pipe ends with.
 func trimNewline(b []byte) string {
 	return strings.TrimRight(string(b), "\r\n")
-}
-
-// encodedSize is how many bytes the text takes in a message's JSON: a
-// lower bound of the whole message, which adds its envelope.
-func encodedSize(text string) int64 {
-	b, _ := json.Marshal(text)
-	return int64(len(b))
-}
-
-// tooLarge refuses a message the mesh would not take, naming its limit.
-func tooLarge(cmd *cobra.Command, text string, limit int64) error {
-	size := "with its envelope it is over that"
-	if n := encodedSize(text); n > limit {
-		size = fmt.Sprintf("this one is %d KiB encoded", (n+1023)>>10)
-	}
-	return usagef("%s: the message is too large: the mesh takes at most %d KiB per message, and %s; nothing was sent",
-		shortPath(cmd), limit>>10, size)
 }
 
 // describeOpenError says in words why a path could not be opened.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 )
 
@@ -285,19 +286,6 @@ func ctxTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
 }
 
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
-
 // printJSON prints v as indented JSON: what every --json prints.
 func printJSON(w io.Writer, v any) {
 	b, _ := json.MarshalIndent(v, "", "  ")
@@ -310,18 +298,44 @@ func timeNow() time.Time { return time.Now() }
 // oneShot runs fn with a one-shot endpoint (no presence, nothing consumed
 // until asked) acting as --creds or the local operator.
 func (g *globals) oneShot(fn func(ctx context.Context, e *mesh.Endpoint) error) error {
-	ctx, cancel := ctxTimeout()
-	defer cancel()
-	e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	return fn(ctx, e)
+	return g.oneShotWith(mesh.Options{}, fn)
 }
 
 // resultJSON prints a command's result for --json and ends the command.
 func (g *globals) resultJSON(v any) error {
 	printJSON(g.stdout, v)
 	return nil
+}
+
+// endpoint connects a CLI command to the space's mesh as --creds, or as
+// the local operator.
+func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint, error) {
+	t, err := g.resolveTarget()
+	if err != nil {
+		return nil, err
+	}
+	o.URL, o.Creds = t.url, t.creds
+	if o.Creds == "" || g.space != "" {
+		o.Space = t.paths.Space
+	}
+	if o.Creds == "" && o.Name == "" {
+		o.Name = issue.OperatorPrincipal().Actor
+	}
+	if o.Logf == nil {
+		o.Logf = func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal: "+format+"\n", args...) }
+	}
+	return mesh.Connect(ctx, o)
+}
+
+// oneShotWith is oneShot with options of its own.
+func (g *globals) oneShotWith(o mesh.Options, fn func(ctx context.Context, e *mesh.Endpoint) error) error {
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	o.OneShot = true
+	e, err := g.endpoint(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return fn(ctx, e)
 }

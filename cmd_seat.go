@@ -169,7 +169,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		for _, r := range cs.Rows {
 			for _, a := range r.Sessions {
 				fmt.Fprintf(g.stdout, "%s: attached by %s for %s (session %s, %s out, %s dropped)\n", r.Name, a.Holder,
-					ageMs(r.ManagerNowMs, a.SinceMs), a.ID, humanBytes(a.BytesOut), humanBytes(a.Dropped))
+					ageMs(r.ManagerNowMs, a.SinceMs), a.ID, render.Bytes(a.BytesOut), render.Bytes(a.Dropped))
 			}
 		}
 	}
@@ -204,17 +204,17 @@ func howEnded(process string, graceful bool) string {
 func waitingLine(r client.CensusRow) string {
 	switch {
 	case r.Held != "" && r.Waiting > 0:
-		return fmt.Sprintf("%s: held: %s; %s waiting, the oldest for %s", r.Name, r.Held, plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
+		return fmt.Sprintf("%s: held: %s; %s waiting, the oldest for %s", r.Name, r.Held, render.Plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
 	case r.Held != "":
 		return fmt.Sprintf("%s: held: %s", r.Name, r.Held)
 	case r.Waiting == 0:
 		return ""
 	case r.PullOnly == r.Waiting:
-		return fmt.Sprintf("%s: %s left for its inbox read", r.Name, plural(r.Waiting, "message"))
+		return fmt.Sprintf("%s: %s left for its inbox read", r.Name, render.Plural(r.Waiting, "message"))
 	case !r.Injects:
-		return fmt.Sprintf("%s: %s waiting; it reads its inbox itself", r.Name, plural(r.Waiting, "message"))
+		return fmt.Sprintf("%s: %s waiting; it reads its inbox itself", r.Name, render.Plural(r.Waiting, "message"))
 	}
-	return fmt.Sprintf("%s: %s waiting, the oldest for %s", r.Name, plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
+	return fmt.Sprintf("%s: %s waiting, the oldest for %s", r.Name, render.Plural(r.Waiting, "message"), ageMs(r.ManagerNowMs, r.OldestWaitingMs))
 }
 
 // typedIn is the TYPED-IN column: whether messages are typed into the
@@ -224,14 +224,6 @@ func typedIn(injects bool) string {
 		return "yes"
 	}
 	return "no"
-}
-
-// plural is n and the noun, in agreement.
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // sandboxColumn is a seat's sandbox in one word; the reason of an

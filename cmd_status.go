@@ -270,7 +270,7 @@ func printManagers(w io.Writer, r statusReport) {
 	for _, m := range r.ManagerInstances {
 		switch {
 		case m.Answered:
-			fmt.Fprintf(w, "             %s epoch %d: answered, %s (%d running)\n", m.InstanceID, m.Epoch, plural(m.Seats, "seat"), m.Live)
+			fmt.Fprintf(w, "             %s epoch %d: answered, %s (%d running)\n", m.InstanceID, m.Epoch, render.Plural(m.Seats, "seat"), m.Live)
 		case m.Error != "":
 			fmt.Fprintf(w, "             %s: answered with an error: %s\n", m.InstanceID, m.Error)
 		case m.Liveness == ep.Gone:
@@ -335,9 +335,9 @@ func printStatus(g *globals, r statusReport) {
 	fmt.Fprintf(w, "  seats      %s\n", describeSandbox(r.SeatSandbox))
 	limit := ""
 	if r.StoreLimit > 0 {
-		limit = fmt.Sprintf(" of %s limit", humanBytes(r.StoreLimit))
+		limit = fmt.Sprintf(" of %s limit", render.Bytes(r.StoreLimit))
 	}
-	fmt.Fprintf(w, "  store      %s on disk%s, %s\n", humanBytes(r.StoreBytes), limit, r.StoreDir)
+	fmt.Fprintf(w, "  store      %s on disk%s, %s\n", render.Bytes(r.StoreBytes), limit, r.StoreDir)
 	if r.Error != "" {
 		fmt.Fprintf(w, "  error      %s\n", r.Error)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/seat/attach"
 )
 
@@ -102,7 +103,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 		mode = "OPEN mode: no authentication, owner local; anyone on this machine can read and post as anyone"
 	}
 	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s)\n", p.Space, b.URL(), os.Getpid(), mode)
-	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, humanBytes(b.MaxStore()))
+	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, render.Bytes(b.MaxStore()))
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}

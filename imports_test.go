@@ -25,7 +25,7 @@ var importRules = map[string][]string{
 	"seat/client":           {"mesh", "mesh/ep", "mesh/presence", "mesh/wire"},
 	"seat/attach":           {"mesh/ep", "mesh/wire"},
 	"mesh/delivery":         {"mesh", "mesh/ep", "mesh/presence", "mesh/wire"},
-	"mesh":                  {"internal/violation", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire"},
+	"mesh":                  {"internal/typo", "internal/violation", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire"},
 	"mesh/render":           {"mesh/presence", "mesh/wire"},
 	"mesh/ep":               {"internal/violation", "mesh/wire"},
 	"mesh/presence":         {"mesh/wire"},

@@ -49,7 +49,9 @@ func (m *Manager) sessionRegistry() (*attach.Registry, *ep.Error) {
 // subscribed before the caller hears of it (spec §12, static mode).
 func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	var a AttachArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -97,7 +99,9 @@ func asEpError(err error) *ep.Error {
 // only and targeted, like input.
 func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a KeysArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	if _, err := pty.ParseKeys(a.Keys...); err != nil {
 		return nil, ep.Refuse(ep.CodeBadRequest, "%v; nothing was written", err)
 	}

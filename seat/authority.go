@@ -143,7 +143,9 @@ func (m *Manager) ownedSeat(c *ep.Call, name string) (*Seat, *ep.Error) {
 func (m *Manager) targetSeat(_ context.Context, c *ep.Call) *ep.Error {
 	t := c.Request.Target
 	var a NameArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return e
+	}
 	if t.Actor != a.Name {
 		return ep.Refuse(ep.CodeTargetMismatch, "the body target %s.%s is not the seat named %q", t.Owner, t.Actor, a.Name)
 	}

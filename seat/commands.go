@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
@@ -55,7 +56,9 @@ func (m *Manager) commands() []ep.Command {
 // environment or a launch command.
 func (m *Manager) personas(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a PersonasArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	ps, err := DescribePersonas(m.opts.ProjectDir, a.Name)
 	if err != nil {
 		return nil, ep.Refuse(ep.CodeNotFound, "%v", err)
@@ -92,7 +95,9 @@ func schemaOf(v any) json.RawMessage { return ep.SchemaFor(v) }
 
 func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a NameArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -104,7 +109,9 @@ func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
 
 func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a NameArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -118,7 +125,9 @@ func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 
 func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	var a DespawnArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -136,7 +145,9 @@ func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 
 func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a InputArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -184,7 +195,9 @@ func (m *Manager) selfArgs(c *ep.Call, args any) (*mesh.Endpoint, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
-	_ = c.Decode(args) // already validated against the command's schema
+	if e := c.Decode(args); e != nil {
+		return nil, e
+	}
 	return conn, nil
 }
 
@@ -239,7 +252,7 @@ func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	r, err := conn.Join(ctx, a.Channel)
 	if err != nil {
-		return nil, ep.Refuse(ep.CodePermissionDenied, "%v", err)
+		return nil, joinFailure(err)
 	}
 	return JoinedReply{Joined: r.Joined, Durable: r.Durable, Summary: mesh.JoinSummary(r)}, nil
 }
@@ -255,4 +268,25 @@ func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, ep.Failed(ep.CodeUnavailable, "%v", err)
 	}
 	return LeftReply{Left: left}, nil
+}
+
+// joinFailure is a seat's failed join as its caller reads it: a channel
+// outside its read ACL is denied and a name that is no channel is bad
+// input, neither having run; a connector that is closing is unavailable;
+// anything else (the mesh not answering, a refusal from the delivery
+// service, which says itself) is no refusal of the caller, and may have
+// left the join half made.
+func joinFailure(err error) *ep.Error {
+	switch {
+	case errors.Is(err, mesh.ErrNotInReadACL):
+		return ep.Refuse(ep.CodePermissionDenied, "%v", err)
+	case errors.Is(err, wire.ErrInvalidChannel):
+		return ep.Refuse(ep.CodeBadRequest, "%v", err)
+	case errors.Is(err, mesh.ErrClosed):
+		return ep.Refuse(ep.CodeUnavailable, "the seat's connector is closing: %v", err)
+	}
+	if e := ep.AsError(err); e != nil {
+		return e
+	}
+	return &ep.Error{Code: ep.CodeUnavailable, Message: err.Error(), Outcome: ep.Unknown}
 }

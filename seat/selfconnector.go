@@ -102,7 +102,9 @@ func (m *Manager) selfHello(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, e
 	}
 	var a HelloArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s.helloOnce.Do(func() { close(s.hello) })
 	m.logf("seat %s: its MCP client connected (%s)", s.name, a.Client)
 	return struct{}{}, nil

@@ -65,8 +65,8 @@ func (m *Manager) unreserve(name string) {
 // one terminal fact says how it went.
 func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	var a SpawnArgs
-	if err := c.Decode(&a); err != nil {
-		return nil, ep.Refuse(ep.CodeBadRequest, "spawn args: %v", err)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
 	}
 	p, err := LoadPersona(m.opts.ProjectDir, a.Persona)
 	if err != nil {

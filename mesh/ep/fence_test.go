@@ -2,7 +2,10 @@ package ep_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
 )
@@ -35,8 +38,14 @@ func TestConformanceInstanceAddressingUnpinnedCallCarriesItsIncarnation(t *testi
 	if n := b.casts.Load(); n != 1 {
 		t.Fatalf("inst-b ran the command %d times, want once: the refused attempt must not run", n)
 	}
-	_ = h.op.Flush()
-	reqs := requests.All()
+	// The tap hears both attempts a moment after the call returns.
+	var reqs []*nats.Msg
+	waitFor(t, func() error {
+		if reqs = requests.All(); len(reqs) < 2 {
+			return fmt.Errorf("%d requests published, want 2", len(reqs))
+		}
+		return nil
+	})
 	if len(reqs) != 2 {
 		t.Fatalf("%d requests published, want 2", len(reqs))
 	}

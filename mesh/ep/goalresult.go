@@ -33,8 +33,8 @@ func GoalResultCommand() Command {
 			var in struct {
 				GoalID string `json:"goalId"`
 			}
-			if err := c.Decode(&in); err != nil {
-				return nil, Refuse(CodeBadRequest, "%v", err)
+			if e := c.Decode(&in); e != nil {
+				return nil, e
 			}
 			s := c.server
 			subj, err := GoalResultSubject(s.opts.Space, s.opts.Endpoint, c.Caller(), in.GoalID)
