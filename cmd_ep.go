@@ -33,12 +33,11 @@ func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 		p := issue.OperatorPrincipal()
 		caller = ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
 	}
-	connID := caller.Owner + "-" + caller.Actor + "-" + caller.UID
 	// The broker's refusals reach the caller as the failed call's error
 	// (the client watches for them); nats.go's own printing of them would
 	// say it twice.
 	quiet := nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
-	nc, err := t.connect("cotal "+caller.ID(), nats.CustomInboxPrefix("_INBOX_"+connID), quiet)
+	nc, err := t.connect("cotal "+caller.ID(), nats.CustomInboxPrefix(wire.ReplyInbox(caller.Principal(), caller.UID)), quiet)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -134,14 +134,9 @@ func (id *Identity) Normalize() error {
 	return nil
 }
 
-// ConnID is the connection id that scopes this identity's reply inbox:
-// `_INBOX_<ConnID>.>` is the only inbox its credential may subscribe to.
-func (id Identity) ConnID() string {
-	return id.Principal.Dash() + "-" + id.UID
-}
-
-// InboxPrefix is the nats.CustomInboxPrefix a client of this identity must use.
-func (id Identity) InboxPrefix() string { return "_INBOX_" + id.ConnID() }
+// InboxPrefix is the nats.CustomInboxPrefix a client of this identity must
+// use: `<prefix>.>` is the only inbox its credential may subscribe to.
+func (id Identity) InboxPrefix() string { return wire.ReplyInbox(id.Principal, id.UID) }
 
 // Permissions builds the broker-enforced permissions of the identity. The
 // forge lock is here: every publish row that carries a sender pins it to the

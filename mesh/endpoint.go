@@ -292,10 +292,6 @@ func nonNilList(l []string) []string {
 	return l
 }
 
-// ConnID scopes the reply inbox: `_INBOX_<ConnID>.>` is the only inbox a
-// credential may read.
-func (e *Endpoint) ConnID() string { return e.me.Dash() + "-" + e.uid }
-
 func (e *Endpoint) dial() error {
 	var err error
 	if e.opts.Conn != nil {
@@ -303,7 +299,7 @@ func (e *Endpoint) dial() error {
 	} else {
 		nopts := []nats.Option{
 			nats.Name("cotal " + e.me.ID()),
-			nats.CustomInboxPrefix("_INBOX_" + e.ConnID()),
+			nats.CustomInboxPrefix(wire.ReplyInbox(e.me, e.uid)),
 			nats.ErrorHandler(e.onAsyncError),
 			nats.MaxReconnects(-1),
 			nats.ReconnectWait(250 * time.Millisecond),
