@@ -10,6 +10,8 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/internal/cliargs"
 )
 
 // maxBodyRead bounds what a send reads from standard input or a file; the
@@ -27,13 +29,13 @@ func messageBody(g *globals, cmd *cobra.Command, words []string, file string) (s
 	)
 	switch {
 	case file != "" && stdin:
-		return "", usagef("%s: give the message once: --file or -, not both", shortPath(cmd))
+		return "", usagef("%s: give the message once: --file or -, not both", cliargs.ShortPath(cmd))
 	case file != "" && len(words) > 0:
-		return "", usagef("%s: --file gives the message; drop the words after the target (%q)", shortPath(cmd), strings.Join(words, " "))
+		return "", usagef("%s: --file gives the message; drop the words after the target (%q)", cliargs.ShortPath(cmd), strings.Join(words, " "))
 	case len(words) > 1 && words[0] == "-":
-		return "", usagef("%s: - reads the message from standard input and takes no other words (quote the text to send a dash)", shortPath(cmd))
+		return "", usagef("%s: - reads the message from standard input and takes no other words (quote the text to send a dash)", cliargs.ShortPath(cmd))
 	case file != "":
-		b, err := readBounded(shortPath(cmd), file, nil)
+		b, err := readBounded(cliargs.ShortPath(cmd), file, nil)
 		if err != nil {
 			return "", err
 		}
@@ -42,21 +44,21 @@ func messageBody(g *globals, cmd *cobra.Command, words []string, file string) (s
 		if f, ok := g.stdin.(*os.File); ok && term.IsTerminal(f.Fd()) {
 			fmt.Fprintln(g.stderr, "reading the message from standard input; end it with Ctrl-D")
 		}
-		b, err := readBounded(shortPath(cmd), "standard input", g.stdin)
+		b, err := readBounded(cliargs.ShortPath(cmd), "standard input", g.stdin)
 		if err != nil {
 			return "", err
 		}
 		text, from = trimNewline(b), "standard input"
 	case len(words) == 0:
-		return "", missingArg(cmd, 1)
+		return "", cliargs.Missing(cmd, 1)
 	default:
 		text = strings.Join(words, " ")
 	}
 	if strings.TrimSpace(text) == "" {
 		if from != "" {
-			return "", usagef("%s: the message from %s is empty; nothing was sent", shortPath(cmd), from)
+			return "", usagef("%s: the message from %s is empty; nothing was sent", cliargs.ShortPath(cmd), from)
 		}
-		return "", usagef("%s: the message is empty; nothing was sent", shortPath(cmd))
+		return "", usagef("%s: the message is empty; nothing was sent", cliargs.ShortPath(cmd))
 	}
 	return text, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 )
@@ -28,13 +29,9 @@ const (
 	exitUsage = 2 // bad input: unknown flag, invalid name, bad ACL entry
 )
 
-// usageError marks bad input, which exits 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+// usagef and usage mark bad input, which exits 2.
+func usagef(format string, a ...any) error { return cliargs.Usagef(format, a...) }
+func usage(err error) error                { return cliargs.UsageError{Err: err} }
 
 // exitError carries an exit code without printing anything more.
 type exitError struct{ code int }
@@ -79,22 +76,10 @@ func execute(g *globals, args []string) int {
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "cotal:", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if cliargs.IsUsage(err) {
 		return exitUsage
 	}
 	return exitFail
-}
-
-// isCobraUsage recognises cobra's own argument and command errors.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func newRoot(g *globals) *cobra.Command {
@@ -121,7 +106,6 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
 	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = checkCreds(g)
 
 	up := newUpCmd(g)
@@ -133,7 +117,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g))
-	forgive(root)
+	cliargs.Forgive(root)
 	addCompletions(root, g)
 	return root
 }
@@ -155,7 +139,7 @@ func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
 			Running: func() ([]config.LiveMesh, error) { return host.RunningMeshes(data) },
 		})
 		if err != nil {
-			return "", config.Paths{}, res, usageError{err}
+			return "", config.Paths{}, res, usage(err)
 		}
 		g.resolved = &res
 	}

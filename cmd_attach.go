@@ -36,7 +36,7 @@ typing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
 			if err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			o := tty.Options{Name: args[0], In: os.Stdin, Out: g.stdout, DetachKey: key, ReadOnly: readOnly, NoReconnect: noReconnect}
 			return runAttach(cmd.Context(), g, on, o)
@@ -63,7 +63,7 @@ func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error 
 	var none *client.NoSeatError
 	switch {
 	case errors.As(err, &none):
-		return usageError{err}
+		return usage(err)
 	case err != nil:
 		return epFailure(g, err)
 	case !row.Running():

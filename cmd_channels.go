@@ -58,7 +58,7 @@ func (f *configFlags) patch() (mesh.ChannelConfig, error) {
 		return p, usagef("--replay %q: use on or off", f.replay)
 	}
 	if err := p.Validate(); err != nil {
-		return p, usageError{err}
+		return p, usage(err)
 	}
 	return p, nil
 }
@@ -173,7 +173,7 @@ space defaults, then to replay on, whole retention, durable.`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if err := wire.ValidateConcreteChannel(args[0]); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			p, err := setFlags.patch()
 			if err != nil {
@@ -243,7 +243,7 @@ func writeRegistryWith(ctx context.Context, g *globals, e *mesh.Endpoint, channe
 	}
 	got, err := reg.Set(ctx, channel, p)
 	if errors.Is(err, mesh.ErrBadChannelConfig) {
-		return usageError{err}
+		return usage(err)
 	}
 	if err != nil {
 		return err

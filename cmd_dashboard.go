@@ -61,12 +61,12 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	}
 	key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
 	if err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	var notify tui.Notify
 	if !noNotify {
 		if notify, err = tui.PickNotify(os.Getenv, exec.LookPath); err != nil {
-			return usageError{err}
+			return usage(err)
 		}
 	}
 	return runDashboard(cmd.Context(), g, f, alerting{bell: !noBell, notify: notify}, key)

@@ -53,7 +53,7 @@ Only the local operator may list deliveries.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if g.creds != "" {
-				return usageError{errors.New("deliveries lists every identity's waiting messages: only the local operator may (drop --creds)")}
+				return usage(errors.New("deliveries lists every identity's waiting messages: only the local operator may (drop --creds)"))
 			}
 			ctx, cancel := ctxTimeout()
 			defer cancel()

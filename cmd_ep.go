@@ -82,7 +82,7 @@ contract is fetched from the space's contract store and digest-verified.
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if _, err := ep.EndpointToken(args[0]); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			c, nc, err := g.epClient()
 			if err != nil {
@@ -155,7 +155,7 @@ deadline.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if _, err := ep.EndpointToken(args[0]); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			if !ep.ValidCommand(args[1]) {
 				return usagef("command %q must be 1-32 characters of a-z 0-9 -", args[1])
@@ -230,7 +230,7 @@ liveness-unestablishable, superseded.`,
 				return usagef("--instance needs a whole instance id (1-64 of A-Z a-z 0-9 _ -), got %q", instance)
 			}
 			if _, err := ep.EndpointToken(endpoint); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			c, nc, err := g.epClient()
 			if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
@@ -33,7 +34,7 @@ Retention keeps each sender's last 1000 posts per channel unless
 		RunE: func(_ *cobra.Command, args []string) error {
 			channel := args[0]
 			if err := wire.ValidateChannel(channel); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			if !wire.IsConcrete(channel) {
 				return usagef("history reads one channel at a time: %q is a pattern; name one channel it covers", channel)
@@ -91,7 +92,7 @@ func didYouMean(sigil string, close []string, otherwise string) string {
 	for i := range close {
 		close[i] = sigil + close[i]
 	}
-	return "; did you mean " + orList(close) + "?"
+	return "; did you mean " + cliargs.OrList(close) + "?"
 }
 
 // chatLimits is what `history limit --json` prints.

@@ -57,7 +57,7 @@ until you leave.
 			}
 			for _, ch := range channels {
 				if err := wire.ValidateChannel(ch); err != nil {
-					return usageError{err}
+					return usage(err)
 				}
 			}
 			ctx, stop := untilQuit(cmd.Context(), nil)

@@ -146,7 +146,7 @@ on an open mesh, as --name). Paths are made absolute.`,
 			}
 			out, err := mcp.ClientConfig(args[0], argv)
 			if err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			if asJSON {
 				printJSON(g.stdout, map[string]any{"client": args[0], "command": argv[0], "args": argv[1:], "instructions": out})

@@ -186,7 +186,7 @@ func newUseCmd(g *globals) *cobra.Command {
 			}
 			if len(args) == 1 {
 				if err := config.SetDefaultSpace(data, args[0]); err != nil {
-					return usageError{err}
+					return usage(err)
 				}
 			}
 			def, err := config.DefaultSpaceChoice(data)

@@ -57,7 +57,7 @@ and the file is ignored.`,
 			}
 			prof, err := broker.ParseProfile(profile)
 			if err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			_, p, _, err := g.paths()
 			if err != nil {
@@ -86,7 +86,7 @@ and the file is ignored.`,
 				if agentFile != "" {
 					return usagef("%s: %w", agentFile, err)
 				}
-				return usageError{err}
+				return usage(err)
 			}
 			nc, err := connectIfRunning(g)
 			if err != nil {
@@ -205,7 +205,7 @@ func applyAgentFile(g *globals, cmd *cobra.Command, name string, id *broker.Iden
 	if err != nil {
 		var fe *config.AgentFileError
 		if errors.As(err, &fe) {
-			return "", usageError{err}
+			return "", usage(err)
 		}
 		return "", fmt.Errorf("reading agent file: %w", err)
 	}

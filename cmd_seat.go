@@ -324,7 +324,7 @@ func spawnRefused(persona string, err error) error {
 	msg := fmt.Errorf("cannot spawn %s: %s; nothing was started", persona, strings.TrimSuffix(e.Message, "."))
 	switch e.Code {
 	case ep.CodeBadRequest, ep.CodeNotFound, ep.CodeFailedPrecondition, ep.CodeAlreadyExists:
-		return usageError{msg}
+		return usage(msg)
 	}
 	if e.EffectiveOutcome() == ep.Unknown {
 		return fmt.Errorf("cannot tell whether %s was spawned: %s; see `cotal ps`", persona, e.Message)
@@ -373,7 +373,7 @@ func onSeat(g *globals, name, on string, call func(context.Context, *client.Clie
 	row, err := cl.Locate(ctx, name, on)
 	var none *client.NoSeatError
 	if errors.As(err, &none) {
-		return usageError{err}
+		return usage(err)
 	}
 	if err != nil {
 		return epFailure(g, err)
@@ -454,7 +454,7 @@ func followScreen(ctx context.Context, g *globals, name, on string, every time.D
 	cancel()
 	var none *client.NoSeatError
 	if errors.As(err, &none) {
-		return usageError{err}
+		return usage(err)
 	}
 	if err != nil {
 		return epFailure(g, err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -105,7 +106,7 @@ func runSend(g *globals, cmd *cobra.Command, f *sendFlags, args []string, send s
 		defer w.Close()
 	}
 	if err := e.CheckSize(text); err != nil {
-		return usagef("%s: %v", shortPath(cmd), err)
+		return usagef("%s: %v", cliargs.ShortPath(cmd), err)
 	}
 	var opts []mesh.SendOption
 	if f.id != "" {
@@ -115,7 +116,7 @@ func runSend(g *globals, cmd *cobra.Command, f *sendFlags, args []string, send s
 	r, err := send(e, ctx, args[0], text, opts...)
 	var big *mesh.TooLargeError
 	if err = e.AsTooLarge(err); errors.As(err, &big) {
-		return usagef("%s: %v", shortPath(cmd), err)
+		return usagef("%s: %v", cliargs.ShortPath(cmd), err)
 	} else if err != nil {
 		return sendError(err)
 	}
@@ -154,7 +155,7 @@ func sendError(err error) error {
 	}
 	for _, target := range []error{mesh.ErrNoPeer, mesh.ErrAmbiguous, mesh.ErrNoDefaultChannel, wire.ErrInvalidChannel, wire.ErrWildcardTarget} {
 		if errors.Is(err, target) {
-			return usageError{err}
+			return usage(err)
 		}
 	}
 	return err

@@ -36,6 +36,7 @@ var importRules = map[string][]string{
 	"seat/sandbox":          {},
 	"internal/violation":    {},
 	"internal/typo":         {},
+	"internal/cliargs":      {},
 	"internal/testmesh":     {"broker", "config"},
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
 	"internal/testutil":     {},
