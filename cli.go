@@ -12,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
@@ -148,65 +147,22 @@ func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
 	return data, p, res, err
 }
 
-// target is what a client command connects to.
-type target struct {
-	paths  config.Paths
-	record config.BrokerRecord
-	url    string
-	creds  string // "" in open mode
-}
-
 // errMeshDown says no mesh serves the space and what to do.
 var errMeshDown = errors.New("mesh is not running")
 
-// recordWait bounds how long a client waits for a starting mesh to say
-// where it listens.
-const recordWait = 10 * time.Second
-
-// resolveTarget finds the mesh a client command talks to: --server and
-// --creds win; else the process holding the space's store lock, reached
-// as its broker.json says, as the local operator.
-func (g *globals) resolveTarget() (target, error) {
+// resolveTarget finds the mesh a client command talks to (host.Resolve):
+// --server and --creds win; else the process holding the space's store
+// lock, as the local operator.
+func (g *globals) resolveTarget() (host.Target, error) {
 	data, p, res, err := g.paths()
 	if err != nil {
-		return target{}, err
+		return host.Target{}, err
 	}
-	t := target{paths: p, url: g.server, creds: g.creds}
-	if t.url != "" {
-		t.record, _ = config.ReadBrokerRecord(p)
-	} else {
-		// A mesh that has just taken its lock writes broker.json a moment
-		// later: wait for it rather than fail a command started with it.
-		var s host.State
-		deadline := time.Now().Add(recordWait)
-		for {
-			if s, err = host.Probe(p); err != nil {
-				return t, err
-			}
-			t.record, err = s.Serving()
-			var re *host.RecordError
-			if !errors.As(err, &re) || !re.Starting || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		var re *host.RecordError
-		switch {
-		case errors.Is(err, host.ErrNotRunning):
-			return t, meshDown(data, p, res)
-		case errors.As(err, &re) && re.Stopping:
-			return t, fmt.Errorf("%w; wait for it to end, or `cotal down --space %s`", err, p.Space)
-		case errors.As(err, &re) && re.Starting:
-			return t, fmt.Errorf("%w after %s; see %s, or pass --server", err, recordWait, p.LogFile())
-		case err != nil:
-			return t, fmt.Errorf("%w; `cotal down --with-agents --space %s` stops it and the next `cotal up` writes broker.json again, or pass --server", err, p.Space)
-		}
-		t.url = t.record.URL
+	t, err := host.Resolve(p, g.server, g.creds)
+	if errors.Is(err, host.ErrNotRunning) {
+		return t, meshDown(data, p, res)
 	}
-	if t.creds == "" && t.record.Mode != config.ModeOpen && g.server == "" {
-		t.creds = p.OperatorCreds()
-	}
-	return t, nil
+	return t, err
 }
 
 // meshDown is errMeshDown for the space p, saying why that space was
@@ -249,22 +205,6 @@ func meshDown(data string, p config.Paths, res config.Resolution) error {
 	return fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)%s%s", errMeshDown, p.Space, p.Space, why, running)
 }
 
-// connect opens a client connection to the target.
-func (t target) connect(name string, extra ...nats.Option) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second), nats.MaxReconnects(0)}
-	if t.creds != "" {
-		if _, err := os.Stat(t.creds); err != nil {
-			return nil, fmt.Errorf("creds file: %w", err)
-		}
-		opts = append(opts, nats.UserCredentials(t.creds))
-	}
-	nc, err := nats.Connect(t.url, append(opts, extra...)...)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", t.url, err)
-	}
-	return nc, nil
-}
-
 // ctxTimeout is the default deadline of a one-shot command's broker calls.
 func ctxTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
@@ -298,9 +238,9 @@ func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint,
 	if err != nil {
 		return nil, err
 	}
-	o.URL, o.Creds = t.url, t.creds
+	o.URL, o.Creds = t.URL, t.Creds
 	if o.Creds == "" || g.space != "" {
-		o.Space = t.paths.Space
+		o.Space = t.Paths.Space
 	}
 	if o.Creds == "" && o.Name == "" {
 		o.Name = issue.OperatorPrincipal().Actor

@@ -11,42 +11,17 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// epClient connects a CLI command as --creds (or the local operator) and wraps the connection in an endpoint client; nothing here knows any endpoint's commands.
+// epClient connects a CLI command to the control surface as --creds, or
+// as the local operator; nothing here knows any endpoint's commands.
 func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 	t, err := g.resolveTarget()
 	if err != nil {
 		return nil, nil, err
 	}
-	caller := ep.Caller{}
-	if t.creds != "" {
-		info, err := loadCreds(t.creds, "creds")
-		if err != nil {
-			return nil, nil, err
-		}
-		caller = ep.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
-	} else {
-		p := issue.OperatorPrincipal()
-		caller = ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
-	}
-	// The broker's refusals reach the caller as the failed call's error
-	// (the client watches for them); nats.go's own printing of them would
-	// say it twice.
-	quiet := nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
-	nc, err := t.connect("cotal "+caller.ID(), nats.CustomInboxPrefix(wire.ReplyInbox(caller.Principal(), caller.UID)), quiet)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: t.paths.Space, Caller: caller})
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	return c, nc, nil
+	return t.ControlClient()
 }
 
 // epFailure prints a refusal the way a person reads it and says whether the command ran; it exits 1.

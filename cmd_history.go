@@ -204,14 +204,14 @@ func (g *globals) operator(name string, fn func(ctx context.Context, nc *nats.Co
 	if err != nil {
 		return err
 	}
-	nc, err := t.connect(name)
+	nc, err := t.Connect(name)
 	if err != nil {
 		return err
 	}
 	defer nc.Close()
 	ctx, cancel := ctxTimeout()
 	defer cancel()
-	err = fn(ctx, nc, t.paths.Space)
+	err = fn(ctx, nc, t.Paths.Space)
 	if errors.Is(err, broker.ErrNoChatStream) {
 		return fmt.Errorf("%w (is it provisioned?)", err)
 	}

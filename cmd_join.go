@@ -106,29 +106,29 @@ func (g *globals) mintForJoin(ctx context.Context, name, role string, channels [
 	if err != nil {
 		return "", err
 	}
-	if t.record.Mode == config.ModeOpen {
+	if t.Record.Mode == config.ModeOpen {
 		return "", nil
 	}
 	if channels == nil {
 		channels = []string{}
 	}
 	id := broker.Identity{
-		Space: t.paths.Space, Principal: wire.Principal{Owner: "local", Actor: name}, Role: role,
+		Space: t.Paths.Space, Principal: wire.Principal{Owner: "local", Actor: name}, Role: role,
 		Subscribe: channels, AllowSubscribe: []string{">"}, AllowPublish: []string{">"},
 	}
-	nc, err := t.connect("cotal join")
+	nc, err := t.Connect("cotal join")
 	if err != nil {
 		return "", err
 	}
 	defer nc.Close()
-	c, _, err := issue.Mint(ctx, t.paths, id, nc)
+	c, _, err := issue.Mint(ctx, t.Paths, id, nc)
 	if err != nil {
 		return "", err
 	}
-	if err := config.EnsureDir(t.paths.CredsDir(), 0o700); err != nil {
+	if err := config.EnsureDir(t.Paths.CredsDir(), 0o700); err != nil {
 		return "", err
 	}
-	path := filepath.Join(t.paths.CredsDir(), name+".creds")
+	path := filepath.Join(t.Paths.CredsDir(), name+".creds")
 	return path, broker.WriteCreds(path, c)
 }
 

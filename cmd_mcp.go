@@ -84,10 +84,10 @@ func runMCP(g *globals, name, source string) error {
 			if err != nil {
 				return nil, err
 			}
-			if creds == "" && t.record.Mode != config.ModeOpen {
-				return nil, fmt.Errorf("mesh %s needs a credential: pass --creds (mint one with `cotal mint %s`)", t.paths.Space, name)
+			if creds == "" && t.Record.Mode != config.ModeOpen {
+				return nil, fmt.Errorf("mesh %s needs a credential: pass --creds (mint one with `cotal mint %s`)", t.Paths.Space, name)
 			}
-			o.URL, o.Space = t.url, t.paths.Space
+			o.URL, o.Space = t.URL, t.Paths.Space
 		}
 		return mesh.Connect(ctx, o)
 	}

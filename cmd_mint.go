@@ -88,7 +88,7 @@ and the file is ignored.`,
 				}
 				return usage(err)
 			}
-			nc, err := connectIfRunning(g)
+			nc, err := host.ConnectIfRunning(p, "cotal mint")
 			if err != nil {
 				return fmt.Errorf("%w (minting revokes the earlier credentials of %s on it)", err, name)
 			}

@@ -669,9 +669,9 @@ seats asks for a second Ctrl-C before stopping them.`,
 				return err
 			}
 			h, err := host.Start(cmd.Context(), host.Config{
-				Paths: t.paths, Open: t.record.Mode == config.ModeOpen, Log: g.stderr,
+				Paths: t.Paths, Open: t.Record.Mode == config.ModeOpen, Log: g.stderr,
 				ProjectDir: project, Readiness: readiness, MaxSessions: maxSessions,
-				Supervise: &host.Supervise{URL: t.url, Creds: t.creds, InstanceFile: idFile},
+				Supervise: &host.Supervise{URL: t.URL, Creds: t.Creds, InstanceFile: idFile},
 			})
 			if err != nil {
 				return err
@@ -679,7 +679,7 @@ seats asks for a second Ctrl-C before stopping them.`,
 			ctx, stop := untilQuit(cmd.Context(), hostQuit(g, h))
 			defer stop()
 			mgr := h.Manager()
-			fmt.Fprintf(g.stdout, "manager instance %s serving space %s at epoch %d; Ctrl-C to stop\n", mgr.InstanceID(), t.paths.Space, mgr.Epoch())
+			fmt.Fprintf(g.stdout, "manager instance %s serving space %s at epoch %d; Ctrl-C to stop\n", mgr.InstanceID(), t.Paths.Space, mgr.Epoch())
 			return h.Run(ctx)
 		},
 	}
