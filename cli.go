@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // Exit codes, documented in `cotal --help`.
@@ -115,7 +116,8 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g),
 		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
-		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g))
+		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g),
+		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny))
 	cliargs.Forgive(root)
 	addCompletions(root, g)
 	return root

@@ -120,7 +120,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
 		head := "NAME\tPROCESS\tFOR\tMESH\tFOR\tPID\tROLE\tPERSONA\tTYPED-IN\tOUTPUT\tSANDBOX\tMANAGER"
 		if wide {
-			head += "\tID\tUID\tGOAL"
+			head += "\tID\tUID\tGOAL\tSESSION"
 		}
 		fmt.Fprintln(tw, head)
 		for _, r := range cs.Rows {
@@ -140,7 +140,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 				mesh, ageMs(r.ManagerNowMs, r.MeshSinceMs), r.PID, dash(r.Role), r.Persona, typedIn(r.Injects), ageMs(r.ManagerNowMs, r.LastOutputMs),
 				sandboxColumn(r.Sandbox), r.Manager)
 			if wide {
-				line += fmt.Sprintf("\t%s\t%s\t%s", r.ID, r.LifecycleUID, r.GoalID)
+				line += fmt.Sprintf("\t%s\t%s\t%s\t%s", r.ID, r.LifecycleUID, r.GoalID, dash(r.Session))
 			}
 			fmt.Fprintln(tw, line)
 		}
@@ -159,6 +159,11 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		for _, r := range cs.Rows {
 			if !r.Injects && r.Running() {
 				fmt.Fprintf(g.stdout, "%s gets no messages typed in: it reads them with `cotal inbox` (a command seat's persona turns typing on with inject: true)\n", r.Name)
+			}
+		}
+		for _, r := range cs.Rows {
+			if line := askingLine(r); line != "" {
+				fmt.Fprintln(g.stdout, line)
 			}
 		}
 		for _, r := range cs.Rows {
@@ -197,6 +202,25 @@ func howEnded(process string, graceful bool) string {
 		return "it exited with status " + strings.TrimPrefix(process, "exited ")
 	}
 	return process
+}
+
+// askingLine says what a running seat's harness waits on a person for,
+// how long, and how to answer: "cc: approve Bash(touch x) 40s (...)";
+// "" when it waits on nothing.
+func askingLine(r client.CensusRow) string {
+	a := r.Agent
+	if a == nil || a.State != client.AgentWaiting || !r.Running() {
+		return ""
+	}
+	how := fmt.Sprintf("attach to answer: cotal attach %s", r.Name)
+	if a.Answerable {
+		how = fmt.Sprintf("cotal approve %s / cotal deny %s", r.Name, r.Name)
+	}
+	asks := wire.CleanLabel(a.Asks)
+	if asks == "" {
+		asks = "waiting for input"
+	}
+	return fmt.Sprintf("%s: %s %s (waiting on you; %s)", r.Name, asks, ageMs(r.ManagerNowMs, a.SinceMs), how)
 }
 
 // waitingLine says what waits at a seat's connector and why, "" when
@@ -345,7 +369,14 @@ func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, a
 		return nil
 	case ep.GoalUncertain:
 		if !asJSON {
-			fmt.Fprintf(g.stdout, "uncertain: %s did not show it was up within the bound; it is kept running: inspect it with `cotal screen %s` and `cotal ps` rather than spawning it again\n", acc.Name, acc.Name)
+			why := fmt.Sprintf("%s did not show it was up within the bound", acc.Name)
+			var d struct {
+				Reason string `json:"reason"`
+			}
+			if json.Unmarshal(res.Data, &d) == nil && d.Reason != "" {
+				why = wire.CleanLabel(d.Reason)
+			}
+			fmt.Fprintf(g.stdout, "uncertain: %s; it is kept running: inspect it with `cotal screen %s` and `cotal ps` rather than spawning it again\n", why, acc.Name)
 		}
 		return exitError{exitFail}
 	default:

@@ -31,7 +31,9 @@ func TestEveryCommandRefusesUnusableCredsAlike(t *testing.T) {
 	var commands [][]string
 	var walk func(cmd *cobra.Command, path []string)
 	walk = func(cmd *cobra.Command, path []string) {
-		if cmd.Runnable() && cmd.HasParent() && takesCreds(cmd) && !cmd.HasSubCommands() {
+		// A harness's hook never fails its harness: it exits 0 whatever is
+		// wrong (TestHookNeverBreaksItsHarness).
+		if cmd.Runnable() && cmd.HasParent() && takesCreds(cmd) && !cmd.HasSubCommands() && cmd.Name() != "hook" {
 			args := append([]string{}, path...)
 			for range cliargs.Required(cmd.Use) {
 				args = append(args, "x")

@@ -37,6 +37,7 @@ var importRules = map[string][]string{
 	"internal/violation":    {},
 	"internal/typo":         {},
 	"internal/cliargs":      {},
+	"internal/modelserver":  {},
 	"internal/testmesh":     {"broker", "config"},
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
 	"internal/testutil":     {},

@@ -21,6 +21,7 @@ var noJSON = map[string]string{
 	"cotal attach":                "a session at a terminal",
 	"cotal mcp":                   "a stdio server",
 	"cotal supervise":             "runs until stopped",
+	"cotal hook":                  "prints what its harness reads, in the harness's own format",
 	"cotal help":                  "help text",
 	"cotal completion":            "prints a shell script",
 	"cotal send":                  "a group",

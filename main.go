@@ -27,13 +27,13 @@ func main() {
 var quitSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // untilQuit is the one place cotal catches signals. The context it returns
-// ends at the first quit signal accept takes (nil takes every one); a
-// signal accept declines is dropped and the command goes on. Only commands
-// that run until stopped call it: every other one keeps the default, so
-// Ctrl-C ends it at once. Once the context has ended, signals have their
-// default effect again.
+// ends at the first quit signal accept takes (nil takes every one), with a
+// quitSignal as its cause; a signal accept declines is dropped and the
+// command goes on. Only commands that run until stopped call it: every
+// other one keeps the default, so Ctrl-C ends it at once. Once the context
+// has ended, signals have their default effect again.
 func untilQuit(parent context.Context, accept func(os.Signal) bool) (context.Context, context.CancelFunc) {
-	ctx, cancel := context.WithCancel(parent)
+	ctx, cancel := context.WithCancelCause(parent)
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, quitSignals...)
 	go func() {
@@ -44,14 +44,19 @@ func untilQuit(parent context.Context, accept func(os.Signal) bool) (context.Con
 				return
 			case s := <-sigs:
 				if accept == nil || accept(s) {
-					cancel()
+					cancel(quitSignal{s})
 					return
 				}
 			}
 		}
 	}()
-	return ctx, cancel
+	return ctx, func() { cancel(nil) }
 }
+
+// quitSignal is why an untilQuit context ended: the signal it took.
+type quitSignal struct{ os.Signal }
+
+func (q quitSignal) Error() string { return "stopped by " + q.Signal.String() }
 
 // hostQuit is what a hosting command's untilQuit accepts: the host's quit
 // rule, a SIGTERM forcing it, each refusal naming the live seats.

@@ -64,10 +64,12 @@ const (
 
 // SelfCommands are the manager commands every agent may call about itself
 // (the seat connector answers them); the broker vouches for the caller
-// through the subject. The middle five are what a seat's MCP server reads
-// and steers its connector with (seat/selfconnector.go); stop ends the
-// caller's own seat.
-var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello", "stop"}
+// through the subject. Connector to hello are what a seat's MCP server
+// reads and steers its connector with (seat/selfconnector.go); stop ends
+// the caller's own seat; the hook commands are what its harness's hooks
+// report through (seat/hook.go).
+var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello", "stop",
+	"hook", "hook-wait", "hook-done"}
 
 // SpawnCommands are the untargeted manager commands a spawn-capable agent
 // may call: spawn, and list the personas it may spawn from.

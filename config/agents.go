@@ -7,6 +7,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -81,6 +82,9 @@ type Launch struct {
 	Cwd     string   // the directory it starts in
 	Inject  *bool    // agent: command: whether arrivals are typed into it; nil when not said
 	Ready   string   // ReadyMCP or ReadyOutput; "" when not said
+	// IdlePrompt is a command seat's idle prompt as a regular expression
+	// over its screen's last line (checked to compile); "" when not said.
+	IdlePrompt string
 }
 
 // Readiness rules of a seat (key ready:).
@@ -120,6 +124,7 @@ var PersonaKeys = []PersonaKey{
 	{"cwd", "string", "the directory the seat starts in"},
 	{"inject", "bool", "agent: command: true types each message into its terminal (harnesses always get them typed; a command without it reads `cotal inbox` itself)"},
 	{"ready", "string", "mcp or output: when the seat counts as ready (default: mcp for harnesses, output for a command)"},
+	{"idlePrompt", "string", "agent: command: a regular expression its screen's last line matches at its idle prompt; messages are typed in only then"},
 }
 
 // Line returns the line of the file on which key was written, and false
@@ -389,6 +394,13 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 			a.Launch.Ready, err = p.str(key, kl, mv.Value)
 			if err == nil && a.Launch.Ready != ReadyMCP && a.Launch.Ready != ReadyOutput {
 				err = p.errf(kl, "ready %q is not %s or %s", a.Launch.Ready, ReadyMCP, ReadyOutput)
+			}
+		case "idlePrompt":
+			a.Launch.IdlePrompt, err = p.str(key, kl, mv.Value)
+			if err == nil && a.Launch.IdlePrompt != "" {
+				if _, rerr := regexp.Compile(a.Launch.IdlePrompt); rerr != nil {
+					err = p.errf(kl, "idlePrompt %q is not a regular expression: %v", a.Launch.IdlePrompt, rerr)
+				}
 			}
 		default:
 			// Any other key is kept as metadata, unless it is a typo of a

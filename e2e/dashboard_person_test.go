@@ -163,12 +163,18 @@ func (tc *tmuxCotal) quit() {
 }
 
 // runIn2 runs cotal from dir (where its personas are) in space.
-func runIn2(t *testing.T, home, dir, space string, args ...string) (string, string, int) {
+func runIn2(t testing.TB, home, dir, space string, args ...string) (string, string, int) {
+	t.Helper()
+	return runInEnv(t, home, dir, space, nil, args...)
+}
+
+// runInEnv is runIn2 with extra KEY=VALUE pairs in cotal's environment.
+func runInEnv(t testing.TB, home, dir, space string, extra []string, args ...string) (string, string, int) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cotalBin, append([]string{"--space", space}, args...)...)
-	cmd.Env, cmd.Dir = cotalEnv(home), dir
+	cmd.Env, cmd.Dir = append(cotalEnv(home), extra...), dir
 	cmd.WaitDelay = 5 * time.Second
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb

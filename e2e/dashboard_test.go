@@ -50,6 +50,13 @@ func startDashboardIn(t *testing.T, home, dir string, args ...string) *tmuxCotal
 // cotal (the dashboard) unless args name a command.
 func startSized(t *testing.T, home, dir string, w, h int, args ...string) *tmuxCotal {
 	t.Helper()
+	return startSizedEnv(t, home, dir, w, h, nil, args...)
+}
+
+// startSizedEnv is startSized with extra KEY=VALUE pairs in the
+// dashboard's environment (a PATH holding a harness).
+func startSizedEnv(t *testing.T, home, dir string, w, h int, extra []string, args ...string) *tmuxCotal {
+	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		// CI installs tmux (.ci/run) and asks for these tests; only a
 		// developer's machine without tmux may go without them.
@@ -58,7 +65,7 @@ func startSized(t *testing.T, home, dir string, w, h int, args ...string) *tmuxC
 		}
 		t.Skip("tmux is not installed: the dashboard tests drive it")
 	}
-	tc := startPane(t, home, dir, w, h, args...)
+	tc := startPane(t, home, dir, w, h, extra, args...)
 	// A hosting dashboard left behind is stopped with its seats while its
 	// terminal is still there: this cleanup runs before the pane's, whose
 	// hangup would leave a dashboard with live seats running headless.
@@ -70,11 +77,12 @@ func startSized(t *testing.T, home, dir string, w, h int, args ...string) *tmuxC
 // started (and stops) itself.
 func startClient(t *testing.T, home, dir string, w, h int, args ...string) *tmuxCotal {
 	t.Helper()
-	return startPane(t, home, dir, w, h, args...)
+	return startPane(t, home, dir, w, h, nil, args...)
 }
 
-// startPane runs cotal with args from dir in a w x h tmux pane.
-func startPane(t *testing.T, home, dir string, w, h int, args ...string) *tmuxCotal {
+// startPane runs cotal with args from dir in a w x h tmux pane, with the
+// extra KEY=VALUE pairs in its environment.
+func startPane(t *testing.T, home, dir string, w, h int, extra []string, args ...string) *tmuxCotal {
 	t.Helper()
 	if _, err := exec.LookPath("tmux"); err != nil {
 		if os.Getenv("COTAL_REQUIRE_TMUX") != "" {
@@ -87,6 +95,9 @@ func startPane(t *testing.T, home, dir string, w, h int, args ...string) *tmuxCo
 		if k, _, _ := strings.Cut(kv, "="); k == "COTAL_HOME" || k == "HOME" || k == "PATH" {
 			env = append(env, shellQuote(kv))
 		}
+	}
+	for _, kv := range extra {
+		env = append(env, shellQuote(kv))
 	}
 	cmdline := []string{shellQuote(cotalBin)}
 	for _, a := range args {

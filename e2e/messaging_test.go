@@ -152,7 +152,7 @@ func repeatUntilExit(t *testing.T, p *bgCotal, total time.Duration, step func(i 
 }
 
 // mustCotal runs cotal and requires exit 0; it returns stdout.
-func mustCotal(t *testing.T, home string, args ...string) string {
+func mustCotal(t testing.TB, home string, args ...string) string {
 	t.Helper()
 	stdout, stderr, code := runCotal(t, home, args...)
 	if code != 0 {
@@ -168,7 +168,7 @@ type mintedID struct {
 }
 
 // mint mints name on the running mesh of home with the extra mint flags.
-func mint(t *testing.T, home, name string, flags ...string) mintedID {
+func mint(t testing.TB, home, name string, flags ...string) mintedID {
 	t.Helper()
 	stdout := mustCotal(t, home, append([]string{"mint", name, "--json"}, flags...)...)
 	var m mintedID

@@ -21,6 +21,8 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"./cotal join ", "stays on the mesh until Ctrl-C"},
 	{"claude mcp add ", "Claude Code is not installed here, and it would change that client's own configuration"},
 	{"codex mcp add ", "Codex is not installed here, and it would change that client's own configuration"},
+	{"./cotal approve ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code (TestClaudeCodeInASeat answers one)"},
+	{"./cotal deny ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code"},
 }
 
 // readmeCommands returns the command lines of README.md's ```sh blocks in

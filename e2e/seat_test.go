@@ -17,7 +17,7 @@ import (
 
 // project makes a project dir whose .cotal/agents holds the given
 // personas (name -> frontmatter lines after name:).
-func project(t *testing.T, personas map[string]string) string {
+func project(t testing.TB, personas map[string]string) string {
 	t.Helper()
 	dir := t.TempDir()
 	agents := filepath.Join(dir, ".cotal", "agents")

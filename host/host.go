@@ -53,6 +53,10 @@ type Config struct {
 	// session nothing is injected into the seat (tests shorten it); 0:
 	// the manager's default.
 	FloorQuiet time.Duration
+	// HookGrace is how long a harness's hook may take to say it wrote
+	// what it handed to the model (tests shorten it); 0: the manager's
+	// default.
+	HookGrace time.Duration
 	// SandboxSkip names seat sandbox modes not to use (seat/sandbox's
 	// Namespace, Landlock), to force a fallback.
 	SandboxSkip []string

@@ -28,7 +28,7 @@ func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile stri
 		Minter: issue.NewSeatMinter(cfg.Paths, nc, cfg.Open), Open: cfg.Open,
 		Readiness: cfg.Readiness, MaxSessions: cfg.MaxSessions, Logf: h.logf,
 		Launcher: launcher(), RunDir: issue.RunDir(cfg.Paths), Protect: SeatProtect(cfg.Paths), SandboxSkip: cfg.SandboxSkip,
-		FloorQuiet: cfg.FloorQuiet,
+		FloorQuiet: cfg.FloorQuiet, HookGrace: cfg.HookGrace,
 	})
 	if err != nil {
 		return err

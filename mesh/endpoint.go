@@ -585,6 +585,17 @@ func (e *Endpoint) SetAttention(a presence.Attention) error {
 	return w.SetAttention(a)
 }
 
+// SetCondition publishes why the peer is not making progress (what it
+// waits on), or clears it with nil. Only an endpoint writing its own
+// presence has one.
+func (e *Endpoint) SetCondition(c *presence.Condition) error {
+	w := e.presenceWriter()
+	if w == nil {
+		return errors.New("this endpoint writes no presence")
+	}
+	return w.SetCondition(c)
+}
+
 // Close stops consuming, writes one final offline presence record and
 // closes the connection if the endpoint opened it.
 func (e *Endpoint) Close() error {

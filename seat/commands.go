@@ -48,8 +48,10 @@ func (m *Manager) commands() []ep.Command {
 		{Name: "leave", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(LeftReply{}), Capability: "self", Handler: m.selfLeave},
 		{Name: client.CmdStop, Modes: self, Input: schemaOf(client.StopArgs{}), Output: schemaOf(client.StopReply{}), Capability: "self", Handler: m.selfStop},
 	}
-	// What the seat's MCP server needs of its connector (selfconnector.go).
-	return append(cmds, m.selfConnectorCommands()...)
+	// What the seat's MCP server needs of its connector (selfconnector.go),
+	// and what its harness's hooks report through (hook.go).
+	cmds = append(cmds, m.selfConnectorCommands()...)
+	return append(cmds, m.hookCommands()...)
 }
 
 // personas tells a spawner what it may spawn: never a prompt, an

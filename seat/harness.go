@@ -5,15 +5,18 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // Readiness rules of a seat (persona key `ready:`): a coding-agent harness
 // is ready when its MCP client has connected to its `cotal mcp` (which
-// tells the connector); a plain command when it drew its first output and
+// tells the connector), and, for a harness that reports itself, when its
+// own start says so; a plain command when it drew its first output and
 // was still running a moment later.
 const (
 	ReadyMCP    = config.ReadyMCP
@@ -32,6 +35,127 @@ func readiness(p *Persona) string {
 	return ReadyMCP
 }
 
+// harness is how the manager drives one kind of seat program. The core
+// (agent.go, hook.go, handout.go, inject.go) is the same for all; a kind
+// with integration points of its own lives in a file of its own
+// (harness_claude.go) and plugs in here, in harnessFor.
+type harness interface {
+	// launch prepares the seat's launch: the arguments put before the
+	// persona's, the environment added, and files written into the
+	// seat's launch directory (0600; only the seat sees it).
+	launch(l launchCtx) (args, env []string, err error)
+	// reports says the harness reports its own state (hooks, events):
+	// then nothing is typed into it but the nudge, and only while its
+	// reports say it sits idle at its own prompt.
+	reports() bool
+	// hook answers one hook event of the seat (see hook.go).
+	hook(h *hookCall) (client.HookReply, error)
+	// screen reads the seat's screen: whether it shows the harness idle at
+	// its own prompt, or a dialog.
+	screen(lines []string) screenRead
+	// fullScreen says the program draws on the alternate screen itself
+	// (a harness's own TUI), so being there says nothing of its prompt;
+	// for any other program it means a full-screen program is up.
+	fullScreen() bool
+}
+
+// launchCtx is what a harness's launch gets.
+type launchCtx struct {
+	p   *Persona
+	dir string // the seat's launch directory
+	exe string // the cotal binary the seat runs as `cotal`
+}
+
+// screenRead is what a harness reads off a seat's screen.
+type screenRead struct {
+	known    bool   // the harness has a rule for its screen
+	atPrompt bool   // idle at its own prompt, nothing over it
+	dialog   string // the question of a dialog it shows, "" for none
+}
+
+// harnessFor is the harness of a persona.
+func harnessFor(p *Persona) (harness, error) {
+	switch p.Harness {
+	case "claude":
+		return claudeHarness{}, nil
+	case "codex", "opencode":
+		return mcpHarness{kind: p.Harness}, nil
+	case "command":
+		return commandHarnessFor(p)
+	}
+	return nil, fmt.Errorf("unknown harness %q", p.Harness)
+}
+
+// errNoHooks answers a hook event of a harness that has none.
+var errNoHooks = fmt.Errorf("this seat's harness has no hooks")
+
+// mcpHarness wires a harness to its own `cotal mcp` and drives it through
+// the terminal (the codex and opencode seats until they have their own
+// integration).
+type mcpHarness struct{ kind string }
+
+func (h mcpHarness) launch(l launchCtx) ([]string, []string, error) {
+	switch h.kind {
+	case "codex":
+		return []string{"-c", "mcp_servers.cotal.command=" + tomlString(l.exe), "-c", `mcp_servers.cotal.args=["mcp"]`}, nil, nil
+	case "opencode":
+		path := filepath.Join(l.dir, "opencode.json")
+		cfg := map[string]any{"$schema": "https://opencode.ai/config.json",
+			"mcp": map[string]any{"cotal": map[string]any{"type": "local", "command": []string{l.exe, "mcp"}, "enabled": true}}}
+		if err := writeJSON(path, cfg); err != nil {
+			return nil, nil, err
+		}
+		return nil, []string{"OPENCODE_CONFIG=" + path}, nil
+	}
+	return nil, nil, nil
+}
+
+func (mcpHarness) reports() bool                            { return false }
+func (mcpHarness) hook(*hookCall) (client.HookReply, error) { return client.HookReply{}, errNoHooks }
+func (mcpHarness) screen([]string) screenRead               { return screenRead{} }
+func (mcpHarness) fullScreen() bool                         { return true }
+
+// commandHarness is a plain command. Its persona may name the screen of
+// its idle prompt (`idlePrompt:`, a regular expression the last non-empty
+// line of its screen must match, trailing blanks trimmed, like '^\$$'):
+// typed delivery then waits for it.
+type commandHarness struct{ prompt *regexp.Regexp }
+
+func commandHarnessFor(p *Persona) (harness, error) {
+	rule := p.Launch.IdlePrompt
+	if rule == "" {
+		return commandHarness{}, nil
+	}
+	re, err := regexp.Compile(rule)
+	if err != nil {
+		return nil, fmt.Errorf("persona %s: idlePrompt %q is not a regular expression: %v", p.Name, rule, err)
+	}
+	return commandHarness{prompt: re}, nil
+}
+
+func (commandHarness) launch(launchCtx) ([]string, []string, error) { return nil, nil, nil }
+func (commandHarness) reports() bool                                { return false }
+func (commandHarness) fullScreen() bool                             { return false }
+func (commandHarness) hook(*hookCall) (client.HookReply, error) {
+	return client.HookReply{}, errNoHooks
+}
+
+// screen matches the prompt rule against the last line drawn; without a
+// rule it knows nothing.
+func (h commandHarness) screen(lines []string) screenRead {
+	if h.prompt == nil {
+		return screenRead{}
+	}
+	last := ""
+	for i := len(lines) - 1; i >= 0; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			last = lines[i]
+			break
+		}
+	}
+	return screenRead{known: true, atPrompt: h.prompt.MatchString(last)}
+}
+
 // cotalBinary is the program a seat runs as `cotal`: the binary that runs
 // this manager (under `go run .` too), so that inside a seat `cotal send`
 // acts as the seat.
@@ -44,33 +168,6 @@ func (m *Manager) cotalBinary() string {
 		return "cotal"
 	}
 	return exe
-}
-
-// harnessMCP wires a harness seat to its own `cotal mcp`: the arguments
-// and environment that name it, and the config file some harnesses read,
-// written into the seat's launch directory (which only the seat sees).
-func (m *Manager) harnessMCP(p *Persona, dir string) (args, env []string, err error) {
-	exe := m.cotalBinary()
-	server := map[string]any{"command": exe, "args": []string{"mcp"}}
-	switch p.Harness {
-	case "claude":
-		path := filepath.Join(dir, "mcp.json")
-		if err := writeJSON(path, map[string]any{"mcpServers": map[string]any{"cotal": server}}); err != nil {
-			return nil, nil, err
-		}
-		return []string{"--mcp-config", path}, nil, nil
-	case "codex":
-		return []string{"-c", "mcp_servers.cotal.command=" + tomlString(exe), "-c", `mcp_servers.cotal.args=["mcp"]`}, nil, nil
-	case "opencode":
-		path := filepath.Join(dir, "opencode.json")
-		cfg := map[string]any{"$schema": "https://opencode.ai/config.json",
-			"mcp": map[string]any{"cotal": map[string]any{"type": "local", "command": []string{exe, "mcp"}, "enabled": true}}}
-		if err := writeJSON(path, cfg); err != nil {
-			return nil, nil, err
-		}
-		return nil, []string{"OPENCODE_CONFIG=" + path}, nil
-	}
-	return nil, nil, nil
 }
 
 func writeJSON(path string, v any) error {

@@ -32,6 +32,10 @@ var cotalBin string
 
 func TestMain(m *testing.M) {
 	sandbox.Main() // seats start through this binary: it is the manager's launcher
+	if os.Getenv(fakeClaudeEnv) != "" {
+		fakeClaude() // a claude seat's stand-in
+		return
+	}
 	if os.Getenv(benchReaderEnv) == "1" {
 		benchReader() // a seat of the injection benchmark
 		return

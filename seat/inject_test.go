@@ -256,3 +256,60 @@ func decode(b []byte, v any) error {
 	}
 	return json.Unmarshal(b, v)
 }
+
+// TestTypedDeliveryWaitsForThePromptRule: a command seat whose persona
+// names its prompt (`prompt:`) is typed into only while its screen shows
+// that prompt, and never while a full-screen program is up; a DM waits
+// meanwhile, saying why, and goes in once the prompt is back.
+func TestTypedDeliveryWaitsForThePromptRule(t *testing.T) {
+	// A reader that shows "ready> " while it reads, and goes away (onto the
+	// alternate screen, then into a busy line) when told to.
+	script := `printf 'ready> '; while read -r l; do case "$l" in
+		*busy*) printf '\033[?1049hfull screen\n'; read -r l; printf '\033[?1049l'; printf 'working...\n'; read -r l; printf 'ready> ';;
+		*) printf 'got: %s\nready> ' "$l";;
+	esac; done`
+	h, _ := injectMesh(t, 0, "")
+	dir := config.AgentsDir(h.project)
+	body := "---\nname: prompted\nagent: command\ncommand: sh\nargs: [\"-c\", " + strconvQuote(script) + "]\ninject: true\nidlePrompt: '^ready>$'\n---\n"
+	if err := os.WriteFile(filepath.Join(dir, "prompted.md"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "prompted"})
+	if res := goal(t, h.c, h.iid, p.GoalID, 15*time.Second); res.State != ep.GoalSucceeded {
+		t.Fatalf("spawn: %s %+v", res.State, res.Error)
+	}
+	bob := h.peer(t, "bob", []string{"team"})
+	w, err := bob.WatchReceipts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// At its prompt: typed.
+	first, err := bob.DM(ctxT(t), p.Name, "at the prompt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, h.c, h.iid, p.Name, "got: [cotal] 1 new peer message:", 10*time.Second)
+	noteWith(t, w, first.ID, func(pr mesh.Progress) bool { return pr.Reached == wire.RungAcked && pr.Injected })
+	// A full-screen program: nothing is typed.
+	input(t, h.c, h.iid, p.Name, "busy")
+	waitScreen(t, h.c, h.iid, p.Name, "full screen", 10*time.Second)
+	held, err := bob.DM(ctxT(t), p.Name, "while full screen")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noteWith(t, w, held.ID, func(pr mesh.Progress) bool { return pr.Why == "held: a full-screen program is up" })
+	// Off the alternate screen but busy, with no prompt: still nothing.
+	input(t, h.c, h.iid, p.Name, "leave")
+	waitScreen(t, h.c, h.iid, p.Name, "working...", 10*time.Second)
+	noteWith(t, w, held.ID, func(pr mesh.Progress) bool { return pr.Why == "held: its screen shows no prompt" })
+	if text := screen(t, h.c, h.iid, p.Name).Screen; strings.Contains(text, "while full screen") {
+		t.Fatalf("typed while the screen showed no prompt:\n%s", text)
+	}
+	// Its prompt is back: the DM goes in.
+	input(t, h.c, h.iid, p.Name, "done")
+	waitScreen(t, h.c, h.iid, p.Name, "while full screen", 10*time.Second)
+	noteWith(t, w, held.ID, func(pr mesh.Progress) bool { return pr.Reached == wire.RungAcked && pr.Injected })
+}
+
+func strconvQuote(s string) string { b, _ := json.Marshal(s); return string(b) }

@@ -38,7 +38,7 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	if err != nil {
 		return nil, err
 	}
-	hargs, henv, err := m.harnessMCP(p, dir)
+	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary()})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err

@@ -67,10 +67,13 @@ type Options struct {
 	// FloorQuiet is how long after a person's last keystroke in an attach
 	// session nothing is injected into the seat; 0: 10 s.
 	FloorQuiet time.Duration
-	Readiness  time.Duration
-	Settle     time.Duration
-	MaxSeats   int
-	Logf       func(format string, args ...any)
+	// HookGrace is how long a harness's hook may take to say it wrote
+	// what it handed over before the items go back; 0: 15 s.
+	HookGrace time.Duration
+	Readiness time.Duration
+	Settle    time.Duration
+	MaxSeats  int
+	Logf      func(format string, args ...any)
 
 	// Launcher is the seat launcher (the cotal binary; see seat/sandbox).
 	// Empty starts seats directly, unsandboxed.
@@ -119,6 +122,9 @@ func New(opts Options) (*Manager, error) {
 	}
 	if opts.FloorQuiet == 0 {
 		opts.FloorQuiet = floorQuiet
+	}
+	if opts.HookGrace == 0 {
+		opts.HookGrace = hookGrace
 	}
 	iid, err := ep.LoadOrCreateInstanceID(opts.InstanceFile)
 	if err != nil {

@@ -71,9 +71,6 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 			return nil, fmt.Errorf("%s: unknown harness %q: use claude, codex, opencode or command", path, p.Harness)
 		}
 		p.Path = bin
-		if p.Harness == "claude" && strings.TrimSpace(a.Prompt) != "" {
-			p.Args = append(p.Args, "--append-system-prompt", a.Prompt)
-		}
 		if a.Model != "" {
 			p.Args = append(p.Args, "--model", a.Model)
 		}

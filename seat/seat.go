@@ -52,6 +52,12 @@ type Seat struct {
 	stopped     bool      // a stop asked its process to end
 	injects     bool      // an injector puts its arrivals in front of its agent
 
+	h       harness            // how its program is driven; fixed at spawn
+	agent   agentState         // what its harness last reported of itself
+	flights map[string]*flight // what its hooks handed over, by token, until settled
+	repeats map[string]bool    // ids handed over without proof the model had them
+	wake    chan struct{}      // buffered 1: its harness's state changed, look again
+
 	// hello is closed when the seat's MCP server says its client
 	// connected: a harness seat's readiness.
 	hello     chan struct{}
@@ -97,6 +103,7 @@ func (s *Seat) row() Row {
 	}
 	r.Stopped = s.stopped
 	r.Held, r.Injects = s.heldWhy, s.injects
+	r.Agent, r.Session = s.agentRow(), s.agent.session
 	if s.conn != nil {
 		var oldest time.Time
 		r.Waiting, r.PullOnly, oldest = s.conn.Queue()

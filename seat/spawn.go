@@ -76,6 +76,10 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		}
 		return nil, ep.Refuse(code, "%v", err)
 	}
+	h, err := harnessFor(p)
+	if err != nil {
+		return nil, ep.Refuse(ep.CodeFailedPrecondition, "%v", err)
+	}
 	base, pinned := p.Name, a.Name != ""
 	if pinned {
 		base = a.Name
@@ -122,6 +126,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
 		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting, hello: make(chan struct{}),
+		h: h, wake: make(chan struct{}, 1),
 	}
 	m.mu.Lock()
 	m.seats[name] = s
@@ -213,7 +218,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	}
 	ready := false
 	if joinErr == nil && proc.Running() {
-		ready = m.awaitReady(ctx, s, p, proc)
+		ready = m.awaitReady(ctx, s, p, proc, g)
 	}
 	switch {
 	case joinErr != nil:
@@ -231,6 +236,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		s.mu.Lock()
 		s.state, s.readyAt = StateReady, time.Now()
 		s.mu.Unlock()
+		s.mirror() // what its harness reported before it was on the roster
 		if injects(p) {
 			m.startInjector(s, s.connector(), proc)
 		}
@@ -353,7 +359,10 @@ var errExitedEarly = errors.New("the process exited before its connector joined"
 // awaitReady waits for the seat's readiness rule (harness.go): its MCP
 // client connected to its `cotal mcp`, or its first output and still
 // running a moment later. It reports false when the process exits first.
-func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty.Seat) bool {
+func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal) bool {
+	if readiness(p) == ReadyMCP && s.h.reports() {
+		return m.awaitReported(ctx, s, proc, g)
+	}
 	if readiness(p) == ReadyMCP {
 		select {
 		case <-s.hello:

@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"sync"
 	"time"
@@ -112,7 +113,7 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 	for _, a := range r.Sessions {
 		attached = append(attached, a.Holder)
 	}
-	return Seat{
+	s := Seat{
 		Name: r.Name, UID: r.LifecycleUID, PeerID: r.ID, Manager: r.Manager, Persona: r.Persona, Harness: r.Harness,
 		State: r.State, Process: r.Process, PID: r.PID, Started: at(r.StartedMs), Exited: at(r.ExitedMs),
 		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
@@ -120,6 +121,10 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs), Suspended: at(r.SuspendedMs),
 		PullOnly: r.PullOnly, Injects: r.Injects,
 	}
+	if a := r.Agent; a != nil {
+		s.Agent, s.Asks, s.AsksSince, s.Answerable = a.State, a.Asks, at(a.SinceMs), a.Answerable
+	}
+	return s
 }
 
 // at addresses a census seat as the operator.
@@ -173,6 +178,12 @@ func (d *Managers) AwaitSpawn(ctx context.Context, t SpawnTicket) (SpawnOutcome,
 		o.State = SpawnSucceeded
 	case ep.GoalUncertain:
 		o.State = SpawnUncertain
+		var d struct {
+			Reason string `json:"reason"`
+		}
+		if json.Unmarshal(res.Data, &d) == nil {
+			o.Message = d.Reason
+		}
 	default:
 		o.Message = res.State
 		if res.Error != nil {
@@ -208,6 +219,20 @@ func (d *Managers) Input(ctx context.Context, s Seat, text string) (int, error) 
 	}
 	d.poke()
 	return r.Bytes, nil
+}
+
+// Answer answers what the seat waits on through its harness's hook.
+func (d *Managers) Answer(ctx context.Context, s Seat, decision string) (string, error) {
+	c, err := d.client()
+	if err != nil {
+		return "", err
+	}
+	r, err := c.Answer(ctx, at(s), decision, "")
+	if err != nil {
+		return "", err
+	}
+	d.poke()
+	return r.Asked, nil
 }
 
 // Sessions opens attach sessions on the seat's current lifecycle as the

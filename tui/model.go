@@ -32,6 +32,7 @@ const (
 	modePicker       // choosing a persona to spawn
 	modeStop         // stopping the selected seat: y/n
 	modeType         // the seat line has the keys
+	modeAnswer       // answering the selected seat's permission prompt: y/n
 )
 
 // panel is the region the navigation keys move in.
@@ -75,6 +76,7 @@ type Model struct {
 	live       []string      // seats named by ConfirmQuit
 	picker     personaPicker // in modePicker
 	stopping   Seat          // in modeStop
+	answering  Seat          // in modeAnswer
 	quitting   bool
 	w, h       int
 	viewKnown  bool      // a batch has been seen
@@ -117,7 +119,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.live, m.mode = msg.live, modeConfirm
-	case personasMsg, spawnAcceptedMsg, spawnDoneMsg, stoppedMsg, inputSentMsg:
+	case personasMsg, spawnAcceptedMsg, spawnDoneMsg, stoppedMsg, inputSentMsg, answeredMsg:
 		return m, m.seatResult(msg)
 	case attachedMsg:
 		m.attached(msg)
@@ -285,7 +287,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 			m.mode, m.live = modeNormal, nil
 		}
 		return nil
-	case modePicker, modeStop, modeType:
+	case modePicker, modeStop, modeType, modeAnswer:
 		return m.seatKey(msg)
 	}
 	switch {
@@ -301,7 +303,7 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 	case key.Matches(msg, k.Compose):
 		m.mode = modeCompose
 		return m.input.open(m.feed.currentChannel())
-	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type), key.Matches(msg, k.Remove):
+	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type), key.Matches(msg, k.Remove), key.Matches(msg, k.Answer):
 		return m.seatKey(msg)
 	case m.panel == panelFeed && key.Matches(msg, k.Open):
 		m.openPost()
@@ -515,6 +517,8 @@ func (m *Model) View() string {
 		b.WriteString(fit(st.Stalled.Render(m.quitQuestion()), m.w))
 	case modeStop:
 		b.WriteString(fit(st.Stalled.Render(m.stopQuestion()), m.w))
+	case modeAnswer:
+		b.WriteString(fit(st.Stalled.Render(m.answerQuestion()), m.w))
 	case modeType:
 		b.WriteString(m.line.View())
 	default:

@@ -49,6 +49,9 @@ type laneEntry struct {
 	name  string
 	since time.Time // when the need began
 	what  string    // the detail: what it waits for, how it ended
+	// answer: its harness's hook holds the question, so p answers it
+	// (the line says "p:" before the question).
+	answer bool
 }
 
 func (e *laneEntry) key() string { return e.id + "|" + e.need.word() }
@@ -102,6 +105,12 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 				what = "working " + age(now, s.MeshSince) + ", " + what
 			}
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needStalled, name: s.Name, since: now.Add(-d), what: what})
+		}
+		if asks, ok := s.asking(); ok {
+			// Its harness's own word: what it asks, since when, even
+			// before it is on the roster (a dialog at its start).
+			n.waiting = append(n.waiting, laneEntry{id: id, name: s.Name, since: s.AsksSince, what: wire.CleanLabel(asks), answer: s.Answerable})
+			continue
 		}
 		if s.Mesh != string(presence.Waiting) || !s.Running() {
 			continue
@@ -200,6 +209,9 @@ func (n *needsView) View() string {
 	for _, e := range n.waiting[:shown] {
 		g, style := e.need.glyph(st)
 		line := style.Render(g) + " " + st.Name(e.name).Render(cut(e.name, 16)) + "  " + style.Render(e.when(n.sh.now))
+		if e.answer {
+			line += "  " + st.Key.Render("p:")
+		}
 		if what := e.detail(); what != "" {
 			line += "  " + what
 		}

@@ -182,6 +182,64 @@ func TestStalledCountsFromTheLastOutputOrTheStart(t *testing.T) {
 	}
 }
 
+// A seat whose harness waits on its person is in the lane with what it
+// asks and for how long, on its harness's word even before it is on the
+// roster; p asks y/n and sends the answer through the manager, and a
+// question cotal cannot answer says to attach.
+func TestNeedsYouShowsWhatAHarnessAsksAndPAnswersIt(t *testing.T) {
+	h, f := seatHarness(t, Config{Notify: Notify{Via: NotifyOSC9}})
+	h.send(tea.WindowSizeMsg{Width: 240, Height: 45})
+	calm := running("calm", "idle", time.Minute)
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{calm}}})
+	cc := running("cc", "waiting", 40*time.Second)
+	cc.Harness, cc.Agent, cc.Asks, cc.AsksSince, cc.Answerable = "claude", "waiting", "approve Bash(touch run-bbb2)", t0.Add(-40*time.Second), true
+	starting := running("boot", "offline", 0)
+	starting.State, starting.Harness, starting.Agent, starting.Asks, starting.AsksSince = "starting", "claude", "waiting", "Make auto mode your default permission mode?", t0.Add(-5*time.Second)
+	h.batch(time.Second, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{calm, cc}}})
+	h.batch(time.Second, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{calm, cc, starting}}})
+	s := h.screen()
+	if l := laneLine(s, "cc"); !strings.HasPrefix(l, "◐ cc  waiting 41s  p:  approve Bash(touch run-bbb2)") {
+		t.Errorf("lane line for cc is %q", l)
+	}
+	if l := laneLine(s, "boot"); !strings.HasPrefix(l, "◐ boot  waiting 6s  Make auto mode your default permission mode?") || strings.Contains(l, "p:") {
+		t.Errorf("lane line for the seat at a start-up dialog is %q", l)
+	}
+	if len(h.notices) != 2 || !strings.HasSuffix(h.notices[0], "|cc needs you: waiting 41s, approve Bash(touch run-bbb2)") {
+		t.Errorf("notifications %q", h.notices)
+	}
+	// p on the waiting seat: a question, then y answers allow.
+	h.m.setPanel(panelSeats)
+	pick := func(name string) {
+		t.Helper()
+		h.keys("g")
+		for range 5 {
+			if s, ok := h.m.seats.selected(); ok && s.Name == name {
+				return
+			}
+			h.keys("j")
+		}
+		t.Fatalf("no seat %s to select", name)
+	}
+	pick("cc")
+	h.keys("p")
+	if h.m.mode != modeAnswer || !strings.Contains(h.screen(), "cc ASKS: approve Bash(touch run-bbb2)") {
+		t.Fatalf("p opened no question:\n%s", h.screen())
+	}
+	h.run(h.keys("y"))
+	if got := f.log(); !strings.Contains(got, "answer cc@m1 allow") {
+		t.Fatalf("y sent %q", got)
+	}
+	if !strings.Contains(h.screen(), "approved cc: approve Bash(touch run-bbb2)") {
+		t.Errorf("no receipt of the answer in the status bar:\n%s", h.screen())
+	}
+	// The start-up dialog is no question cotal answers.
+	pick("boot")
+	h.keys("p")
+	if h.m.mode == modeAnswer || !strings.Contains(h.screen(), "a attaches to answer it") {
+		t.Errorf("p on a dialog cotal cannot answer:\n%s", h.screen())
+	}
+}
+
 // A seat whose spawn ended uncertain (running, never shown up) needs its
 // person: it is in the lane, with what to do. It was not.
 func TestNeedsYouListsAnUncertainSpawn(t *testing.T) {

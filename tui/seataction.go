@@ -42,6 +42,20 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 			m.mode = modeNormal
 		}
 		return nil
+	case modeAnswer:
+		switch {
+		case key.Matches(msg, k.Yes):
+			m.mode = modeNormal
+			m.status.setNote("approving " + wire.CleanLabel(m.answering.Name) + "'s prompt…")
+			return answerCmd(m.ctl, m.answering, "allow")
+		case msg.String() == "n" || msg.String() == "N":
+			m.mode = modeNormal
+			m.status.setNote("denying " + wire.CleanLabel(m.answering.Name) + "'s prompt…")
+			return answerCmd(m.ctl, m.answering, "deny")
+		case key.Matches(msg, k.Cancel), key.Matches(msg, k.Quit):
+			m.mode = modeNormal
+		}
+		return nil
 	case modeType:
 		open, text, send, cmd := m.line.update(msg)
 		if !open {
@@ -79,6 +93,20 @@ func (m *Model) seatKey(msg tea.KeyMsg) tea.Cmd {
 	}
 	if key.Matches(msg, k.Stop) {
 		m.mode, m.stopping = modeStop, s
+		return nil
+	}
+	if key.Matches(msg, k.Answer) {
+		asks, waiting := s.asking()
+		switch {
+		case !waiting && s.Agent == "":
+			m.status.setError(fmt.Sprintf("seat %s asks nothing: its harness reports nothing to cotal (a attaches to it)", name))
+		case !waiting:
+			m.status.setError(fmt.Sprintf("seat %s asks nothing now (it is %s)", name, wire.CleanLabel(s.Agent)))
+		case !s.Answerable:
+			m.status.setError(fmt.Sprintf("seat %s asks %q, which cotal cannot answer for it: a attaches to answer it", name, wire.CleanLabel(asks)))
+		default:
+			m.mode, m.answering = modeAnswer, s
+		}
 		return nil
 	}
 	m.mode = modeType
@@ -136,6 +164,17 @@ func (m *Model) seatResult(msg tea.Msg) tea.Cmd {
 			return nil
 		}
 		m.status.setNote(fmt.Sprintf("stopped %s (%s); it is offline", name, msg.process))
+	case answeredMsg:
+		name := wire.CleanLabel(msg.seat.Name)
+		if msg.err != nil {
+			m.status.setError("answer " + name + ": " + msg.err.Error())
+			return nil
+		}
+		verb := "approved"
+		if msg.decision == "deny" {
+			verb = "denied"
+		}
+		m.status.setNote(fmt.Sprintf("%s %s: %s", verb, name, wire.CleanLabel(msg.asked)))
 	case inputSentMsg:
 		name := wire.CleanLabel(msg.seat.Name)
 		if msg.err != nil {
@@ -161,6 +200,14 @@ func (m *Model) dialog() []string {
 				wire.CleanLabel(s.Name), wire.CleanLabel(s.Persona), s.PID, age(m.sh.now, s.Started)),
 			"y  stop it",
 			"n  cancel: leave it running")
+	case modeAnswer:
+		s := m.answering
+		asks, _ := s.asking()
+		return confirmLines(st, wire.CleanLabel(s.Name)+" ASKS: "+wire.CleanLabel(asks),
+			fmt.Sprintf("Your answer goes back through its harness's own hook (waiting %s); nothing is typed into it.", age(m.sh.now, s.AsksSince)),
+			"y  approve",
+			"n  deny",
+			"esc  cancel: leave it asking")
 	case modeConfirm:
 		return confirmLines(st, "QUIT? "+m.liveSummary(),
 			"This process hosts the mesh; its seats run in it and cannot outlive it.",
@@ -188,6 +235,11 @@ func (m *Model) them() string {
 		return "it"
 	}
 	return "them"
+}
+
+func (m *Model) answerQuestion() string {
+	asks, _ := m.answering.asking()
+	return wire.CleanLabel(m.answering.Name) + ": " + wire.CleanLabel(asks) + "? approve (y) / deny (n) / cancel (esc)"
 }
 
 func (m *Model) stopQuestion() string {

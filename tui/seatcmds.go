@@ -50,6 +50,12 @@ type (
 		bytes int
 		err   error
 	}
+	answeredMsg struct {
+		seat     Seat
+		decision string
+		asked    string
+		err      error
+	}
 )
 
 func personasCmd(c SeatControl) tea.Cmd {
@@ -98,6 +104,15 @@ func inputCmd(c SeatControl, s Seat, text string) tea.Cmd {
 	}
 }
 
+func answerCmd(c SeatControl, s Seat, decision string) tea.Cmd {
+	return func() tea.Msg {
+		ctx, cancel := context.WithTimeout(context.Background(), seatCallTimeout)
+		defer cancel()
+		asked, err := c.Answer(ctx, s, decision)
+		return answeredMsg{seat: s, decision: decision, asked: asked, err: err}
+	}
+}
+
 // spawnOutcomeText says how a spawn ended, for the status bar.
 func spawnOutcomeText(m spawnDoneMsg) (string, bool) {
 	name := wire.CleanLabel(m.ticket.Name)
@@ -106,6 +121,8 @@ func spawnOutcomeText(m spawnDoneMsg) (string, bool) {
 		return fmt.Sprintf("spawn of %s: no outcome (%v); see its row and screen", name, m.err), true
 	case m.outcome.State == SpawnSucceeded:
 		return name + " is up and on the mesh", false
+	case m.outcome.State == SpawnUncertain && m.outcome.Message != "":
+		return wire.CleanLabel(m.outcome.Message), true
 	case m.outcome.State == SpawnUncertain:
 		return name + " did not show it was up in time; it is kept running: read its screen rather than spawning again", true
 	}

@@ -55,6 +55,10 @@ func (f *fakeControl) Input(_ context.Context, s Seat, text string) (int, error)
 	return len(text) + 1, f.record("input " + s.Name + "@" + s.Manager + " " + text)
 }
 
+func (f *fakeControl) Answer(_ context.Context, s Seat, decision string) (string, error) {
+	return s.Asks, f.record("answer " + s.Name + "@" + s.Manager + " " + decision)
+}
+
 // Sessions records the attach and refuses it: the tests run no terminal.
 func (f *fakeControl) Sessions(s Seat) tty.Open {
 	return func(context.Context) (*nats.Conn, json.RawMessage, error) {

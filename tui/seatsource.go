@@ -33,6 +33,9 @@ type SeatControl interface {
 	// Input types text and Enter into the seat; it returns the bytes its
 	// terminal accepted.
 	Input(ctx context.Context, s Seat, text string) (int, error)
+	// Answer answers what the seat waits on (decision allow or deny)
+	// through its harness's hook; it returns what the seat had asked.
+	Answer(ctx context.Context, s Seat, decision string) (string, error)
 	// Sessions opens attach sessions on the seat, a fresh grant each
 	// time, for the attach the dashboard runs full screen.
 	Sessions(s Seat) tty.Open
@@ -77,6 +80,26 @@ type Seat struct {
 	OldestWaiting time.Time
 	PullOnly      int  // of Waiting, those left for the agent's own inbox read
 	Injects       bool // messages are typed into its terminal
+
+	// Agent is what its harness reports of itself (working, waiting,
+	// idle; "" when it reports nothing); when waiting on a person, Asks is
+	// what it asks, since AsksSince, and Answerable says the answer keys
+	// reach it (otherwise the person attaches).
+	Agent      string
+	Asks       string
+	AsksSince  time.Time
+	Answerable bool
+}
+
+// asking is what a running seat's harness waits on its person for.
+func (s *Seat) asking() (string, bool) {
+	if s.Agent != "waiting" || !s.Running() {
+		return "", false
+	}
+	if s.Asks == "" {
+		return "waiting for input", true
+	}
+	return s.Asks, true
 }
 
 // Running reports whether the seat's process runs.

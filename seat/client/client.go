@@ -218,3 +218,11 @@ func (c *Client) restarted(err error) error {
 	again.Message = "the manager restarted since this client last asked it; nothing was done, try again (" + e.Message + ")"
 	return &again
 }
+
+// Answer answers what the seat waits on (a permission prompt its hook
+// holds) with allow or deny; message is told to the model with a deny.
+func (c *Client) Answer(ctx context.Context, s Seat, decision, message string) (AnswerReply, error) {
+	var r AnswerReply
+	_, err := c.call(ctx, CmdAnswer, AnswerArgs{Name: s.Name, Decision: decision, Message: message}, &r, s.options()...)
+	return r, err
+}

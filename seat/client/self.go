@@ -70,3 +70,23 @@ func (s Self) Stop(ctx context.Context, graceful bool) (StopReply, error) {
 	err := s.call(ctx, CmdStop, StopArgs{Graceful: &graceful}, &r)
 	return r, err
 }
+
+// Hook hands one hook event of the seat's harness to its connector; the
+// reply is what the hook prints.
+func (s Self) Hook(ctx context.Context, a HookArgs) (HookReply, error) {
+	var r HookReply
+	err := s.call(ctx, CmdHook, a, &r)
+	return r, err
+}
+
+// HookWait asks again for the answer a hook waits on.
+func (s Self) HookWait(ctx context.Context, token string) (HookReply, error) {
+	var r HookReply
+	err := s.call(ctx, CmdHookWait, HookWaitArgs{Token: token}, &r)
+	return r, err
+}
+
+// HookDone says how a hook ended: it wrote its output, or it was stopped.
+func (s Self) HookDone(ctx context.Context, a HookDoneArgs) error {
+	return s.call(ctx, CmdHookDone, a, &struct{}{})
+}

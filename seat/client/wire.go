@@ -54,6 +54,13 @@ type Row struct {
 	// stopped by a signal (SIGSTOP, SIGTSTP): it runs no code until it is
 	// continued (SIGCONT). 0 when it is not stopped.
 	SuspendedMs int64 `json:"suspendedMs,omitempty"`
+	// Agent is what the seat's harness last reported of itself (its
+	// hooks): working, waiting on a person and on what, or idle; nil when
+	// its harness reports nothing.
+	Agent *AgentState `json:"agent,omitempty"`
+	// Session is the harness's own session id, as its start reported it
+	// (what a resume needs).
+	Session string `json:"session,omitempty"`
 }
 
 // ProcessSuspended is how ps shows a running process stopped by a signal.

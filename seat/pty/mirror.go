@@ -212,7 +212,7 @@ func (s *Seat) draw(e *entry) {
 			s.emu.Resize(e.after.cols, e.after.rows)
 		}
 	} else {
-		_, _ = s.emu.Write(e.p)
+		_, _ = s.emu.Write(s.guard.filter(e.p))
 	}
 	s.shown = e.after
 	s.shownSeq = e.seq
@@ -227,6 +227,7 @@ func (s *Seat) draw(e *entry) {
 // It needs emuMu.
 func (s *Seat) restart(g *gap) {
 	s.restoring.Store(true)
+	s.guard.reset()
 	_, _ = s.emu.Write([]byte("\x18\x1bc"))
 	if s.emu.Width() != g.state.cols || s.emu.Height() != g.state.rows {
 		s.emu.Resize(g.state.cols, g.state.rows)

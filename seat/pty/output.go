@@ -176,6 +176,15 @@ func (s *Seat) bracketedPaste() bool {
 	return s.term.on(ansi.ModeBracketedPaste)
 }
 
+// AltScreen reports whether the program is on the alternate screen (a
+// full-screen program: an editor, a pager, top), as of the output read so
+// far.
+func (s *Seat) AltScreen() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.term.on(ansi.ModeAltScreen) || s.term.on(ansi.ModeAltScreenSaveCursor) || s.term.on(1047) || s.term.on(47)
+}
+
 // Size is the terminal's current size.
 func (s *Seat) Size() (cols, rows int) {
 	s.mu.Lock()

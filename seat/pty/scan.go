@@ -256,8 +256,10 @@ func escLen(b []byte, i int) (int, bool) {
 }
 
 // stringLen finds the end of an OSC (bel: BEL ends it too), DCS, SOS, PM
-// or APC string whose content starts at b[i]: ST (ESC \ or 0x9c), CAN or
-// SUB; any other ESC ends it and starts a sequence of its own.
+// or APC string whose content starts at b[i]: ST (ESC \), CAN or SUB; any
+// other ESC ends it and starts a sequence of its own. A 0x9c byte is no
+// ST: in UTF-8 it is part of a character ("✳" is e2 9c b3), as a terminal
+// reading UTF-8 takes it.
 func stringLen(b []byte, i int, bel bool) (int, bool) {
 	for ; i < len(b); i++ {
 		switch b[i] {
@@ -265,7 +267,7 @@ func stringLen(b []byte, i int, bel bool) (int, bool) {
 			if bel {
 				return i + 1, true
 			}
-		case 0x18, 0x1a, 0x9c:
+		case 0x18, 0x1a:
 			return i + 1, true
 		case ansi.ESC:
 			if i+1 == len(b) {

@@ -112,3 +112,30 @@ func TestNewestQueries(t *testing.T) {
 		}
 	}
 }
+
+// A UTF-8 character in an OSC string is part of it, not its end: the
+// string runs to its BEL (the title "✳ x" holds a 0x9c byte).
+func TestSeqLenKeepsUTF8InAString(t *testing.T) {
+	seq := "\x1b]0;\u2733 x\x07"
+	if n, ok := seqLen([]byte(seq + "after")); !ok || n != len(seq) {
+		t.Fatalf("seqLen of %q = %d, %v; want %d", seq, n, ok, len(seq))
+	}
+}
+
+// The guard turns a string's C1-range bytes into '?', across writes, and
+// leaves the rest alone: text, CSI sequences and what follows a string.
+func TestStringGuard(t *testing.T) {
+	var g stringGuard
+	for _, tc := range []struct{ in, want string }{
+		{"\x1b]0;\u2733 C\x07\u259b", "\x1b]0;\xe2?\xb3 C\x07\u259b"},
+		{"\x1b]2;a\xe2", "\x1b]2;a\xe2"},
+		{"\x9c\xb3 b\x1b\\\u259b", "?\xb3 b\x1b\\\u259b"},
+		{"\x1bP\x9c\x18\u259b", "\x1bP?\x18\u259b"},
+		{"\x1b", "\x1b"},
+		{"]\x9d\x07\x1b[1m\x9d", "]?\x07\x1b[1m\x9d"},
+	} {
+		if got := string(g.filter([]byte(tc.in))); got != tc.want {
+			t.Errorf("filter(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}

@@ -107,8 +107,9 @@ type Seat struct {
 
 	emuMu    sync.Mutex
 	emu      *vt.Emulator
-	shown    *termState // size and modes as drawn, for ScreenANSI
-	shownSeq uint64     // the last entry drawn
+	shown    *termState  // size and modes as drawn, for ScreenANSI
+	shownSeq uint64      // the last entry drawn
+	guard    stringGuard // what the emulator is fed goes through it
 
 	wmu sync.Mutex
 

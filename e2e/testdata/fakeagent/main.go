@@ -2,7 +2,9 @@
 // Run as a seat, it starts `cotal mcp` as its MCP server the way a
 // harness does (which makes the seat ready), reads the blocks the seat's
 // connector injects into its terminal, and answers every DM through the
-// cotal_dm tool with "done: " and the DM's text.
+// cotal_dm tool with "done: " and the DM's text. With FAKEAGENT_STAMPS set
+// it appends "<unix ns> <text>" to that file the moment it reads a DM's
+// line, and answers nothing (a benchmark's reader).
 package main
 
 import (
@@ -36,6 +38,7 @@ func main() {
 	}
 	defer cs.Close()
 	fmt.Println("fakeagent: ready")
+	stamps := os.Getenv("FAKEAGENT_STAMPS")
 	sc := bufio.NewScanner(os.Stdin)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
@@ -45,6 +48,10 @@ func main() {
 			continue
 		}
 		from, text := m[1], strings.TrimSpace(m[2])
+		if stamps != "" {
+			stamp(stamps, text)
+			continue
+		}
 		tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		res, err := cs.CallTool(tctx, &sdk.CallToolParams{Name: "cotal_dm", Arguments: map[string]any{"to": from, "text": "done: " + text}})
 		cancel()
@@ -57,6 +64,18 @@ func main() {
 			fmt.Println("fakeagent: replied to", from)
 		}
 	}
+}
+
+// stamp records when a DM's line was read.
+func stamp(path, text string) {
+	at := time.Now().UnixNano()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
+	if err != nil {
+		fmt.Println("fakeagent: stamps:", err)
+		return
+	}
+	fmt.Fprintf(f, "%d %s\n", at, text)
+	f.Close()
 }
 
 func content(res *sdk.CallToolResult) string {

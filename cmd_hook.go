@@ -1,0 +1,58 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+func newHookCmd(g *globals) *cobra.Command {
+	return &cobra.Command{
+		Use:   "hook <event>",
+		Short: "Inside a seat: what the harness's hooks run (Claude Code's settings call it for each event)",
+		Long: `Run by a seat's harness for one of its hook events, with the event's JSON
+on stdin: it hands the event to the seat's connector (through the manager
+hosting the seat, as the seat) and prints what the hook answers: the
+messages waiting for the model as added context, a person's approve or deny
+for a permission prompt. It never breaks the harness's session: on any
+failure it prints nothing, exits 0, and says why on stderr and, when it can,
+in the manager's log. Outside a seat it does nothing.`,
+		Args: cobra.ExactArgs(1),
+		// Its creds are read when it runs, so a bad one is reported, not
+		// an exit status the harness would show.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := runHook(g, cmd, args[0]); err != nil {
+				fmt.Fprintf(g.stderr, "cotal hook %s: %v\n", args[0], err)
+			}
+			return nil
+		},
+	}
+}
+
+// runHook is one hook event, end to end (client.Self.RunHook); what it
+// returns is only printed.
+func runHook(g *globals, cmd *cobra.Command, event string) error {
+	input, err := client.ReadHookInput(g.stdin)
+	if err != nil {
+		return err
+	}
+	if g.inSeat() == "" {
+		return fmt.Errorf("not inside a seat (no COTAL_MANAGER_INSTANCE and COTAL_CREDS): nothing to do")
+	}
+	if _, err := loadCreds(g.creds, "COTAL_CREDS"); err != nil {
+		return err
+	}
+	cl, nc, err := g.managers()
+	if err != nil {
+		return fmt.Errorf("reaching the mesh: %v", err)
+	}
+	defer nc.Close()
+	// The harness stops a hook it no longer needs (a permission prompt
+	// answered at the terminal): the hook says so and prints nothing.
+	ctx, stop := untilQuit(cmd.Context(), nil)
+	defer stop()
+	return cl.Self(g.inSeat()).RunHook(ctx, event, input, g.stdout)
+}
