@@ -11,7 +11,11 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // epClient connects a CLI command to the control surface as --creds, or
@@ -237,4 +241,38 @@ liveness-unestablishable, superseded.`,
 	cmd.Flags().StringVar(&endpoint, "endpoint", "manager", "the endpoint the instance serves")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// managers is a client of the space's managers as this process's caller;
+// closing nc ends it. An agent's credential gets an agent's client: it
+// sends its census and finds seats on the roster, since it may not read
+// the registry the operator's census freezes.
+func (g *globals) managers() (*client.Client, *nats.Conn, error) {
+	c, nc, err := g.epClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !g.actsAsAgent() {
+		return client.New(c), nc, nil
+	}
+	roster := func(ctx context.Context) ([]presence.Peer, error) {
+		e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}})
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		peers, _, err := e.Roster(ctx)
+		return peers, err
+	}
+	return client.New(c, client.AsAgent(roster)), nc, nil
+}
+
+// actsAsAgent reports whether --creds names an agent's (or an observer's)
+// credential rather than the operator's.
+func (g *globals) actsAsAgent() bool {
+	if g.creds == "" {
+		return false
+	}
+	info, err := loadCreds(g.creds, "creds")
+	return err == nil && (info.Profile == string(broker.ProfileAgent) || info.Profile == string(broker.ProfileObserver))
 }

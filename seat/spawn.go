@@ -17,6 +17,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -207,7 +208,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	})
 	defer bound.Stop()
 	c, cancel := fctx()
-	_ = g.Progress(c, "running", map[string]any{"step": "launched", "pid": proc.PID()})
+	_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepLaunched, PID: proc.PID()})
 	cancel()
 
 	// The connector is the seat's identity on the mesh: it joins as the
@@ -241,7 +242,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 			m.startInjector(s, s.connector(), proc)
 		}
 		c, cancel = fctx()
-		_ = g.Progress(c, "running", map[string]any{"step": "ready"})
+		_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepReady})
 		err = g.Succeed(c, SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
 		cancel()
 		if errors.Is(err, ep.ErrGoalTerminal) {
@@ -390,7 +391,7 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 func (m *Manager) uncertainGoal(g *ep.Goal, why string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
 	defer cancel()
-	if _, err := g.Finish(ctx, ep.GoalUncertain, map[string]string{"reason": why}, nil); err != nil {
+	if _, err := g.Finish(ctx, ep.GoalUncertain, ep.Uncertain{Reason: why}, nil); err != nil {
 		m.logf("%s (writing it on goal %s: %v)", why, g.ID(), err)
 	}
 }

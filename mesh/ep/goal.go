@@ -146,7 +146,7 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 		g.timer = time.AfterFunc(o.Readiness, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			reason, _ := json.Marshal(map[string]string{"reason": fmt.Sprintf("not ready within %s of acceptance", o.Readiness)})
+			reason, _ := json.Marshal(Uncertain{Reason: fmt.Sprintf("not ready within %s of acceptance", o.Readiness)})
 			if _, err := g.finish(ctx, GoalUncertain, reason, nil); err != nil && !errors.Is(err, ErrGoalTerminal) {
 				g.s.logf("goal %s: writing uncertain: %v", g.id, err)
 			}

@@ -72,3 +72,9 @@ func (c *Client) GoalResult(ctx context.Context, endpoint, goalID string, opts .
 	}
 	return *a.Result, true, nil
 }
+
+// Uncertain is the data of a goal that ended uncertain: why neither
+// outcome could be told within its bound.
+type Uncertain struct {
+	Reason string `json:"reason"`
+}

@@ -56,9 +56,8 @@ func (c *Client) Spawn(ctx context.Context, a SpawnArgs, on string) (Spawned, er
 	return Spawned{SpawnAccepted: acc, Manager: r.Responder.InstanceID, Reply: r.Data, since: since}, nil
 }
 
-// Step is one progress event of a spawn: Step is "launched" (with the
-// seat's PID) or "ready" (it drew output and kept running); State is the
-// goal's state word.
+// Step is one progress event of a spawn: Step is StepLaunched (with the
+// seat's PID) or StepReady; State is the goal's state word.
 type Step struct {
 	State string
 	Step  string
@@ -110,11 +109,10 @@ func (c *Client) AwaitSpawn(ctx context.Context, s Spawned, w Watch) (ep.GoalRes
 }
 
 func stepOf(p ep.GoalProgress) Step {
-	var d struct {
-		Step string `json:"step"`
-		PID  int    `json:"pid"`
+	var d SpawnProgress
+	if json.Unmarshal(p.Data, &d) != nil {
+		return Step{State: p.State} // progress of no step: only its state says anything
 	}
-	_ = json.Unmarshal(p.Data, &d)
 	return Step{State: p.State, Step: d.Step, PID: d.PID}
 }
 

@@ -91,7 +91,7 @@ type AttachReply struct {
 // key names (Escape, Enter, C-c, Up, F1...) or single characters.
 type KeysArgs struct {
 	Name string   `json:"name" schema:"minLength=1,maxLength=64"`
-	Keys []string `json:"keys" schema:"minItems=1,maxItems=256"`
+	Keys []string `json:"keys" schema:"minItems=1,maxItems=256"` // at most MaxKeys
 }
 
 // Running reports whether the seat's process runs.
@@ -158,6 +158,18 @@ type PersonasReply struct {
 	Personas []PersonaInfo `json:"personas"`
 }
 
+// SpawnProgress is the data of a spawn goal's progress event.
+type SpawnProgress struct {
+	Step string `json:"step"`          // StepLaunched or StepReady
+	PID  int    `json:"pid,omitempty"` // the seat's process, from StepLaunched on
+}
+
+// The steps of a spawn.
+const (
+	StepLaunched = "launched" // its process started
+	StepReady    = "ready"    // it drew its first output and kept running: it joins the mesh
+)
+
 // Executor names the manager incarnation that runs a spawn.
 type Executor struct {
 	LifecycleUID string `json:"lifecycleUid"`
@@ -207,6 +219,9 @@ type DespawnArgs struct {
 	Name     string `json:"name" schema:"minLength=1,maxLength=64"`
 	Graceful *bool  `json:"graceful,omitempty"`
 }
+
+// MaxKeys is the most keys one keys command takes.
+const MaxKeys = 256
 
 // MaxInput bounds the text of one input (spec control.md item 58).
 const MaxInput = 65536
