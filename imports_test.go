@@ -18,6 +18,7 @@ var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
 	"host":                  {"broker", "config", "issue", "mesh/delivery", "mesh/ep", "mesh/wire", "seat", "seat/client", "seat/sandbox"},
 	"issue":                 {"broker", "config", "mesh/wire", "seat"},
+	"tui/line":              {"mesh", "mesh/presence", "mesh/render", "mesh/wire"},
 	"tui":                   {"mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client"},
 	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
 	"seat":                  {"config", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/pty", "seat/sandbox"},
