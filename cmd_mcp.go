@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -92,7 +90,7 @@ func runMCP(g *globals, name, source string) error {
 		return mesh.Connect(ctx, o)
 	}
 	srv := mcp.New(mcp.Options{Dial: dial, Manager: manager, Self: self, Version: version, Logf: logf})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilQuit(context.Background(), nil)
 	defer stop()
 	return srv.Run(ctx, &sdk.StdioTransport{})
 }

@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // ErrNoPersona is returned when no agent file names the persona.
@@ -136,4 +138,28 @@ func ListPersonas(projectDir string) []string {
 		}
 	}
 	return out
+}
+
+// PersonaChoices lists the personas of a project for a person picking one
+// to spawn, each with what runs and whether messages are typed in, or why
+// no seat can be spawned from it; with none it says where it looked.
+func PersonaChoices(projectDir string) ([]client.PersonaChoice, error) {
+	names := ListPersonas(projectDir)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("none in %s: add one as <name>.md", config.AgentsDir(projectDir))
+	}
+	out := make([]client.PersonaChoice, 0, len(names))
+	for _, n := range names {
+		c := client.PersonaChoice{Name: n}
+		if !wire.ValidToken(n) {
+			c.Invalid = fmt.Sprintf("%q is not one token of A-Z a-z 0-9 _ (at most %d characters), and seats are named after their persona: rename %s and its name: line",
+				n, wire.MaxTokenLength, filepath.Join(config.AgentsDir(projectDir), n+".md"))
+		} else if p, err := LoadPersona(projectDir, n); err != nil {
+			c.Invalid = err.Error()
+		} else {
+			c.Harness, c.Typed = p.Harness, p.TypedIn()
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

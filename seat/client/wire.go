@@ -153,6 +153,16 @@ type PersonaInfo struct {
 	Error string `json:"error,omitempty"`
 }
 
+// PersonaChoice is one persona of the local project as a person picking
+// one to spawn sees it (the dashboard's picker): what runs and whether
+// messages are typed in, or why no seat can be spawned from it.
+type PersonaChoice struct {
+	Name    string
+	Harness string // claude, codex, opencode or command; "" when unreadable
+	Typed   bool   // messages are typed into its seats' terminals
+	Invalid string // why no seat can be spawned from it; "" when one can
+}
+
 // PersonasReply is the personas of the manager's project, by name.
 type PersonasReply struct {
 	Personas []PersonaInfo `json:"personas"`
