@@ -1,16 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/cliargs"
 )
 
@@ -69,7 +68,7 @@ func readBounded(path, name string, r io.Reader) ([]byte, error) {
 	if r == nil {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, usagef("%s: --file %s: %s", path, name, describeOpenError(err))
+			return nil, usagef("%s: --file %s: %s", path, name, config.OpenProblem(err))
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
@@ -90,19 +89,4 @@ func readBounded(path, name string, r io.Reader) ([]byte, error) {
 // trimNewline drops the line ending a file or a pipe ends with.
 func trimNewline(b []byte) string {
 	return strings.TrimRight(string(b), "\r\n")
-}
-
-// describeOpenError says in words why a path could not be opened.
-func describeOpenError(err error) string {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }
