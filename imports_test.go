@@ -22,7 +22,7 @@ var importRules = map[string][]string{
 	"tui":                   {"mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client"},
 	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
 	"seat":                  {"config", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/pty", "seat/sandbox"},
-	"seat/attach/tty":       {"mesh/ep", "seat/attach", "seat/client"},
+	"seat/attach/tty":       {"mesh/ep", "mesh/wire", "seat/attach", "seat/client"},
 	"seat/client":           {"mesh", "mesh/ep", "mesh/presence", "mesh/wire"},
 	"seat/attach":           {"mesh/ep", "mesh/wire"},
 	"mesh/delivery":         {"mesh", "mesh/ep", "mesh/presence", "mesh/wire"},

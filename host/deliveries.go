@@ -131,4 +131,3 @@ func identityWhy(r Delivery) string {
 	}
 	return "taken by its reader, not yet read"
 }
-

@@ -147,7 +147,7 @@ func despawnSelf(ctx context.Context, ss *session, graceful bool) (string, error
 		return "", refusef("Couldn't despawn yourself: you are not a seat (no manager runs this session); end your session yourself, or name the seat to stop.")
 	}
 	var r client.StopReply
-	if err := sc.call(ctx, client.CmdStop, client.StopArgs{Graceful: &graceful}, &r); err != nil {
+	if err := sc.call(ctx, wire.ManagerStop, client.StopArgs{Graceful: &graceful}, &r); err != nil {
 		return "", refusef("Couldn't despawn yourself: %v", err)
 	}
 	return "Stopping your seat " + r.Name + " now: this session ends.", nil

@@ -145,7 +145,7 @@ func (e *Endpoint) mentionCopies(ctx context.Context, channel string, mentions [
 		}
 	}
 	var r MentionsReply
-	if err := e.call(ctx, CmdMentions, MentionsArgs{Channel: channel, Names: mentions}, &r); err != nil {
+	if err := e.call(ctx, wire.DeliveryMentions, MentionsArgs{Channel: channel, Names: mentions}, &r); err != nil {
 		e.logf("cannot tell which mentions get a stored copy: %v", err)
 		return nil
 	}

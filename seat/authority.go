@@ -142,7 +142,7 @@ func (m *Manager) ownedSeat(c *ep.Call, name string) (*Seat, *ep.Error) {
 // that the args name the same seat.
 func (m *Manager) targetSeat(_ context.Context, c *ep.Call) *ep.Error {
 	t := c.Request.Target
-	var a NameArgs
+	var a client.NameArgs
 	if e := c.Decode(&a); e != nil {
 		return e
 	}

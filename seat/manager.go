@@ -133,7 +133,7 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{opts: opts, iid: iid, seats: map[string]*Seat{}, reserved: map[string]bool{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	srv, err := ep.NewServer(opts.Conn, ep.ServerOptions{
-		Space: opts.Space, Endpoint: Endpoint, InstanceID: iid, Identity: opts.Identity,
+		Space: opts.Space, Endpoint: wire.ManagerEndpoint, InstanceID: iid, Identity: opts.Identity,
 		EndpointType: "ai.cotal.manager", Logf: opts.Logf,
 	})
 	if err != nil {

@@ -89,12 +89,12 @@ func (p *Persona) TypedIn() bool { return injects(p) }
 
 // personaInfo is what a spawner is told of the persona: never its prompt, its
 // environment or its launch command.
-func personaInfo(a *config.AgentFile) PersonaInfo {
+func personaInfo(a *config.AgentFile) client.PersonaInfo {
 	h := a.Agent
 	if h == "" {
 		h = "claude"
 	}
-	return PersonaInfo{
+	return client.PersonaInfo{
 		Name: a.Name, Role: a.Role, Description: a.Description, Harness: h, Capabilities: a.Capabilities,
 		Subscribe: a.Subscribe, AllowSubscribe: a.AllowSubscribe, AllowPublish: a.AllowPublish,
 	}
@@ -103,7 +103,7 @@ func personaInfo(a *config.AgentFile) PersonaInfo {
 // DescribePersonas is what the project's personas are to a spawner, by
 // name; with only set, that one persona (ErrNoPersona when there is none).
 // A persona that would not start says why in its Error.
-func DescribePersonas(projectDir, only string) ([]PersonaInfo, error) {
+func DescribePersonas(projectDir, only string) ([]client.PersonaInfo, error) {
 	names := ListPersonas(projectDir)
 	if only != "" {
 		if !slices.Contains(names, only) {
@@ -111,14 +111,14 @@ func DescribePersonas(projectDir, only string) ([]PersonaInfo, error) {
 		}
 		names = []string{only}
 	}
-	out := make([]PersonaInfo, 0, len(names))
+	out := make([]client.PersonaInfo, 0, len(names))
 	for _, n := range names {
 		p, err := LoadPersona(projectDir, n)
 		if p != nil {
 			out = append(out, personaInfo(p.AgentFile))
 			continue
 		}
-		info := PersonaInfo{Name: n, Error: err.Error()}
+		info := client.PersonaInfo{Name: n, Error: err.Error()}
 		if a, ferr := config.LoadAgentFile(filepath.Join(config.AgentsDir(projectDir), n+".md")); ferr == nil {
 			info = personaInfo(a)
 			info.Error = err.Error()

@@ -65,7 +65,7 @@ func (m *Manager) unreserve(name string) {
 // spawn accepts at once and runs the seat in the background; the goal's
 // one terminal fact says how it went.
 func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a SpawnArgs
+	var a client.SpawnArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
@@ -141,12 +141,12 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	return m.accepted(s, g), nil
 }
 
-func (m *Manager) accepted(s *Seat, g *ep.Goal) SpawnAccepted {
+func (m *Manager) accepted(s *Seat, g *ep.Goal) client.SpawnAccepted {
 	fp := g.Fingerprint()
-	return SpawnAccepted{
+	return client.SpawnAccepted{
 		Name: s.name, Owner: s.id.Owner, Actor: s.id.Actor, UID: s.uid, GoalID: g.ID(), Fingerprint: fp,
 		ReadinessDeadlineMs: m.opts.Readiness.Milliseconds(),
-		Executor:            Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
+		Executor:            client.Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
 	}
 }
 
@@ -172,7 +172,7 @@ func (m *Manager) seatEnv(s *Seat, p *Persona) []string {
 // ready (it drew output and was still running a moment later), failed (it
 // exited first) or, after the readiness bound, uncertain (the goal's own
 // timer writes that; the seat is kept and watched).
-func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
+func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 	ctx := m.ctx
 	fctx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -243,7 +243,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		}
 		c, cancel = fctx()
 		_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepReady})
-		err = g.Succeed(c, SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
+		err = g.Succeed(c, client.SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
 		cancel()
 		if errors.Is(err, ep.ErrGoalTerminal) {
 			m.logf("seat %s came up after its goal ended uncertain", s.name)

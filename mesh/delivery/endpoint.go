@@ -42,17 +42,17 @@ func (s *Service) commands() []ep.Command {
 			}}
 	}
 	return []ep.Command{
-		cmd(mesh.CmdJoin, mesh.JoinArgs{}, mesh.JoinReply{}, s.epJoin),
-		cmd(mesh.CmdLeave, mesh.LeaveArgs{}, mesh.LeaveReply{}, s.epLeave),
-		cmd(mesh.CmdMemberships, struct{}{}, mesh.MembershipsReply{}, s.epMemberships),
-		cmd(mesh.CmdHistory, mesh.HistoryArgs{}, mesh.HistoryReply{}, s.epHistory),
-		cmd(mesh.CmdRoster, struct{}{}, mesh.RosterReply{}, s.epRoster),
-		cmd(mesh.CmdChannels, mesh.ChannelsArgs{}, mesh.ChannelsReply{}, s.epChannels),
-		cmd(mesh.CmdLookup, mesh.LookupArgs{}, mesh.LookupReply{}, s.epLookup),
-		cmd(mesh.CmdTake, mesh.TakeArgs{}, mesh.TakeReply{}, s.epTake),
-		cmd(mesh.CmdSettle, mesh.SettleArgs{}, mesh.SettleReply{}, s.epSettle),
-		cmd(mesh.CmdPresence, mesh.PresenceArgs{}, mesh.PresenceReply{}, s.epPresence),
-		cmd(mesh.CmdMentions, mesh.MentionsArgs{}, mesh.MentionsReply{}, s.epMentions),
+		cmd(wire.DeliveryJoin, mesh.JoinArgs{}, mesh.JoinReply{}, s.epJoin),
+		cmd(wire.DeliveryLeave, mesh.LeaveArgs{}, mesh.LeaveReply{}, s.epLeave),
+		cmd(wire.DeliveryMemberships, struct{}{}, mesh.MembershipsReply{}, s.epMemberships),
+		cmd(wire.DeliveryHistory, mesh.HistoryArgs{}, mesh.HistoryReply{}, s.epHistory),
+		cmd(wire.DeliveryRoster, struct{}{}, mesh.RosterReply{}, s.epRoster),
+		cmd(wire.DeliveryChannels, mesh.ChannelsArgs{}, mesh.ChannelsReply{}, s.epChannels),
+		cmd(wire.DeliveryLookup, mesh.LookupArgs{}, mesh.LookupReply{}, s.epLookup),
+		cmd(wire.DeliveryTake, mesh.TakeArgs{}, mesh.TakeReply{}, s.epTake),
+		cmd(wire.DeliverySettle, mesh.SettleArgs{}, mesh.SettleReply{}, s.epSettle),
+		cmd(wire.DeliveryPresence, mesh.PresenceArgs{}, mesh.PresenceReply{}, s.epPresence),
+		cmd(wire.DeliveryMentions, mesh.MentionsArgs{}, mesh.MentionsReply{}, s.epMentions),
 	}
 }
 
@@ -63,7 +63,7 @@ func (s *Service) startEndpoint(ctx context.Context) error {
 		iid = ep.NewInstanceID()
 	}
 	srv, err := ep.NewServer(s.nc, ep.ServerOptions{
-		Space: s.space, Endpoint: mesh.DeliveryEndpoint, InstanceID: iid,
+		Space: s.space, Endpoint: wire.DeliveryEndpoint, InstanceID: iid,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: ServiceActor}, UID: s.incarn},
 		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, Logf: s.opts.Logf,
 	})

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // How AwaitSpawn polls for a spawn's outcome.
@@ -49,7 +50,7 @@ func (c *Client) Spawn(ctx context.Context, a SpawnArgs, on string) (Spawned, er
 		opts = append(opts, ep.On(on))
 	}
 	var acc SpawnAccepted
-	r, err := c.call(ctx, "spawn", a, &acc, opts...)
+	r, err := c.call(ctx, wire.ManagerSpawn, a, &acc, opts...)
 	if err != nil {
 		return Spawned{}, err
 	}
@@ -87,7 +88,7 @@ func (c *Client) AwaitSpawn(ctx context.Context, s Spawned, w Watch) (ep.GoalRes
 	pending := false
 	for {
 		steps()
-		res, ok, err := c.ep.GoalResult(ctx, Endpoint, s.GoalID, ep.On(s.Manager), ep.Timeout(resultTimeout))
+		res, ok, err := c.ep.GoalResult(ctx, wire.ManagerEndpoint, s.GoalID, ep.On(s.Manager), ep.Timeout(resultTimeout))
 		if err == nil && ok {
 			steps() // those that came in while the outcome was read
 			return res, nil
@@ -139,7 +140,7 @@ func (c *Client) follow() uint64 {
 	if c.progress == nil {
 		l := &progressLog{}
 		c.progress = l
-		if filter, err := ep.GoalProgressFilter(c.ep.Space(), Endpoint, c.ep.Caller()); err == nil {
+		if filter, err := ep.GoalProgressFilter(c.ep.Space(), wire.ManagerEndpoint, c.ep.Caller()); err == nil {
 			nc := c.ep.Conn()
 			if _, err := nc.Subscribe(filter, l.add); err == nil {
 				_ = nc.Flush() // the interest is in place before the spawn is sent

@@ -6,9 +6,6 @@ import "encoding/json"
 // command's closed JSON Schema from these structs (ep.SchemaFor), so a
 // contract cannot drift from what its handler decodes and returns.
 
-// Endpoint is the manager's endpoint name on the control surface.
-const Endpoint = "manager"
-
 // Row is one seat as ps reports it: the process state and the mesh state
 // side by side, each with its time, because they can disagree.
 type Row struct {
@@ -125,10 +122,6 @@ type SpawnArgs struct {
 	Role    string `json:"role,omitempty" schema:"maxLength=64"`
 	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
 }
-
-// CmdPersonas lists the personas a manager spawns from (spawn-capable
-// callers and the operator).
-const CmdPersonas = "personas"
 
 // PersonasArgs lists the personas a manager spawns from, or only the one
 // named.
