@@ -59,6 +59,9 @@ until you leave.
 					}
 					g.creds, err = issue.MintPerson(ctx, t.Paths, nc, name, role, channels)
 					nc.Close()
+					if errors.Is(err, issue.ErrReservedName) {
+						return usage(err)
+					}
 					if err != nil {
 						return err
 					}

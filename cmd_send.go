@@ -179,7 +179,9 @@ func printReceipt(g *globals, f *sendFlags, r mesh.Receipt, head string, progres
 		}{r, f.wait, reached, progress})
 		return res
 	}
-	fmt.Fprintf(g.stdout, "%s: %s\n", head, r)
+	// Names in a receipt come from peers (the roster, their connectors'
+	// notes): shown inert like any peer text.
+	fmt.Fprintf(g.stdout, "%s: %s\n", wire.Inert(head), wire.Inert(r.String()))
 	for _, p := range progress {
 		who := p.To
 		if who == "" {
@@ -197,7 +199,7 @@ func printReceipt(g *globals, f *sendFlags, r mesh.Receipt, head string, progres
 		if !p.At.IsZero() {
 			line += fmt.Sprintf(", %s after send", p.At.Sub(sent).Round(time.Millisecond))
 		}
-		fmt.Fprintln(g.stdout, "  "+line)
+		fmt.Fprintln(g.stdout, "  "+wire.Inert(line))
 	}
 	if !reached {
 		fmt.Fprintf(g.stderr, "gave up after %s: not every recipient reached %s\n", f.timeout, f.wait)

@@ -39,7 +39,7 @@ var importRules = map[string][]string{
 	"internal/typo":         {},
 	"internal/cliargs":      {},
 	"internal/modelserver":  {},
-	"internal/testmesh":     {"broker", "config"},
+	"internal/testmesh":     {"broker", "config", "mesh/wire"},
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
 	"internal/testutil":     {},
 }

@@ -31,7 +31,7 @@ func LoadCreds(path string) (wire.CredsInfo, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return wire.CredsInfo{}, bad("no such file (`cotal mint <name> --out FILE` writes one)")
+		return wire.CredsInfo{}, bad("no such file (`cotal mint <name>` writes one under the store; then --creds <name>)")
 	case err != nil:
 		return wire.CredsInfo{}, bad("cannot be read: " + OpenProblem(err))
 	case fi.IsDir():

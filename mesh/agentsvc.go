@@ -187,6 +187,22 @@ type MentionsArgs struct {
 	Names   []string `json:"names" schema:"minItems=1,maxItems=64"`
 }
 
+// StoredArgs asks whether the newest message on one of the caller's own
+// chat, inst or svc subjects carries a message id: how a send again with
+// an id the mesh stored already learns it (the streams acknowledge nothing,
+// and store a duplicate id once).
+type StoredArgs struct {
+	Subject string `json:"subject" schema:"minLength=1,maxLength=4096"`
+	ID      string `json:"id" schema:"minLength=1,maxLength=64"`
+}
+
+// StoredReply says where the message is stored, when it is.
+type StoredReply struct {
+	Found  bool   `json:"found"`
+	Stream string `json:"stream,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
+}
+
 // MentionCopy says whether a mention gets a stored copy: on a live channel
 // only a mentioned identity whose read ACL covers it does (a durable
 // channel's members hold copies through their memberships). It says no

@@ -38,7 +38,8 @@ func TestConformanceInstanceAddressingUnpinnedCallCarriesItsIncarnation(t *testi
 	if n := b.casts.Load(); n != 1 {
 		t.Fatalf("inst-b ran the command %d times, want once: the refused attempt must not run", n)
 	}
-	// The tap hears both attempts a moment after the call returns.
+	// The tap's handler runs apart from the call: wait for both attempts
+	// to reach it, then require no third.
 	var reqs []*nats.Msg
 	waitFor(t, func() error {
 		if reqs = requests.All(); len(reqs) < 2 {
@@ -46,7 +47,8 @@ func TestConformanceInstanceAddressingUnpinnedCallCarriesItsIncarnation(t *testi
 		}
 		return nil
 	})
-	if len(reqs) != 2 {
+	_ = h.op.Flush()
+	if reqs = requests.All(); len(reqs) != 2 {
 		t.Fatalf("%d requests published, want 2", len(reqs))
 	}
 	var first ep.EndpointRequest
