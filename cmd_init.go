@@ -47,7 +47,7 @@ with "cotal up -f cotal.yaml".`,
 			if space == "" {
 				space = manifest.SpaceFor(filepath.Base(dir))
 			} else if err := wire.ValidSpace(space); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			r := initReport{Space: space, Manifest: filepath.Join(dir, manifest.FileName),
 				Persona: filepath.Join(config.AgentsDir(dir), manifest.StarterPersona+".md")}

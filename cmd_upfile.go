@@ -207,7 +207,7 @@ func runDownFile(ctx context.Context, g *globals, file string, timeout time.Dura
 			return err
 		}
 		if st.StartedMesh {
-			live, err := liveSeats(g)
+			live, err := runningSeats(g)
 			switch {
 			case err != nil:
 				res.Kept = fmt.Sprintf("cannot tell whether other seats run (%v)", err)
