@@ -316,6 +316,20 @@ func TestPlanOnARunningMeshChangesNothing(t *testing.T) {
 	if code != 0 || json.Unmarshal([]byte(jout), &plan) != nil || len(plan.Steps) != 3 {
 		t.Fatalf("plan --json: exit %d\n%s", code, jout)
 	}
+	// topology sets the file beside the credentials the mesh holds.
+	var topo struct {
+		Rows []struct {
+			Who   string `json:"who"`
+			State string `json:"state"`
+		} `json:"rows"`
+	}
+	jout, _, code = runIn2(t, home, dir, "mf", "topology", "--json")
+	if code != 0 || json.Unmarshal([]byte(jout), &topo) != nil {
+		t.Fatalf("topology --json: exit %d\n%s", code, jout)
+	}
+	if got := fmt.Sprint(topo.Rows); got != "[{bot same} {coder differs} {extra not running} {lead same}]" {
+		t.Errorf("topology: %s", got)
+	}
 	after, _ := os.ReadFile(state)
 	if string(after) != string(before) {
 		t.Fatal("plan changed what was applied")

@@ -98,3 +98,23 @@ func TestPlanAppliesOnlyTheDifference(t *testing.T) {
 		t.Fatalf("mode mismatch: %v", err)
 	}
 }
+
+func TestTopologyNamesWhereFileAndMeshDiffer(t *testing.T) {
+	m, err := Load(project(t, three, map[string]string{"lead": leadFile}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	held := map[string]Rights{
+		"lead":    {Read: []string{"general"}, Post: []string{"general"}},
+		"coder_1": {Read: []string{"general"}, Post: []string{"review", "general"}}, // one right too many
+		"alice":   {Read: []string{">"}},
+	}
+	var got []string
+	for _, r := range Topology(m, held) {
+		got = append(got, r.Who+" "+r.State)
+	}
+	want := []string{"bot not running", "coder_1 differs", "coder_2 not running", "lead same", "alice not in the file"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("topology: %q, want %q", got, want)
+	}
+}
