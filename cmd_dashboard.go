@@ -13,6 +13,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach/tty"
@@ -151,6 +152,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		return client.New(c), nil
 	}, func(context.Context) ([]client.PersonaChoice, error) { return seat.PersonaChoices(project) }, local)
 	defer desk.Close()
+	desk.SetDeclared(func() []string { return manifest.DeclaredSeats(p) })
 	cfg.SeatSource, cfg.SeatControl = desk, desk
 	if g.server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = g.server, 0, "", ""

@@ -436,3 +436,21 @@ func runCotalIn(t *testing.T, home, dir string, args ...string) (string, string,
 	}
 	return out.String(), errb.String(), 0
 }
+
+// The dashboard marks the seats the manifest declares, and names a
+// declared one that does not run.
+func TestDashboardMarksDeclaredSeats(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	writeManifest(t, dir, meshFile)
+	t.Cleanup(func() { runIn2(t, home, dir, "mf", "down", "--with-agents") })
+	upFile(t, home, dir)
+	d := startClient(t, home, dir, 140, 40, "--space", "mf")
+	d.waitLine(`●◆.?coder\s`)
+	d.waitLine(`●◆.?lead\s`)
+	if out, stderr, code := runIn2(t, home, dir, "mf", "stop", "coder"); code != 0 {
+		t.Fatalf("stop coder: exit %d\n%s%s", code, out, stderr)
+	}
+	d.waitScreen("declared, not running: coder")
+	d.quit()
+}

@@ -227,3 +227,18 @@ func writeJSON(p config.Paths, path string, v any) error {
 	}
 	return config.WriteFileAtomic(path, append(b, '\n'), 0o600)
 }
+
+// DeclaredSeats are the seats what up -f last applied declares, sorted;
+// nil when nothing was applied or the record cannot be read.
+func DeclaredSeats(p config.Paths) []string {
+	st, err := ReadState(p)
+	if st == nil || err != nil {
+		return nil
+	}
+	var out []string
+	for _, a := range st.Agents {
+		out = append(out, a.Seats...)
+	}
+	slices.Sort(out)
+	return out
+}
