@@ -55,30 +55,23 @@ func manifestMesh(g *globals, p config.Paths) (apply.Mesh, func(), error) {
 	return ms, nc.Close, nil
 }
 
-// planFor is what up -f would do now, and the mesh it reads (nil Seats
-// when none runs).
-func planFor(ctx context.Context, g *globals, m *manifest.Manifest) (*manifest.Plan, *manifest.State, error) {
+// planFor is what up -f would do now.
+func planFor(ctx context.Context, g *globals, m *manifest.Manifest) (*manifest.Plan, error) {
 	_, p, _, err := g.paths()
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	prev, err := manifest.ReadState(p)
+	if s, err := host.Probe(p); err != nil || !s.Running {
+		plan, _, err := apply.Plan(ctx, p, nil, m)
+		return plan, err
+	}
+	ms, done, err := manifestMesh(g, p)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var live manifest.Live
-	if s, err := host.Probe(p); err == nil && s.Running {
-		ms, done, err := manifestMesh(g, p)
-		if err != nil {
-			return nil, nil, err
-		}
-		defer done()
-		if live, err = apply.Live(ctx, ms); err != nil {
-			return nil, nil, err
-		}
-	}
-	plan, err := manifest.MakePlan(m, prev, live)
-	return plan, prev, err
+	defer done()
+	plan, _, err := apply.Plan(ctx, p, &ms, m)
+	return plan, err
 }
 
 func newPlanCmd(g *globals) *cobra.Command {
@@ -101,7 +94,7 @@ its line and column (exit 2).`,
 			}
 			ctx, cancel := ctxTimeout()
 			defer cancel()
-			plan, _, err := planFor(ctx, g, m)
+			plan, err := planFor(ctx, g, m)
 			if err != nil {
 				return err
 			}

@@ -2,14 +2,12 @@ package main
 
 import (
 	"fmt"
-	"slices"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/manifest"
+	"github.com/cotal-go/cotal/manifest/apply"
 )
 
 func newTopologyCmd(g *globals) *cobra.Command {
@@ -33,27 +31,9 @@ unrevoked, so agents the file does not name are listed too.`,
 			if err != nil {
 				return err
 			}
-			ids, err := issue.Unrevoked(p)
+			held, err := apply.Held(p)
 			if err != nil {
 				return err
-			}
-			held := map[string]manifest.Rights{}
-			for _, id := range ids {
-				if id.Profile != broker.ProfileAgent {
-					continue
-				}
-				h := held[id.Principal.Actor]
-				for _, c := range id.AllowSubscribe {
-					if !slices.Contains(h.Read, c) {
-						h.Read = append(h.Read, c)
-					}
-				}
-				for _, c := range id.AllowPublish {
-					if !slices.Contains(h.Post, c) {
-						h.Post = append(h.Post, c)
-					}
-				}
-				held[id.Principal.Actor] = h
 			}
 			rows := manifest.Topology(m, held)
 			if asJSON {

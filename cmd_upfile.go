@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -57,7 +58,13 @@ func runUpFile(ctx context.Context, g *globals, f *upFlags) error {
 	if !s.Running {
 		uf := *f
 		uf.detach, uf.open, uf.json = true, m.Open, false
-		if err := upDetached(ctx, g, p, &uf); err != nil {
+		out := g.stdout
+		if f.json {
+			g.stdout = io.Discard // the JSON below says it started
+		}
+		err := upDetached(ctx, g, p, &uf)
+		g.stdout = out
+		if err != nil {
 			return err
 		}
 		started = true
@@ -69,28 +76,17 @@ func runUpFile(ctx context.Context, g *globals, f *upFlags) error {
 	defer done()
 	ctx, cancel := context.WithTimeout(ctx, applyWait)
 	defer cancel()
-	live, err := apply.Live(ctx, ms)
-	if err != nil {
-		return err
-	}
-	prev, err := manifest.ReadState(p)
-	if err != nil {
-		return err
-	}
-	plan, err := manifest.MakePlan(m, prev, live)
-	if err != nil {
-		return err
-	}
-	restart := f.ff.apply || !f.json && confirmRestarts(g, plan)
-	o := apply.Options{Restart: restart, Prune: f.ff.prune}
+	o := apply.Options{Restart: f.ff.apply, Prune: f.ff.prune}
+	var confirm func(*manifest.Plan) bool
 	if !f.json {
+		confirm = func(plan *manifest.Plan) bool { return confirmRestarts(g, plan) }
 		o.Progress = func(s manifest.Step, what string) {
 			if what != "start" {
 				fmt.Fprintf(g.stdout, "%s: %s\n", s.What(), what)
 			}
 		}
 	}
-	out, err := apply.Apply(ctx, ms, m, plan, prev, started, o)
+	plan, out, err := apply.Up(ctx, ms, m, started, o, confirm)
 	if err != nil {
 		return err
 	}
@@ -198,33 +194,22 @@ func runDownFile(ctx context.Context, g *globals, file string, timeout time.Dura
 		defer done()
 		actx, cancel := context.WithTimeout(ctx, timeout)
 		defer cancel()
-		stopped, err := apply.Down(actx, ms, st)
-		res.SeatsStopped = append(res.SeatsStopped, stopped...)
-		if len(stopped) > 0 {
-			say("stopped %s\n", strings.Join(stopped, ", "))
+		r, err := apply.DownFile(actx, ms, st)
+		res.SeatsStopped, res.Kept = append(res.SeatsStopped, r.Seats...), r.Kept
+		if len(r.Seats) > 0 {
+			say("stopped %s\n", strings.Join(r.Seats, ", "))
 		}
 		if err != nil {
 			return err
 		}
-		if st.StartedMesh {
-			live, err := runningSeats(g)
-			switch {
-			case err != nil:
-				res.Kept = fmt.Sprintf("cannot tell whether other seats run (%v)", err)
-			case len(live) > 0:
-				res.Kept = fmt.Sprintf("%d seat(s) the file did not start still run: %s", len(live), strings.Join(live, ", "))
-			default:
-				pid, err := host.Stop(actx, p, func(pid int) { fmt.Fprintf(g.stderr, "waiting for mesh %s (pid %d) to stop...\n", p.Space, pid) })
-				if err != nil && !errors.Is(err, host.ErrNotRunning) {
-					return err
-				}
-				res.Stopped = true
-				say("mesh %s stopped (pid %d)\n", m.Space, pid)
+		if r.Mesh {
+			pid, err := host.Stop(actx, p, func(pid int) { fmt.Fprintf(g.stderr, "waiting for mesh %s (pid %d) to stop...\n", p.Space, pid) })
+			if err != nil && !errors.Is(err, host.ErrNotRunning) {
+				return err
 			}
+			res.Stopped = true
+			say("mesh %s stopped (pid %d)\n", m.Space, pid)
 		} else {
-			res.Kept = "up -f did not start it"
-		}
-		if res.Kept != "" {
 			say("mesh %s keeps running: %s\n", m.Space, res.Kept)
 		}
 	}

@@ -1,8 +1,13 @@
 package manifest
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -77,4 +82,45 @@ func SpaceFor(base string) string {
 		return "default"
 	}
 	return s
+}
+
+// Started is what WriteStarter wrote: each file, and whether it was
+// written (false: it existed and was kept).
+type Started struct {
+	Manifest        string `json:"manifest"`
+	ManifestCreated bool   `json:"manifestCreated"`
+	Persona         string `json:"persona"`
+	PersonaCreated  bool   `json:"personaCreated"`
+	Space           string `json:"space"`
+}
+
+// WriteStarter writes the starter manifest for space and its persona into
+// dir, never over a file that exists.
+func WriteStarter(dir, space string) (Started, error) {
+	r := Started{Space: space, Manifest: filepath.Join(dir, FileName),
+		Persona: filepath.Join(config.AgentsDir(dir), StarterPersona+".md")}
+	if err := os.MkdirAll(config.AgentsDir(dir), 0o755); err != nil {
+		return r, fmt.Errorf("creating %s: %w", config.AgentsDir(dir), err)
+	}
+	var err error
+	if r.ManifestCreated, err = writeNew(r.Manifest, Starter(space)); err != nil {
+		return r, err
+	}
+	r.PersonaCreated, err = writeNew(r.Persona, StarterPersonaFile)
+	return r, err
+}
+
+func writeNew(path, body string) (bool, error) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if errors.Is(err, fs.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if _, err := f.WriteString(body); err != nil {
+		f.Close()
+		return false, err
+	}
+	return true, f.Close()
 }

@@ -11,6 +11,7 @@ import (
 	"maps"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -386,4 +387,105 @@ func Down(ctx context.Context, ms Mesh, st *manifest.State) ([]string, error) {
 		}
 	}
 	return stopped, manifest.RemoveState(ms.Paths)
+}
+
+// Plan is what up -f would do on the mesh of p: ms is the running mesh,
+// nil when none runs. It also returns what was applied.
+func Plan(ctx context.Context, p config.Paths, ms *Mesh, m *manifest.Manifest) (*manifest.Plan, *manifest.State, error) {
+	prev, err := manifest.ReadState(p)
+	if err != nil {
+		return nil, nil, err
+	}
+	var live manifest.Live
+	if ms != nil {
+		if live, err = Live(ctx, *ms); err != nil {
+			return nil, nil, err
+		}
+	}
+	plan, err := manifest.MakePlan(m, prev, live)
+	return plan, prev, err
+}
+
+// Up plans and applies the plan. A launch change is taken when o.Restart
+// is set or confirm (when set) says yes to the plan.
+func Up(ctx context.Context, ms Mesh, m *manifest.Manifest, startedMesh bool, o Options, confirm func(*manifest.Plan) bool) (*manifest.Plan, Outcome, error) {
+	plan, prev, err := Plan(ctx, ms.Paths, &ms, m)
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	if !o.Restart && confirm != nil && slices.ContainsFunc(plan.Steps, func(s manifest.Step) bool { return s.Action == manifest.Restart }) {
+		o.Restart = confirm(plan)
+	}
+	out, err := Apply(ctx, ms, m, plan, prev, startedMesh, o)
+	return plan, out, err
+}
+
+// Stopped is what DownFile did.
+type Stopped struct {
+	Seats []string `json:"seatsStopped"`
+	// Mesh says the mesh may stop too: up -f started it and no seat the
+	// file did not declare runs on it. Kept says why not, when not.
+	Mesh bool   `json:"-"`
+	Kept string `json:"kept,omitempty"`
+}
+
+// DownFile stops what st started (Down) and says whether the mesh may
+// stop as well.
+func DownFile(ctx context.Context, ms Mesh, st *manifest.State) (Stopped, error) {
+	var r Stopped
+	var err error
+	if r.Seats, err = Down(ctx, ms, st); err != nil {
+		return r, err
+	}
+	if !st.StartedMesh {
+		r.Kept = "up -f did not start it"
+		return r, nil
+	}
+	live, err := Live(ctx, ms)
+	if err != nil {
+		r.Kept = fmt.Sprintf("cannot tell whether other seats run (%v)", err)
+		return r, nil
+	}
+	if len(live.Seats) > 0 {
+		r.Kept = fmt.Sprintf("%d seat(s) the file did not start still run: %s", len(live.Seats), strings.Join(slices.Sorted(maps.Keys(live.Seats)), ", "))
+		return r, nil
+	}
+	r.Mesh = true
+	return r, nil
+}
+
+// Held are the rights of every agent credential the space holds
+// unrevoked, by name: a name held by several lifecycles has all of theirs.
+func Held(p config.Paths) (map[string]manifest.Rights, error) {
+	ids, err := issue.Unrevoked(p)
+	if err != nil {
+		return nil, err
+	}
+	held := map[string]manifest.Rights{}
+	for _, id := range ids {
+		if id.Profile != broker.ProfileAgent {
+			continue
+		}
+		h := held[id.Principal.Actor]
+		for _, c := range id.AllowSubscribe {
+			if !slices.Contains(h.Read, c) {
+				h.Read = append(h.Read, c)
+			}
+		}
+		for _, c := range id.AllowPublish {
+			if !slices.Contains(h.Post, c) {
+				h.Post = append(h.Post, c)
+			}
+		}
+		h.Read, h.Post = nonNil(h.Read), nonNil(h.Post)
+		held[id.Principal.Actor] = h
+	}
+	return held, nil
+}
+
+func nonNil(l []string) []string {
+	if l == nil {
+		return []string{}
+	}
+	return l
 }
