@@ -454,3 +454,67 @@ func TestDashboardMarksDeclaredSeats(t *testing.T) {
 	d.waitScreen("declared, not running: coder")
 	d.quit()
 }
+
+// An agent the file no longer names keeps running until --prune, and
+// down -f stops what the file started and nothing else: a seat spawned by
+// hand keeps running, and with it the mesh.
+func TestUpFilePrunesOnlyWhenToldAndDownStopsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	agents := filepath.Join(dir, ".cotal", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "byhand.md"), []byte("---\nname: byhand\nagent: command\ncommand: sh\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, dir, meshFile)
+	t.Cleanup(func() { runIn2(t, home, dir, "mf", "down", "--with-agents") })
+	upFile(t, home, dir)
+	if out, stderr, code := runIn2(t, home, dir, "mf", "spawn", "byhand"); code != 0 {
+		t.Fatalf("spawn byhand: exit %d\n%s%s", code, out, stderr)
+	}
+	leadCreds := keep(t, seatCreds(t, home, "lead"))
+	writeManifest(t, dir, strings.Replace(strings.Replace(meshFile, "  lead:\n    agent: command\n    command: sh\n", "", 1), "[lead, coder]", "[coder]", 1))
+	// lead is still named by general's allowPublish: the file is refused.
+	if _, stderr, code := runIn2(t, home, dir, "mf", "up", "-f", "cotal.yaml"); code != 2 || !strings.Contains(stderr, `"lead" is not an agent of this manifest`) {
+		t.Fatalf("a list naming a removed agent: exit %d\n%s", code, stderr)
+	}
+	writeManifest(t, dir, strings.Replace(strings.Replace(strings.Replace(meshFile, "  lead:\n    agent: command\n    command: sh\n", "", 1), "[lead, coder]", "[coder]", 1), "allowPublish: [lead]", "allowPublish: []", 1))
+	out := upFile(t, home, dir)
+	if !strings.Contains(out, "waiting: remove lead: stop lead: no longer in the file [only with --prune]") {
+		t.Fatalf("up -f without --prune:\n%s", out)
+	}
+	if nc, err := dialAgent(readBrokerJSON(t, filepath.Join(home, "spaces", "mf")).URL, leadCreds); err != nil {
+		t.Fatalf("lead was stopped without --prune: %v", err)
+	} else {
+		nc.Close()
+	}
+	out = upFile(t, home, dir, "--prune")
+	if !strings.Contains(out, "remove lead: stop lead: no longer in the file: done") {
+		t.Fatalf("up -f --prune:\n%s", out)
+	}
+	ps, _, _ := runIn2(t, home, dir, "mf", "ps", "--json")
+	var cs struct {
+		Rows []struct {
+			Name    string `json:"name"`
+			Process string `json:"process"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(ps), &cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cs.Rows {
+		if r.Name == "lead" && r.Process == "running" {
+			t.Fatalf("lead still runs after --prune: %s", ps)
+		}
+	}
+	out, stderr, code := runIn2(t, home, dir, "mf", "down", "-f", "cotal.yaml")
+	if code != 0 || !strings.Contains(out, "stopped coder") || !strings.Contains(out, "mesh mf keeps running: 1 seat(s) the file did not start still run: byhand") {
+		t.Fatalf("down -f: exit %d\n%s%s", code, out, stderr)
+	}
+	ps, _, _ = runIn2(t, home, dir, "mf", "ps")
+	if !strings.Contains(ps, "byhand") || !strings.Contains(ps, "running") {
+		t.Fatalf("down -f touched a seat it did not start:\n%s", ps)
+	}
+}

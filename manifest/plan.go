@@ -76,6 +76,9 @@ func MakePlan(m *Manifest, applied *State, live Live) (*Plan, error) {
 	if applied == nil {
 		applied = &State{Agents: map[string]Resolved{}, Channels: map[string]mesh.ChannelConfig{}}
 	}
+	if applied.Manifest != "" && applied.Manifest != m.Path {
+		p.Notes = append(p.Notes, fmt.Sprintf("space %s was last applied from %s: what only that file names is stopped only with --prune", m.Space, applied.Manifest))
+	}
 	if live.Running && live.Open != m.Open {
 		want, runs := "authenticated", "open"
 		if m.Open {
