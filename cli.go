@@ -219,9 +219,6 @@ func printJSON(w io.Writer, v any) {
 	fmt.Fprintln(w, string(b))
 }
 
-// timeNow is the clock the CLI formats ages against.
-func timeNow() time.Time { return time.Now() }
-
 // oneShot runs fn with a one-shot endpoint (no presence, nothing consumed
 // until asked) acting as --creds or the local operator.
 func (g *globals) oneShot(fn func(ctx context.Context, e *mesh.Endpoint) error) error {
