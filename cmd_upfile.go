@@ -36,6 +36,9 @@ type upJSONFile struct {
 // runUpFile takes the space to what the manifest says: the mesh started
 // in the background when none runs, then the plan's steps.
 func runUpFile(ctx context.Context, g *globals, f *upFlags) error {
+	if f.ff.file == "" {
+		return usagef("--apply and --prune go with -f FILE, the manifest they apply")
+	}
 	if f.open {
 		return usagef("--open with -f: the file's broker.auth says how the mesh runs")
 	}

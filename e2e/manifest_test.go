@@ -387,6 +387,12 @@ func TestManifestBadFileStartsNothing(t *testing.T) {
 			}
 		}
 	}
+	// The manifest's flags without a manifest, or on the dashboard.
+	for _, args := range [][]string{{"up", "--prune"}, {"up", "--apply"}, {"-f", "cotal.yaml"}} {
+		if out, stderr, code := runIn2(t, home, dir, "mf", args...); code != 2 || !strings.Contains(stderr, "-f") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(home, "spaces", "mf")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused file left a store: %v", err)
 	}

@@ -115,6 +115,11 @@ func MakePlan(m *Manifest, applied *State, live Live) (*Plan, error) {
 		}
 	}
 	for _, a := range m.Agents {
+		if a.Kind == config.KindEndpoint && m.Open {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: an open mesh takes no credentials, so there is none to mint; the program connects without one", a.Name))
+			p.Unchanged = append(p.Unchanged, a.Name)
+			continue
+		}
 		p.agentSteps(a.Resolve(), applied, live)
 	}
 	for _, name := range sortedKeys(applied.Agents) {
