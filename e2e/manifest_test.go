@@ -212,9 +212,15 @@ func TestManifestRightsAreTheBrokers(t *testing.T) {
 	_ = bot.nc.Publish(chat("lead", "review"), []byte(`{}`)) // as another
 	bot.wasRefused("publish", chat("lead", "review"))
 
-	// Narrow coder: it may no longer post on review. Only coder is re-minted.
 	oldCoder, oldLead, oldBot := keep(t, coderCreds), keep(t, leadCreds), keep(t, botCreds)
-	writeManifest(t, dir, strings.Replace(meshFile, "allowPublish: [bot, coder]", "allowPublish: [bot]", 1))
+	// No seat runs with an endpoint's rights.
+	if out, stderr, code := runIn2(t, home, dir, "mf", "spawn", "bot"); code == 0 || !strings.Contains(stderr, "bot is an endpoint of the space's manifest") {
+		t.Fatalf("spawn of the endpoint bot: exit %d\n%s%s", code, out, stderr)
+	}
+	// Narrow coder: it may no longer post on review, nor read general.
+	// Only coder is re-minted.
+	narrowed := strings.Replace(meshFile, "allowPublish: [bot, coder]", "allowPublish: [bot]", 1)
+	writeManifest(t, dir, strings.Replace(narrowed, "subscribe: [lead, coder]", "subscribe: [lead]", 1))
 	var res struct {
 		Outcome struct {
 			Done []struct {
@@ -249,6 +255,8 @@ func TestManifestRightsAreTheBrokers(t *testing.T) {
 	}
 	_ = coder2.nc.Publish(chat("coder", "review"), []byte(`{}`))
 	coder2.wasRefused("publish", chat("coder", "review"))
+	_, _ = coder2.nc.SubscribeSync("cotal.mf.chat.*.*.general")
+	coder2.wasRefused("subscription", "cotal.mf.chat.*.*.general")
 	// lead and bot kept their credentials and their connections.
 	for name, c := range map[string]string{"lead": oldLead, "bot": oldBot} {
 		nc, err := dialAgent(url, c)
