@@ -149,6 +149,9 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 			if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 				fmt.Fprintf(g.stdout, "%s is %s\n", r.Name, r.Sandbox)
 			}
+			if r.Nested != "" && r.Running() {
+				fmt.Fprintf(g.stdout, "%s: %s\n", r.Name, r.Nested)
+			}
 		}
 		for _, r := range cs.Rows {
 			if r.Running() && r.SuspendedMs != 0 {

@@ -57,6 +57,13 @@ type harness interface {
 	// (a harness's own TUI), so being there says nothing of its prompt;
 	// for any other program it means a full-screen program is up.
 	fullScreen() bool
+	// sessionAtStart says its hooks report a session as soon as it starts
+	// (Claude Code's SessionStart); a harness whose session begins with
+	// its first turn (Codex) is ready by its MCP client and its screen.
+	sessionAtStart() bool
+	// nests says it runs a sandbox of its own inside the seat (bwrap),
+	// which needs user and mount namespaces there.
+	nests() bool
 }
 
 // launchCtx is what a harness's launch gets.
@@ -64,6 +71,9 @@ type launchCtx struct {
 	p   *Persona
 	dir string // the seat's launch directory
 	exe string // the cotal binary the seat runs as `cotal`
+	// knobs are the names of the seat's COTAL_* variables, which its
+	// `cotal mcp` and `cotal hook` read.
+	knobs []string
 }
 
 // screenRead is what a harness reads off a seat's screen.
@@ -78,7 +88,9 @@ func harnessFor(p *Persona) (harness, error) {
 	switch p.Harness {
 	case "claude":
 		return claudeHarness{}, nil
-	case "codex", "opencode":
+	case "codex":
+		return codexHarness{prompt: p.Prompt}, nil
+	case "opencode":
 		return mcpHarness{kind: p.Harness}, nil
 	case "command":
 		return commandHarnessFor(p)
@@ -96,8 +108,6 @@ type mcpHarness struct{ kind string }
 
 func (h mcpHarness) launch(l launchCtx) ([]string, []string, error) {
 	switch h.kind {
-	case "codex":
-		return []string{"-c", "mcp_servers.cotal.command=" + tomlString(l.exe), "-c", `mcp_servers.cotal.args=["mcp"]`}, nil, nil
 	case "opencode":
 		path := filepath.Join(l.dir, "opencode.json")
 		cfg := map[string]any{"$schema": "https://opencode.ai/config.json",
@@ -114,6 +124,8 @@ func (mcpHarness) reports() bool                            { return false }
 func (mcpHarness) hook(*hookCall) (client.HookReply, error) { return client.HookReply{}, errNoHooks }
 func (mcpHarness) screen([]string) screenRead               { return screenRead{} }
 func (mcpHarness) fullScreen() bool                         { return true }
+func (mcpHarness) sessionAtStart() bool                     { return false }
+func (mcpHarness) nests() bool                              { return false }
 
 // commandHarness is a plain command. Its persona may name the screen of
 // its idle prompt (`idlePrompt:`, a regular expression the last non-empty
@@ -136,6 +148,8 @@ func commandHarnessFor(p *Persona) (harness, error) {
 func (commandHarness) launch(launchCtx) ([]string, []string, error) { return nil, nil, nil }
 func (commandHarness) reports() bool                                { return false }
 func (commandHarness) fullScreen() bool                             { return false }
+func (commandHarness) sessionAtStart() bool                         { return false }
+func (commandHarness) nests() bool                                  { return false }
 func (commandHarness) hook(*hookCall) (client.HookReply, error) {
 	return client.HookReply{}, errNoHooks
 }

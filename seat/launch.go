@@ -38,7 +38,7 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	if err != nil {
 		return nil, err
 	}
-	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary()})
+	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary(), knobs: envNames(m.seatKnobs(s))})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
@@ -65,8 +65,13 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	nested := ""
+	if s.h.nests() && rep.Sandboxed() && rep.Nested != "" {
+		nested = p.Harness + "'s own sandbox (bwrap) cannot run in this seat: " + rep.Nested
+		m.logf("seat %s: %s", s.name, nested)
+	}
 	s.mu.Lock()
-	s.sandbox = rep.String()
+	s.sandbox, s.nested = rep.String(), nested
 	s.mu.Unlock()
 	if !rep.Sandboxed() {
 		m.logf("seat %s runs %s", s.name, rep)
