@@ -39,7 +39,7 @@ func BenchmarkDMToAgent(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(dir, ".cotal", "agents", "fake.md"), []byte(front), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if _, stderr, code := runInEnv(b, home, dir, space, []string{w.path}, "up", "--detach"); code != 0 {
+	if _, stderr, code := runInEnv(b, home, dir, space, w.env, "up", "--detach"); code != 0 {
 		b.Fatalf("up: %s", stderr)
 	}
 	b.Cleanup(func() { runIn2(b, home, dir, space, "down", "--with-agents") })
