@@ -74,6 +74,19 @@ type launchCtx struct {
 	// knobs are the names of the seat's COTAL_* variables, which its
 	// `cotal mcp` and `cotal hook` read.
 	knobs []string
+	// environ is the seat's environment before the harness adds to it.
+	environ []string
+}
+
+// env is the value of a variable of the seat's environment, "" if unset.
+func (l launchCtx) env(key string) string {
+	v := ""
+	for _, kv := range l.environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // screenRead is what a harness reads off a seat's screen.
@@ -91,7 +104,7 @@ func harnessFor(p *Persona) (harness, error) {
 	case "codex":
 		return codexHarness{prompt: p.Prompt}, nil
 	case "opencode":
-		return mcpHarness{kind: p.Harness}, nil
+		return opencodeHarness{prompt: p.Prompt}, nil
 	case "command":
 		return commandHarnessFor(p)
 	}
@@ -100,32 +113,6 @@ func harnessFor(p *Persona) (harness, error) {
 
 // errNoHooks answers a hook event of a harness that has none.
 var errNoHooks = fmt.Errorf("this seat's harness has no hooks")
-
-// mcpHarness wires a harness to its own `cotal mcp` and drives it through
-// the terminal (the codex and opencode seats until they have their own
-// integration).
-type mcpHarness struct{ kind string }
-
-func (h mcpHarness) launch(l launchCtx) ([]string, []string, error) {
-	switch h.kind {
-	case "opencode":
-		path := filepath.Join(l.dir, "opencode.json")
-		cfg := map[string]any{"$schema": "https://opencode.ai/config.json",
-			"mcp": map[string]any{"cotal": map[string]any{"type": "local", "command": []string{l.exe, "mcp"}, "enabled": true}}}
-		if err := writeJSON(path, cfg); err != nil {
-			return nil, nil, err
-		}
-		return nil, []string{"OPENCODE_CONFIG=" + path}, nil
-	}
-	return nil, nil, nil
-}
-
-func (mcpHarness) reports() bool                            { return false }
-func (mcpHarness) hook(*hookCall) (client.HookReply, error) { return client.HookReply{}, errNoHooks }
-func (mcpHarness) screen([]string) screenRead               { return screenRead{} }
-func (mcpHarness) fullScreen() bool                         { return true }
-func (mcpHarness) sessionAtStart() bool                     { return false }
-func (mcpHarness) nests() bool                              { return false }
 
 // commandHarness is a plain command. Its persona may name the screen of
 // its idle prompt (`idlePrompt:`, a regular expression the last non-empty

@@ -38,13 +38,14 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	if err != nil {
 		return nil, err
 	}
-	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary(), knobs: envNames(m.seatKnobs(s))})
+	base := m.seatEnv(s, p)
+	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary(), knobs: envNames(m.seatKnobs(s)), environ: base})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	args = append(hargs, args...)
-	env := withCotalOnPath(append(m.seatEnv(s, p), henv...), m.cotalBinary())
+	env := withCotalOnPath(append(base, henv...), m.cotalBinary())
 	var proc *pty.Seat
 	rep := sandbox.Report{Mode: sandbox.None, Reason: "the manager has no launcher"}
 	if m.opts.Launcher == "" {
