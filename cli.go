@@ -119,7 +119,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "the `name` of the space to act on (env COTAL_SPACE; default: the one the --creds credential names, else the one set with cotal use, else the one mesh running for this folder, else the nearest project .cotal folder's name, else default)")
 	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
-	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
+	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds `file`, or in the one `cotal mint <name>` kept under the store for this name (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = checkCreds(g)

@@ -122,6 +122,9 @@ func (g *globals) mintForJoin(ctx context.Context, name, role string, channels [
 	}
 	defer nc.Close()
 	c, _, err := issue.Mint(ctx, t.paths, id, nc)
+	if errors.Is(err, issue.ErrReservedName) {
+		return "", usageError{err}
+	}
 	if err != nil {
 		return "", err
 	}

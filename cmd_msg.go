@@ -117,9 +117,11 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 			fmt.Fprintln(g.stdout, string(b))
 			return
 		}
-		fmt.Fprintf(g.stdout, "%s: %s\n", head, r)
+		// Names in a receipt come from peers (the roster, their
+		// connectors' notes): shown inert like any peer text.
+		fmt.Fprintf(g.stdout, "%s: %s\n", wire.Inert(head), wire.Inert(r.String()))
 		for _, p := range progress {
-			fmt.Fprintln(g.stdout, "  "+describeProgress(p, sent))
+			fmt.Fprintln(g.stdout, "  "+wire.Inert(describeProgress(p, sent)))
 		}
 		if waitFor != "" && !reached {
 			fmt.Fprintf(g.stderr, "gave up after %s: not every recipient reached %s\n", timeout, waitFor)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/nats-io/jwt/v2"
@@ -27,7 +28,7 @@ func loadCreds(path, source string) (wire.CredsInfo, error) {
 	fi, err := os.Stat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return wire.CredsInfo{}, bad("no such file (`cotal mint <name> --out FILE` writes one)")
+		return wire.CredsInfo{}, bad("no such file (`cotal mint <name>` writes one under the store; then --creds <name>)")
 	case err != nil:
 		return wire.CredsInfo{}, bad("cannot be read: " + describeOpenError(err))
 	case fi.IsDir():
@@ -82,15 +83,45 @@ func takesCreds(cmd *cobra.Command) bool {
 }
 
 // checkCreds is every command's first step: creds that cannot be used are
-// bad input before anything connects.
+// bad input before anything connects. A bare name that is no file here
+// names the credential `cotal mint <name>` kept under the store.
 func checkCreds(g *globals) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, _ []string) error {
 		if g.creds == "" || !takesCreds(cmd) {
 			return nil
 		}
+		if err := g.mintedCreds(); err != nil {
+			return err
+		}
 		_, err := loadCreds(g.creds, credsSource(cmd))
 		return err
 	}
+}
+
+// mintedCreds turns --creds <name> into the path of the credential mint
+// wrote for name under the space's store, when no file of that name is
+// here: creds kept under the store are out of every seat's sight, and
+// this is how a person names them.
+func (g *globals) mintedCreds() error {
+	name := g.creds
+	if !wire.ValidToken(name) {
+		return nil
+	}
+	if _, err := os.Stat(name); err == nil {
+		return nil
+	}
+	g.creds = ""
+	_, p, _, err := g.paths()
+	g.creds = name
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(p.CredsDir(), name+".creds")
+	if _, err := os.Stat(path); err != nil {
+		return usagef("--creds %s: no such file here, and space %s has no credential minted for %s (`cotal mint %s` writes one)", name, p.Space, name, name)
+	}
+	g.creds = path
+	return nil
 }
 
 // readsStorage reports whether this process's identity reads the space's

@@ -154,8 +154,9 @@ func (id Identity) InboxPrefix() string { return "_INBOX_" + id.ConnID() }
 // past the requester's own publish rights, so any such right would let it
 // publish as anyone (DESIGN, Known pitfalls). What it reads from storage it
 // reads through the delivery endpoint's self-mode commands; its publishes
-// to chat, inst and svc subjects are stored by JetStream and acked on its
-// own inbox.
+// to chat, inst and svc subjects are stored by JetStream, which answers
+// none of them and tells it of each stored one on its stored-notice
+// subject instead.
 func (id Identity) Permissions() jwt.Permissions {
 	var perm jwt.Permissions
 	if id.Profile == ProfileOperator {
@@ -184,6 +185,9 @@ func (id Identity) Permissions() jwt.Permissions {
 		// The receipts of its own messages, which only trusted
 		// connectors publish.
 		sub[wire.ReceiptFilter(s, me)+".*"] = true
+		// The stored notices of its own publishes: the streams it
+		// publishes to acknowledge nothing and republish these instead.
+		sub[wire.StoredFilter(s, me)] = true
 		id.deliveryRows(pub, wire.DeliveryCommands)
 		id.controlRows(pub, sub)
 	}

@@ -35,6 +35,10 @@ type Options struct {
 	Verbose bool
 
 	ReadyTimeout time.Duration // default 10s
+
+	// MaxStore caps the JetStream store below what the disk allows
+	// (0: three quarters of the free space, plus what the store holds).
+	MaxStore int64
 }
 
 // Broker is a running embedded nats-server with JetStream and, in the
@@ -49,6 +53,7 @@ type Broker struct {
 
 	mu       sync.Mutex
 	internal *nats.Conn
+	limits   *nats.Conn // the system-account connection the per-user connection limit follows events on
 }
 
 // Start launches the server, waits until it accepts connections with
@@ -72,6 +77,9 @@ func Start(o Options) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sizing the store at %s: %w", o.Paths.JetStreamDir(), err)
 	}
+	if o.MaxStore > 0 && o.MaxStore < maxStore {
+		maxStore = o.MaxStore
+	}
 	b.maxStore = maxStore
 
 	port := o.Port
@@ -91,6 +99,7 @@ func Start(o Options) (*Broker, error) {
 		// A user JWT with per-channel rows and cotal tags outgrows the
 		// 4 KiB default CONNECT line quickly.
 		MaxControlLine: 64 << 10,
+		MaxConn:        serverMaxConns(),
 	}
 	if !o.Open {
 		auth, err := LoadAuthority(o.Paths)
@@ -117,6 +126,20 @@ func Start(o Options) (*Broker, error) {
 	}
 	b.srv = srv
 	b.url = srv.ClientURL()
+	if b.auth != nil {
+		sys, err := b.ConnectSystem()
+		if err == nil {
+			err = b.limitConnsPerUser(sys, srv.Warnf)
+		}
+		if err != nil {
+			if sys != nil {
+				sys.Close()
+			}
+			srv.Shutdown()
+			return nil, fmt.Errorf("limiting connections per credential: %w", err)
+		}
+		b.limits = sys
+	}
 	return b, nil
 }
 
@@ -185,6 +208,10 @@ func (b *Broker) Shutdown() {
 	if b.internal != nil {
 		b.internal.Close()
 		b.internal = nil
+	}
+	if b.limits != nil {
+		b.limits.Close()
+		b.limits = nil
 	}
 	b.mu.Unlock()
 	b.srv.Shutdown()

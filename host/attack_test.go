@@ -246,31 +246,32 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		})
 	}
 
-	// A PubAck is the one answer an agent can still aim anywhere: publish to
-	// its own subject with a reply subject of its choice. Its body must be
-	// malformed to every reader, and it reaches nothing that acts.
-	for _, reply := range []string{
+	// A PubAck would be an answer an agent could aim anywhere: publish to
+	// its own subject with a reply subject of its choice. The streams an
+	// agent publishes to answer nothing, so all five posts are stored and
+	// no answer lands on any of the subjects named.
+	replies := []string{
 		root + ".chat.local.bob.team.backend",
 		root + ".inst.local.carol.local.bob",
 		inputSubject,
 		"$JS.API.STREAM.PURGE." + wire.ChatStream(attackSpace),
 		"$JS.API.CONSUMER.CREATE." + wire.DMStream(attackSpace) + ".spy2",
-	} {
+	}
+	for _, reply := range replies {
 		a.publish(t, root+".chat.local.alice.team.backend", reply, forgedPost)
 	}
 
-	// Then the effects: none. The one PubAck aimed at carol's DM subject
-	// is stored there (malformed); wait for it so nothing is still in flight.
+	// Then the effects: none but alice's own five posts.
 	var after world
 	testutil.WaitFor(t, 5*time.Second, func() error {
 		after = snapshot()
-		if after.dm != before.dm+1 {
-			return fmt.Errorf("DM stream went from %d to %d messages", before.dm, after.dm)
+		if after.chat != before.chat+uint64(len(replies)) {
+			return fmt.Errorf("CHAT stream went from %d to %d messages, want alice's %d posts", before.chat, after.chat, len(replies))
 		}
 		return nil
 	})
-	if after.chat > before.chat+6 || after.chat < before.chat {
-		t.Errorf("CHAT stream went from %d to %d messages (alice's own posts and aimed PubAcks only)", before.chat, after.chat)
+	if after.dm != before.dm {
+		t.Errorf("DM stream went from %d to %d messages: a PubAck was stored on carol's DM subject", before.dm, after.dm)
 	}
 	if after.aclRev != before.aclRev {
 		t.Errorf("alice's ACL row was rewritten (revision %d -> %d)", before.aclRev, after.aclRev)

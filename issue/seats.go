@@ -3,6 +3,7 @@ package issue
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -82,6 +83,23 @@ func (m *seatMinter) Retire(ctx context.Context, p wire.Principal, uid string) e
 // `cotal mint` or held by a live seat of any manager.
 func (m *seatMinter) Taken(name string) bool {
 	return !m.open && Held(m.paths, wire.Principal{Owner: "local", Actor: name})
+}
+
+// Reserved says why no seat may take name: the operator's, the mesh's own,
+// or held under another profile (CheckName). An open mesh has no
+// credentials, but the mesh's own names and the operator's stay reserved.
+func (m *seatMinter) Reserved(name string) error {
+	p := wire.Principal{Owner: "local", Actor: name}
+	if m.open {
+		if why := wire.ReservedActor(name); why != "" {
+			return fmt.Errorf("%w: %q cannot be spawned: %s", ErrReservedName, name, why)
+		}
+		if strings.EqualFold(name, OperatorPrincipal().Actor) {
+			return fmt.Errorf("%w: %q is the space's operator; pick another name", ErrReservedName, name)
+		}
+		return nil
+	}
+	return CheckName(m.paths, p, broker.ProfileAgent)
 }
 
 // seatCreds is where a seat's creds file lives: in its launch directory.

@@ -30,6 +30,7 @@ const (
 	CmdSettle      = wire.DeliverySettle
 	CmdPresence    = wire.DeliveryPresence
 	CmdMentions    = wire.DeliveryMentions
+	CmdStored      = wire.DeliveryStored
 )
 
 // JoinArgs asks for a durable hold.
@@ -200,6 +201,22 @@ type PresenceReply struct {
 type MentionsArgs struct {
 	Channel string   `json:"channel" schema:"minLength=1,maxLength=4096"`
 	Names   []string `json:"names" schema:"minItems=1,maxItems=64"`
+}
+
+// StoredArgs asks whether the newest message on one of the caller's own
+// chat, inst or svc subjects carries a message id: how a send again with
+// an id the mesh stored already learns it (the streams acknowledge nothing,
+// and store a duplicate id once).
+type StoredArgs struct {
+	Subject string `json:"subject" schema:"minLength=1,maxLength=4096"`
+	ID      string `json:"id" schema:"minLength=1,maxLength=64"`
+}
+
+// StoredReply says where the message is stored, when it is.
+type StoredReply struct {
+	Found  bool   `json:"found"`
+	Stream string `json:"stream,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
 }
 
 // MentionCopy says whether a mention gets a stored copy: on a live channel

@@ -147,7 +147,8 @@ type Endpoint struct {
 	window    windowState  // inbox reads for a model (window.go)
 	modes     channelModes // per-channel attention overrides (attention.go)
 	perms     *violation.Tracker
-	bootJoins []JoinResult // the subscribe list, joined at connect
+	stored    storedNotices // the stored notices of what it publishes
+	bootJoins []JoinResult  // the subscribe list, joined at connect
 
 	mu       sync.Mutex
 	joined   []*joinedChannel     // in join order: the first concrete one is the default send channel
@@ -619,6 +620,7 @@ func (e *Endpoint) Close() error {
 	for _, sub := range echoes {
 		_ = sub.Unsubscribe()
 	}
+	e.stored.close()
 	for _, cc := range consumes {
 		cc.Stop()
 	}

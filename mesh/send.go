@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -25,7 +22,7 @@ type Receipt struct {
 	Subject   string    `json:"subject"`
 	Stream    string    `json:"stream"`
 	Seq       uint64    `json:"seq"`
-	Duplicate bool      `json:"duplicate,omitempty"` // the broker had this id already
+	Duplicate bool      `json:"duplicate,omitempty"` // the mesh had stored this id already
 
 	Channel   string   `json:"channel,omitempty"`
 	To        string   `json:"to,omitempty"`
@@ -93,16 +90,19 @@ func WithParts(parts ...wire.Part) SendOption { return func(m *wire.Message) { m
 // WithID sets the message id (tests and retries; normally a fresh UUID).
 func WithID(id string) SendOption { return func(m *wire.Message) { m.ID = id } }
 
-func (e *Endpoint) newMessage(text string, opts []SendOption) wire.Message {
-	m := wire.Message{
-		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: e.space,
+// newMessage builds an outgoing message; resend says its id was the
+// caller's (WithID), so it may be one the mesh stored already.
+func (e *Endpoint) newMessage(text string, opts []SendOption) (m wire.Message, resend bool) {
+	fresh := wire.NewID()
+	m = wire.Message{
+		ID: fresh, TS: time.Now().UnixMilli(), Space: e.space,
 		From:  wire.Sender{ID: e.me.ID(), Name: e.card.Name, Role: e.role},
 		Parts: wire.TextParts(text),
 	}
 	for _, o := range opts {
 		o(&m)
 	}
-	return m
+	return m, m.ID != fresh
 }
 
 // Send posts text to a channel (multicast). An empty channel means the
@@ -121,7 +121,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 	if e.allowPublish != nil && !wire.Covered(e.allowPublish, channel) {
 		return Receipt{}, refuse(ErrNotAllowed, "not allowed to post to #%s (allowPublish: %s)", channel, describeACL(e.allowPublish))
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.Channel = channel
 	if len(m.Mentions) > 0 {
 		if err := e.checkMentions(ctx, m.Mentions); err != nil {
@@ -132,7 +132,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 	if err != nil {
 		return Receipt{}, err
 	}
-	r, err := e.publish(ctx, subject, m, "post to #"+channel)
+	r, err := e.publish(ctx, subject, m, resend, "post to #"+channel)
 	if err != nil {
 		return r, err
 	}
@@ -169,9 +169,9 @@ func (e *Endpoint) DM(ctx context.Context, to, text string, opts ...SendOption) 
 	if err != nil {
 		return Receipt{}, err
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.To = target.ID.ID()
-	r, err := e.publish(ctx, wire.DMSubject(e.space, target.ID, e.me), m, "DM "+target.Name)
+	r, err := e.publish(ctx, wire.DMSubject(e.space, target.ID, e.me), m, resend, "DM "+target.Name)
 	if err != nil {
 		return r, err
 	}
@@ -186,9 +186,9 @@ func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOptio
 	if !wire.ValidToken(role) {
 		return Receipt{}, fmt.Errorf("role %q must be one token of a-z 0-9 _", role)
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.ToService = role
-	r, err := e.publish(ctx, wire.SvcSubject(e.space, role, e.me), m, "ask @"+role)
+	r, err := e.publish(ctx, wire.SvcSubject(e.space, role, e.me), m, resend, "ask @"+role)
 	if err != nil {
 		return r, err
 	}
@@ -203,10 +203,9 @@ func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOptio
 	return r, nil
 }
 
-// publish stores m through JetStream with Nats-Msg-Id = id. A refusal by
-// the broker's ACL fails at once with what was refused, instead of
-// waiting for an ack that will never come.
-func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, what string) (Receipt, error) {
+// publish stores m with Nats-Msg-Id = id and waits for the stream's
+// stored notice (stored.go).
+func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, resend bool, what string) (Receipt, error) {
 	if err := m.Validate(); err != nil {
 		return Receipt{}, err
 	}
@@ -216,34 +215,11 @@ func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, 
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	refused, stop := e.perms.Watch(subject)
-	defer stop()
-	type result struct {
-		ack *jetstream.PubAck
-		err error
+	n, err := e.publishStored(ctx, subject, m.ID, data, what, resend)
+	if err != nil {
+		return Receipt{}, err
 	}
-	done := make(chan result, 1)
-	go func() {
-		msg := nats.NewMsg(subject)
-		msg.Data = data
-		ack, err := e.js.PublishMsg(ctx, msg, jetstream.WithMsgID(m.ID))
-		done <- result{ack, err}
-	}()
-	kind := subjectKind(subject)
-	select {
-	case r := <-done:
-		if r.err != nil {
-			if errors.Is(r.err, context.DeadlineExceeded) {
-				return Receipt{}, &NotConfirmedError{ID: m.ID, What: what, Why: "no ack from the mesh in time", Err: r.err}
-			}
-			return Receipt{}, fmt.Errorf("could not %s: %w", what, r.err)
-		}
-		return Receipt{ID: m.ID, Kind: kind, Subject: subject, Stream: r.ack.Stream, Seq: r.ack.Sequence, Duplicate: r.ack.Duplicate}, nil
-	case err := <-refused:
-		return Receipt{}, refuse(ErrNotAllowed, "not allowed to %s: the broker refused it (%v)", what, err)
-	case <-e.conn.lost():
-		return Receipt{}, &NotConfirmedError{ID: m.ID, What: what, Why: "the mesh stopped before acknowledging", Err: ErrConnectionLost}
-	}
+	return Receipt{ID: m.ID, Kind: subjectKind(subject), Subject: subject, Stream: n.stream, Seq: n.seq, Duplicate: n.duplicate}, nil
 }
 
 func subjectKind(subject string) wire.Kind {

@@ -17,6 +17,7 @@ import (
 const (
 	profileOperator = "operator"
 	capSpawn        = "spawn"
+	capRolePrefix   = "role:"
 )
 
 // callerRecord is who calls, as the space's identity records say: a

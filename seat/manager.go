@@ -52,6 +52,10 @@ type Minter interface {
 	// Taken reports whether an unrevoked credential of name exists, so the
 	// name must not be handed out again.
 	Taken(name string) bool
+	// Reserved says why no seat may ever take name (the operator's, the
+	// mesh's own services', one held under another profile); nil when
+	// none of that holds.
+	Reserved(name string) error
 }
 
 // Options configure a manager instance.

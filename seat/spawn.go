@@ -29,7 +29,7 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 	defer m.mu.Unlock()
 	taken := func(n string) bool {
 		s, ok := m.seats[n]
-		return m.reserved[n] || (ok && s.live()) || elsewhere(n)
+		return m.reserved[n] || (ok && s.live()) || elsewhere(n) || m.opts.Minter.Reserved(n) != nil
 	}
 	live := len(m.reserved)
 	for _, s := range m.seats {
@@ -40,7 +40,13 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 	if live >= m.opts.MaxSeats {
 		return "", ep.Refuse(ep.CodeResourceExhausted, "manager %s runs %d seats, its limit", m.iid, m.opts.MaxSeats)
 	}
+	if why := wire.ReservedActor(base); why != "" {
+		return "", ep.Refuse(ep.CodePermissionDenied, "no seat may be named %q: %s", base, why)
+	}
 	if pinned {
+		if err := m.opts.Minter.Reserved(base); err != nil {
+			return "", ep.Refuse(ep.CodePermissionDenied, "%v", err)
+		}
 		if taken(base) {
 			return "", ep.Refuse(ep.CodeAlreadyExists, "the name %q is taken (a live seat or an unrevoked credential holds it); stop it or pick another name", base)
 		}
@@ -53,6 +59,39 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 	}
 	m.reserved[name] = true
 	return name, nil
+}
+
+// seatRole is the role a spawned seat serves: the persona's, unless the
+// spawn asks for another, which only the operator may give freely; an agent
+// spawner may give a role its own capabilities name (role:<r>). A seat's
+// role decides whose tasks it takes, so a spawner choosing it freely could
+// take another role's work.
+func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked string) (string, *ep.Error) {
+	asked = strings.ToLower(strings.TrimSpace(asked))
+	if asked == "" || asked == p.Role {
+		return p.Role, nil
+	}
+	if !wire.ValidToken(asked) {
+		return "", ep.Refuse(ep.CodeBadRequest, "role %q must be one token of a-z 0-9 _", asked)
+	}
+	rec, e := m.callerRecord(ctx, c.Caller())
+	if e != nil {
+		return "", e
+	}
+	if rec.Profile == profileOperator || rec.Can(capRolePrefix+asked) {
+		return asked, nil
+	}
+	held := "no role: capability"
+	var roles []string
+	for _, cp := range rec.Capabilities {
+		if strings.HasPrefix(cp, capRolePrefix) {
+			roles = append(roles, cp)
+		}
+	}
+	if len(roles) > 0 {
+		held = "only " + strings.Join(roles, ", ")
+	}
+	return "", ep.Refuse(ep.CodePermissionDenied, "%s may not give its seat role %q: persona %s serves %q, and the spawner holds %s", c.Caller().ID(), asked, p.Name, p.Role, held)
 }
 
 func (m *Manager) unreserve(name string) {
@@ -75,6 +114,10 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 			code = ep.CodeNotFound
 		}
 		return nil, ep.Refuse(code, "%v", err)
+	}
+	role, e := m.seatRole(ctx, c, p, a.Role)
+	if e != nil {
+		return nil, e
 	}
 	h, err := harnessFor(p)
 	if err != nil {
@@ -109,10 +152,6 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 			}
 		}
 		return nil, ep.Refuse(ep.CodeConflict, "goal %s was accepted by an earlier incarnation; read its result", g.ID())
-	}
-	role := p.Role
-	if a.Role != "" {
-		role = a.Role
 	}
 	minted, err := m.opts.Minter.MintSeat(ctx, MintRequest{
 		Name: name, Role: role, Subscribe: p.Subscribe, AllowSubscribe: p.AllowSubscribe,

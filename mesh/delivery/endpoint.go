@@ -53,8 +53,27 @@ func (s *Service) commands() []ep.Command {
 		cmd(mesh.CmdSettle, mesh.SettleArgs{}, mesh.SettleReply{}, s.epSettle),
 		cmd(mesh.CmdPresence, mesh.PresenceArgs{}, mesh.PresenceReply{}, s.epPresence),
 		cmd(mesh.CmdMentions, mesh.MentionsArgs{}, mesh.MentionsReply{}, s.epMentions),
+		cmd(mesh.CmdStored, mesh.StoredArgs{}, mesh.StoredReply{}, s.epStored),
 	}
 }
+
+// epStored says whether the newest message on one of the caller's own
+// subjects (its sender tokens are the caller's) carries an id.
+func (s *Service) epStored(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.StoredArgs
+	_ = c.Decode(&a)
+	sub, err := wire.ParseSubject(a.Subject)
+	if err != nil || sub.Space != wire.SanitizeToken(s.space) || sub.Sender != ci.p {
+		return nil, ep.Refuse(ep.CodePermissionDenied, "%s may ask only about its own chat, inst and svc subjects", ci.p)
+	}
+	stream, seq, ok := mesh.LastStoredID(ctx, s.js, s.space, a.Subject, a.ID)
+	return mesh.StoredReply{Found: ok, Stream: stream, Seq: seq}, nil
+}
+
+// MaxCallsPerCaller is how many delivery calls one principal may have in
+// flight at once (an agent long-polls one take at a time): one identity
+// cannot take the endpoint's 4096 slots from the others.
+const MaxCallsPerCaller = 64
 
 // startEndpoint serves the delivery endpoint; it runs while the lease is held.
 func (s *Service) startEndpoint(ctx context.Context) error {
@@ -65,7 +84,7 @@ func (s *Service) startEndpoint(ctx context.Context) error {
 	srv, err := ep.NewServer(s.nc, ep.ServerOptions{
 		Space: s.space, Endpoint: mesh.DeliveryEndpoint, InstanceID: iid,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: ServiceActor}, UID: s.incarn},
-		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, Logf: s.opts.Logf,
+		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, MaxPerCaller: MaxCallsPerCaller, Logf: s.opts.Logf,
 	})
 	if err != nil {
 		return err

@@ -46,3 +46,25 @@ func ParsePrincipal(id string) (Principal, error) {
 	}
 	return p, nil
 }
+
+// ServiceEndpoints are the control-surface endpoints the mesh itself
+// serves; no principal may take one of their names.
+var ServiceEndpoints = []string{DeliveryEndpoint, "manager"}
+
+// ReservedActor says why no credential may be minted, and no seat spawned,
+// under actor ("" when it is free of these rules): `cotal` and `cotal_*`
+// are the mesh's own services, and the service endpoints' names would read
+// as the mesh speaking. Names compare case-insensitively, as a person
+// addressing a peer by name does.
+func ReservedActor(actor string) string {
+	low := strings.ToLower(actor)
+	if low == "cotal" || strings.HasPrefix(low, "cotal_") {
+		return "names cotal and cotal_* belong to the mesh's own services"
+	}
+	for _, s := range ServiceEndpoints {
+		if low == s {
+			return "it is the name of the mesh's " + s + " service"
+		}
+	}
+	return ""
+}
