@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -310,4 +311,56 @@ func ps(t *testing.T, home, dir, space string) string {
 	t.Helper()
 	out, _, _ := runIn2(t, home, dir, space, "ps")
 	return out
+}
+
+// TestCodexTrustDialogIsWaiting: Codex started in a project its user never
+// trusted asks at its start; the seat is waiting on that dialog, not
+// ready, and spawn says so; cotal cannot answer it (approve says to
+// attach); answered at the terminal, the seat comes up idle.
+func TestCodexTrustDialogIsWaiting(t *testing.T) {
+	t.Parallel()
+	w := newCodexWorld(t, "on-request", "workspace-write")
+	cfg, err := os.ReadFile(filepath.Join(w.home, "config.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	untrusted := strings.Replace(string(cfg), fmt.Sprintf("[projects.%q]\ntrust_level = \"trusted\"\n", w.dir), "", 1)
+	if untrusted == string(cfg) {
+		t.Fatal("the world's config names no trusted project")
+	}
+	if err := os.WriteFile(filepath.Join(w.home, "config.toml"), []byte(untrusted), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// Codex asks about a project under version control.
+	if out, err := exec.Command("git", "init", "-q", w.dir).CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v: %s", err, out)
+	}
+	home := t.TempDir()
+	const space = "codexdialog"
+	if _, stderr, code := runInEnv(t, home, w.dir, space, []string{w.path}, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn2(t, home, w.dir, space, "down", "--with-agents") })
+	screen := func() string { out, _, _ := runIn2(t, home, w.dir, space, "screen", "cx"); return out }
+	out, stderr, code := runIn2(t, home, w.dir, space, "spawn", "cx")
+	if code == 0 || !strings.Contains(out+stderr, "waiting on a dialog at its start") || !strings.Contains(out+stderr, `"Trust this folder?"`) {
+		t.Fatalf("spawn at the trust dialog: exit %d\n%s\n%s\nscreen:\n%s", code, out, stderr, screen())
+	}
+	r := seatRowJSON(t, home, w.dir, space, "cx")
+	if r.Agent == nil || r.Agent.State != "waiting" || r.Agent.Kind != "dialog" || r.Agent.Answerable {
+		t.Fatalf("ps at the dialog: %+v / %+v", r, r.Agent)
+	}
+	if _, stderr, code := runIn2(t, home, w.dir, space, "approve", "cx"); code != 1 || !strings.Contains(stderr, "attach to answer it") {
+		t.Fatalf("approve at a dialog cotal cannot answer: exit %d: %s", code, stderr)
+	}
+	if _, stderr, code := runIn2(t, home, w.dir, space, "input", "--keys", "cx", "Enter"); code != 0 {
+		t.Fatalf("answering the dialog: %s", stderr)
+	}
+	waitFor(t, 30*time.Second, func() error {
+		r := seatRowJSON(t, home, w.dir, space, "cx")
+		if r.State != "ready" || r.Agent == nil || r.Agent.State != "idle" {
+			return fmt.Errorf("after the dialog: %+v / %+v\n%s", r, r.Agent, screen())
+		}
+		return nil
+	})
 }

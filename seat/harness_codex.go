@@ -289,7 +289,8 @@ func (codexHarness) keepGoing(h *hookCall) (client.HookReply, error) {
 
 // Codex's screen: its composer is the last line beginning "›"; a dialog
 // puts its numbered choices there ("› 1. Yes, proceed (y)") under its
-// question, and a review of hooks lists them ("› [!]  1  ..."). While a
+// question (the text up to its "?", which may go on past it on its line),
+// and a review of hooks lists them ("› [!]  1  ..."). While a
 // turn runs, a line says "esc to interrupt".
 const (
 	codexCursor = "›"
@@ -311,8 +312,15 @@ func (codexHarness) screen(lines []string) screenRead {
 	if isChoice(rest) {
 		r.dialog = oneLabel(rest)
 		for i := last - 1; i >= 0 && i >= last-12; i-- {
-			if q := strings.TrimSpace(lines[i]); strings.HasSuffix(q, "?") || strings.Contains(q, "needs review") {
+			q := strings.TrimSpace(lines[i])
+			if strings.Contains(q, "needs review") {
 				r.dialog = oneLabel(q)
+				break
+			}
+			// The question, up to its mark: "Trust this folder? Codex
+			// can read..." is "Trust this folder?".
+			if ask, _, ok := strings.Cut(q, "?"); ok && strings.TrimSpace(ask) != "" {
+				r.dialog = oneLabel(ask + "?")
 				break
 			}
 		}

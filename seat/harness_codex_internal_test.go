@@ -16,7 +16,8 @@ import (
 )
 
 // Codex's screens as tmux draws them (testdata/screens): its prompt, and a
-// command's approval dialog; a turn under way is no prompt.
+// command's approval dialog, the trust dialog at its start; a turn under
+// way is no prompt.
 func TestCodexScreenRule(t *testing.T) {
 	read := func(name string) []string {
 		b, err := os.ReadFile(filepath.Join("testdata", "screens", name))
@@ -33,6 +34,7 @@ func TestCodexScreenRule(t *testing.T) {
 	}{
 		{"prompt", read("codex-prompt.txt"), true, ""},
 		{"approval", read("codex-ask.txt"), false, "Would you like to run the following command?"},
+		{"trust at its start", read("codex-trust.txt"), false, "Trust this folder?"},
 		{"a turn under way", []string{"› do it", "", "• Working (4s • esc to interrupt)", "", "› Ask Codex to do anything"}, false, ""},
 		{"hooks to review", []string{"  1 hook needs review before it can run.", "› [!]  1  Unnamed hook · modified"}, false, "1 hook needs review before it can run."},
 		{"nothing drawn yet", nil, false, ""},
