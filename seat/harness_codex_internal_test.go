@@ -54,8 +54,8 @@ func TestCodexHookHash(t *testing.T) {
 		timeout                 int
 		want                    string
 	}{
-		{"SessionStart", "", "/tmp/h18b-x/cotal hook SessionStart", 30, "sha256:09bd76e2636f9348c5baf7a97155e99b9726746dc924206a14de1437b1b3750f"},
-		{"Stop", "", "/tmp/h18b-x/cotal hook Stop", 30, "sha256:b6d4e0b9389ede9a41de27f4504160ee31a52f9d2be7c70082faabc562657b40"},
+		{"SessionStart", "", "/opt/cotal/bin/cotal hook SessionStart", 30, "sha256:1d876fcbef5186026ea7aa31d90a00e698673ec3a09401314268b792f30acab4"},
+		{"Stop", "", "/opt/cotal/bin/cotal hook Stop", 30, "sha256:07c74c804b03fb5ec8b754fb4fb78f486e0d82070b93dcf319a08f1fdb8bb98e"},
 	} {
 		got, err := codexHookHash(tc.event, tc.matcher, tc.command, tc.timeout)
 		if err != nil || got != tc.want {
