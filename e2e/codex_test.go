@@ -43,6 +43,7 @@ func newCodexWorld(t testing.TB, approval, sandbox string) *codexWorld {
 	w := &codexWorld{srv: srv, home: t.TempDir(), path: "PATH=" + filepath.Dir(codex) + string(os.PathListSeparator) + os.Getenv("PATH")}
 	w.dir = project(t, map[string]string{"cx": fmt.Sprintf(
 		"agent: codex\nenv:\n  HOME: %q\n  CODEX_HOME: %q\n  OPENAI_API_KEY: %q\n", w.home, w.home, codexKey)})
+	withPrompt(t, w.dir, "cx")
 	cfg := fmt.Sprintf(`model = "scripted"
 model_provider = "scripted"
 approval_policy = %q
@@ -105,6 +106,48 @@ func (w *codexWorld) up(t *testing.T, space string) (home string, d *tmuxCotal) 
 	return home, d
 }
 
+// personaPrompt is the prompt of the harness tests' personas.
+const personaPrompt = "You are the persona-prompt-7f3a seat: answer peers briefly."
+
+// withPrompt gives the project's persona name personaPrompt as its body.
+func withPrompt(t testing.TB, dir, name string) {
+	t.Helper()
+	f, err := os.OpenFile(filepath.Join(dir, ".cotal", "agents", name+".md"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(personaPrompt + "\n"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seatCmdline is the command line of a seat's process (its pid from ps).
+func seatCmdline(t *testing.T, home, dir, space, name string) string {
+	t.Helper()
+	out, _, _ := runIn2(t, home, dir, space, "ps", "--json")
+	var cs struct {
+		Rows []struct {
+			Name string `json:"name"`
+			PID  int    `json:"pid"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cs.Rows {
+		if r.Name == name && r.PID > 0 {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", r.PID))
+			if err != nil {
+				t.Fatalf("the command line of %s (pid %d): %v", name, r.PID, err)
+			}
+			return strings.ReplaceAll(string(b), "\x00", " ")
+		}
+	}
+	t.Fatalf("no process of %s in ps:\n%s", name, out)
+	return ""
+}
+
 func oneLine(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if len(s) > n {
@@ -165,6 +208,13 @@ func TestCodexInASeat(t *testing.T) {
 	}
 	if !carried.HasTool("mcp__cotal__cotal_dm") {
 		t.Fatalf("the model request offers no cotal_dm: %q", carried.Tools)
+	}
+	// The persona's prompt reached the model, and never the seat's argv.
+	if !carried.Contains(personaPrompt) {
+		t.Errorf("the model request lacks the persona's prompt")
+	}
+	if argv := seatCmdline(t, home, w.dir, space, "cx"); strings.Contains(argv, personaPrompt) {
+		t.Errorf("the persona's prompt is on argv: %s", argv)
 	}
 	waitFor(t, 10*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cx")
@@ -316,7 +366,9 @@ func ps(t *testing.T, home, dir, space string) string {
 // TestCodexTrustDialogIsWaiting: Codex started in a project its user never
 // trusted asks at its start; the seat is waiting on that dialog, not
 // ready, and spawn says so; cotal cannot answer it (approve says to
-// attach); answered at the terminal, the seat comes up idle.
+// attach), and a peer's DM meanwhile waits rather than being typed into
+// it; answered at the terminal, the seat comes up idle and the DM is
+// delivered and answered.
 func TestCodexTrustDialogIsWaiting(t *testing.T) {
 	t.Parallel()
 	w := newCodexWorld(t, "on-request", "workspace-write")
@@ -353,13 +405,38 @@ func TestCodexTrustDialogIsWaiting(t *testing.T) {
 	if _, stderr, code := runIn2(t, home, w.dir, space, "approve", "cx"); code != 1 || !strings.Contains(stderr, "attach to answer it") {
 		t.Fatalf("approve at a dialog cotal cannot answer: exit %d: %s", code, stderr)
 	}
+	// A peer's DM meanwhile is neither typed into the dialog (its Enter
+	// would trust the folder) nor acked; it waits.
+	alice := mint(t, home, "alice", "--space", space)
+	w.answerDM("ping-trust", "alice", "pong-trust", nil)
+	if out, stderr, code := runIn2(t, home, w.dir, space, "--creds", alice.Creds, "send", "dm", "cx", "ping-trust while it asks", "--wait", "taken", "--timeout", "20s"); code != 0 {
+		t.Fatalf("send at the dialog: exit %d\n%s\n%s", code, out, stderr)
+	}
+	waitFor(t, 10*time.Second, func() error {
+		if r := seatRowJSON(t, home, w.dir, space, "cx"); r.Waiting != 1 || r.Agent == nil || r.Agent.State != "waiting" {
+			return fmt.Errorf("the DM does not wait beside the dialog: %+v / %+v", r, r.Agent)
+		}
+		return nil
+	})
+	if scr := screen(); !strings.Contains(scr, "Trust this folder?") {
+		t.Fatalf("the dialog is gone with nobody answering it:\n%s", scr)
+	}
 	if _, stderr, code := runIn2(t, home, w.dir, space, "input", "--keys", "cx", "Enter"); code != 0 {
 		t.Fatalf("answering the dialog: %s", stderr)
 	}
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cx")
-		if r.State != "ready" || r.Agent == nil || r.Agent.State != "idle" {
+		if r.State != "ready" || r.Agent == nil || r.Agent.State == "waiting" {
 			return fmt.Errorf("after the dialog: %+v / %+v\n%s", r, r.Agent, screen())
+		}
+		return nil
+	})
+	// Then the waiting DM is delivered and answered.
+	waitForDM(t, home, w.dir, space, alice.Creds, "pong-trust")
+	waitFor(t, 30*time.Second, func() error {
+		r := seatRowJSON(t, home, w.dir, space, "cx")
+		if r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
+			return fmt.Errorf("after the DM: %+v / %+v", r, r.Agent)
 		}
 		return nil
 	})

@@ -39,6 +39,7 @@ func newOpencodeWorld(t testing.TB) *opencodeWorld {
 	t.Cleanup(func() { _ = srv.Close() })
 	w := &opencodeWorld{srv: srv, home: t.TempDir()}
 	w.dir = project(t, map[string]string{"oc": fmt.Sprintf("agent: opencode\nenv:\n  HOME: %q\n", w.home)})
+	withPrompt(t, w.dir, "oc")
 	provider := filepath.Join(w.home, "my-provider.json")
 	writeJSONFile(t, provider, map[string]any{
 		"$schema": "https://opencode.ai/config.json",
@@ -131,6 +132,12 @@ func TestOpencodeInASeat(t *testing.T) {
 	// The user's provider answered it, with cotal's tool beside theirs.
 	if carried.Model != "m1" || !carried.HasTool("cotal_cotal_dm") || !carried.HasTool("bash") {
 		t.Fatalf("the request: model %q, tools %q", carried.Model, carried.Tools)
+	}
+	if !carried.Contains(personaPrompt) {
+		t.Errorf("the model request lacks the persona's prompt")
+	}
+	if argv := seatCmdline(t, home, w.dir, space, "oc"); strings.Contains(argv, personaPrompt) {
+		t.Errorf("the persona's prompt is on argv: %s", argv)
 	}
 	waitFor(t, 10*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "oc")
