@@ -429,6 +429,9 @@ func TestInitWritesAStarterThatPlans(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "plan for space web-app") || !strings.Contains(out, "spawn lead (lead): new agent") {
 		t.Fatalf("plan of the starter: exit %d\n%s%s", code, out, stderr)
 	}
+	if ents, err := os.ReadDir(home); err != nil || len(ents) != 0 {
+		t.Fatalf("plan with no mesh running wrote into the data dir: %v %v", ents, err)
+	}
 }
 
 // runCotalIn runs cotal from dir with nothing naming the space.
