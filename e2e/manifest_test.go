@@ -526,7 +526,7 @@ func TestUpFilePrunesOnlyWhenToldAndDownStopsOnlyItsOwn(t *testing.T) {
 			t.Fatalf("lead still runs after --prune: %s", ps)
 		}
 	}
-	out, stderr, code := runIn2(t, home, dir, "mf", "down", "-f", "cotal.yaml")
+	out, stderr, code := runIn2(t, home, dir, "mf", "down", "-f", ".") // a folder names its cotal.yaml
 	if code != 0 || !strings.Contains(out, "stopped coder") || !strings.Contains(out, "mesh mf keeps running: 1 seat(s) the file did not start still run: byhand") {
 		t.Fatalf("down -f: exit %d\n%s%s", code, out, stderr)
 	}
