@@ -69,7 +69,7 @@ any seat is live and names them; --with-agents stops them too.`,
 					}
 				}
 			} else {
-				live, err := liveSeats(g)
+				live, err := runningSeats(g)
 				if err != nil {
 					return fmt.Errorf("cannot tell whether seats are live (%v); `cotal down --with-agents` stops the mesh and any seats", err)
 				}
@@ -121,4 +121,25 @@ type downJSON struct {
 	Stopped      bool     `json:"stopped"`
 	PID          int      `json:"pid,omitempty"`
 	SeatsStopped []string `json:"seatsStopped"`
+}
+
+// runningSeats asks every manager which seats still run (nil when none
+// answers: a mesh without managers).
+func runningSeats(g *globals) ([]string, error) {
+	cl, nc, err := g.managers()
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	rows, err := cl.Running(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var live []string
+	for _, r := range rows {
+		live = append(live, r.Name)
+	}
+	return live, nil
 }

@@ -57,7 +57,7 @@ and the file is ignored.`,
 			}
 			prof, err := broker.ParseProfile(profile)
 			if err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			_, p, _, err := g.paths()
 			if err != nil {
@@ -86,9 +86,9 @@ and the file is ignored.`,
 				if agentFile != "" {
 					return usagef("%s: %w", agentFile, err)
 				}
-				return usageError{err}
+				return usage(err)
 			}
-			nc, err := connectIfRunning(g)
+			nc, err := host.ConnectIfRunning(p, "cotal mint")
 			if err != nil {
 				return fmt.Errorf("%w (minting revokes the earlier credentials of %s on it)", err, name)
 			}
@@ -103,7 +103,7 @@ and the file is ignored.`,
 			}
 			c, provisioned, err := issue.Mint(ctx, p, id, nc)
 			if errors.Is(err, issue.ErrReservedName) {
-				return usageError{err}
+				return usage(err)
 			}
 			if err != nil {
 				return err
@@ -211,7 +211,7 @@ func applyAgentFile(g *globals, cmd *cobra.Command, name string, id *broker.Iden
 	if err != nil {
 		var fe *config.AgentFileError
 		if errors.As(err, &fe) {
-			return "", usageError{err}
+			return "", usage(err)
 		}
 		return "", fmt.Errorf("reading agent file: %w", err)
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 )
 
@@ -102,7 +104,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 		mode = "OPEN mode: no authentication, owner local; anyone on this machine can read and post as anyone"
 	}
 	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s)\n", p.Space, b.URL(), os.Getpid(), mode)
-	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, humanBytes(b.MaxStore()))
+	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, render.Bytes(b.MaxStore()))
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
@@ -168,4 +170,46 @@ type upJSON struct {
 	ReadyMs        int64  `json:"readyMs,omitempty"` // how long the start took
 	Store          string `json:"store,omitempty"`
 	Log            string `json:"log"`
+}
+
+func newSuperviseCmd(g *globals) *cobra.Command {
+	var idFile, project string
+	var readiness time.Duration
+	var maxSessions int
+	cmd := &cobra.Command{
+		Use:   "supervise",
+		Short: "Run an extra manager instance in this process, serving a running mesh",
+		Long: `Serve the manager endpoint from this process too: a space may have several
+managers, each with its own seats; ps asks them all. The instance id is kept
+in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
+seats asks for a second Ctrl-C before stopping them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkMaxSessions(maxSessions); err != nil {
+				return err
+			}
+			t, err := g.resolveTarget()
+			if err != nil {
+				return err
+			}
+			h, err := host.Start(cmd.Context(), host.Config{
+				Paths: t.Paths, Open: t.Record.Mode == config.ModeOpen, Log: g.stderr,
+				ProjectDir: project, Readiness: readiness, MaxSessions: maxSessions,
+				Supervise: &host.Supervise{URL: t.URL, Creds: t.Creds, InstanceFile: idFile},
+			})
+			if err != nil {
+				return err
+			}
+			ctx, stop := untilQuit(cmd.Context(), hostQuit(g, h))
+			defer stop()
+			mgr := h.Manager()
+			fmt.Fprintf(g.stdout, "manager instance %s serving space %s at epoch %d; Ctrl-C to stop\n", mgr.InstanceID(), t.Paths.Space, mgr.Epoch())
+			return h.Run(ctx)
+		},
+	}
+	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
+	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
+	cmd.Flags().DurationVar(&readiness, "readiness", seat.DefaultReadiness, "how long a spawned seat has to come up before its goal is uncertain")
+	cmd.Flags().IntVar(&maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions this manager serves at once")
+	return cmd
 }

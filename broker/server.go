@@ -1,12 +1,9 @@
 package broker
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -146,16 +143,6 @@ func Start(o Options) (*Broker, error) {
 // URL is the loopback client URL (nats://127.0.0.1:port).
 func (b *Broker) URL() string { return b.url }
 
-// Port is the listening client port.
-func (b *Broker) Port() int {
-	_, p, _ := net.SplitHostPort(b.srv.Addr().String())
-	n, _ := strconv.Atoi(p)
-	return n
-}
-
-// Open reports whether the broker runs without auth.
-func (b *Broker) Open() bool { return b.auth == nil }
-
 // MaxStore is the JetStream store limit the server was given.
 func (b *Broker) MaxStore() int64 { return b.maxStore }
 
@@ -216,20 +203,6 @@ func (b *Broker) Shutdown() {
 	b.mu.Unlock()
 	b.srv.Shutdown()
 	b.srv.WaitForShutdown()
-}
-
-// WaitReady polls until ctx ends for the server to accept connections.
-func (b *Broker) WaitReady(ctx context.Context) error {
-	for {
-		if b.srv.ReadyForConnections(50 * time.Millisecond) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %v", ErrNotReady, ctx.Err())
-		default:
-		}
-	}
 }
 
 // logAdapter turns the server's log calls into lines on a writer.

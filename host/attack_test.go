@@ -29,6 +29,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 const attackSpace = "attack"
@@ -143,18 +144,18 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	iid := m.Manager().InstanceID()
-	r, err := opc.Call(ctx, seat.Endpoint, "spawn", seat.SpawnArgs{Persona: "shell"}, ep.On(iid))
+	r, err := opc.Call(ctx, wire.ManagerEndpoint, "spawn", client.SpawnArgs{Persona: "shell"}, ep.On(iid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acc seat.SpawnAccepted
+	var acc client.SpawnAccepted
 	_ = json.Unmarshal(r.Data, &acc)
 	testutil.WaitFor(t, 15*time.Second, func() error {
-		res, err := opc.Call(ctx, seat.Endpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
+		res, err := opc.Call(ctx, wire.ManagerEndpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
 		if err != nil {
 			return err
 		}
-		var row seat.Row
+		var row client.Row
 		_ = json.Unmarshal(res.Data, &row)
 		if row.State != seat.StateReady {
 			return fmt.Errorf("seat %s", row.State)
@@ -288,11 +289,11 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 			t.Errorf("a post from bob that bob never made: %+v", h.Msg)
 		}
 	}
-	res, err := opc.Call(ctx, seat.Endpoint, "screen", map[string]string{"name": acc.Name}, ep.On(iid))
+	res, err := opc.Call(ctx, wire.ManagerEndpoint, "screen", map[string]string{"name": acc.Name}, ep.On(iid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var scr seat.ScreenReply
+	var scr client.ScreenReply
 	_ = json.Unmarshal(res.Data, &scr)
 	if strings.Contains(scr.Screen, "PWNED") || strings.Contains(scr.Screen, "stream") {
 		t.Errorf("something was typed into the seat:\n%s", scr.Screen)

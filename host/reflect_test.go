@@ -33,7 +33,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 const reflectSpace = "reflect"
@@ -226,7 +226,7 @@ func TestNoServerAnswerLandsOnTheSpacesSubjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	iid := m.Manager().InstanceID()
-	if _, err := opc.Call(ctx, seat.Endpoint, "spawn", seat.SpawnArgs{Persona: "shell"}, ep.On(iid)); err != nil {
+	if _, err := opc.Call(ctx, wire.ManagerEndpoint, "spawn", client.SpawnArgs{Persona: "shell"}, ep.On(iid)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -382,7 +382,7 @@ func TestNoServerAnswerLandsOnTheSpacesSubjects(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := opc.Call(ctx, seat.Endpoint, "ps", nil, ep.On(m.Manager().InstanceID())); err != nil {
+		if _, err := opc.Call(ctx, wire.ManagerEndpoint, "ps", nil, ep.On(m.Manager().InstanceID())); err != nil {
 			t.Errorf("%s: the operator's ps: %v", when, err)
 		}
 	}

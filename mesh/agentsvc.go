@@ -7,31 +7,15 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// DeliveryEndpoint is the control-surface endpoint of the space's delivery
-// service. Everything an agent reads from storage (its DMs, tasks and
-// stored channel copies, history, presence, the channel registry and the
-// identity records) it reads through this endpoint's self-mode commands:
-// the broker pins the caller's owner, actor and lifecycle uid in the
-// request subject and the answer goes only to the caller's own reply rail.
-// An agent credential has no JetStream API right at all (DESIGN, Known
-// pitfalls: a reply subject is the requester's to choose).
-const DeliveryEndpoint = wire.DeliveryEndpoint
-
-// Commands of the delivery endpoint; every one is served in self mode.
-const (
-	CmdJoin        = wire.DeliveryJoin
-	CmdLeave       = wire.DeliveryLeave
-	CmdMemberships = wire.DeliveryMemberships
-	CmdHistory     = wire.DeliveryHistory
-	CmdRoster      = wire.DeliveryRoster
-	CmdChannels    = wire.DeliveryChannels
-	CmdLookup      = wire.DeliveryLookup
-	CmdTake        = wire.DeliveryTake
-	CmdSettle      = wire.DeliverySettle
-	CmdPresence    = wire.DeliveryPresence
-	CmdMentions    = wire.DeliveryMentions
-	CmdStored      = wire.DeliveryStored
-)
+// The wire types of the delivery endpoint (wire.DeliveryEndpoint), whose
+// commands are named in mesh/wire, where the broker grants them: this
+// package calls them, mesh/delivery serves them. Everything an agent reads
+// from storage (its DMs, tasks and stored channel copies, history,
+// presence, the channel registry and the identity records) it reads
+// through these self-mode commands: the broker pins the caller's owner,
+// actor and lifecycle uid in the request subject and the answer goes only
+// to the caller's own reply rail. An agent credential has no JetStream
+// API right at all (DESIGN: a reply subject is the requester's to choose).
 
 // JoinArgs asks for a durable hold.
 type JoinArgs struct {

@@ -536,12 +536,12 @@ func TestConformance50_AnycastWaitsForAHolder(t *testing.T) {
 
 func TestConformance51_AckedTaskRemovedUnackedRedelivered(t *testing.T) {
 	h := newHarness(t, false)
-	cons, err := h.js.Consumer(ctxT(t), wire.TaskStream(space), "svc_reviewer")
+	_, err := h.js.Consumer(ctxT(t), wire.TaskStream(space), "svc_reviewer")
 	if err == nil {
 		t.Fatal("role queue exists before any holder was minted")
 	}
 	pathA, _ := h.mint(alice)
-	cons, err = h.js.Consumer(ctxT(t), wire.TaskStream(space), wire.SvcConsumer("reviewer"))
+	cons, err := h.js.Consumer(ctxT(t), wire.TaskStream(space), wire.SvcConsumer("reviewer"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,15 +78,6 @@ func WithMentions(names ...string) SendOption {
 	return func(m *wire.Message) { m.Mentions = wire.NormalizeMentions(append(m.Mentions, names...)) }
 }
 
-// WithReplyTo threads the message under another message's id.
-func WithReplyTo(id string) SendOption { return func(m *wire.Message) { m.ReplyTo = id } }
-
-// WithContextID correlates the message with a conversation.
-func WithContextID(id string) SendOption { return func(m *wire.Message) { m.ContextID = id } }
-
-// WithParts replaces the text part with the given parts.
-func WithParts(parts ...wire.Part) SendOption { return func(m *wire.Message) { m.Parts = parts } }
-
 // WithID sets the message id (tests and retries; normally a fresh UUID).
 func WithID(id string) SendOption { return func(m *wire.Message) { m.ID = id } }
 
@@ -154,7 +145,7 @@ func (e *Endpoint) mentionCopies(ctx context.Context, channel string, mentions [
 		}
 	}
 	var r MentionsReply
-	if err := e.call(ctx, CmdMentions, MentionsArgs{Channel: channel, Names: mentions}, &r); err != nil {
+	if err := e.call(ctx, wire.DeliveryMentions, MentionsArgs{Channel: channel, Names: mentions}, &r); err != nil {
 		e.logf("cannot tell which mentions get a stored copy: %v", err)
 		return nil
 	}
@@ -252,31 +243,48 @@ func (e *Endpoint) roster(ctx context.Context) (RosterView, error) {
 	if e.mediated {
 		return e.rosterRemote(ctx)
 	}
-	e.watchOnce.Do(func() {
-		w := presence.NewWatcher(e.presenceKV, presence.OnWarning(func(s string) { e.logf("presence: %s", s) }))
-		if err := w.Start(e.ctx); err != nil {
-			e.watchErr = err
-			return
-		}
-		e.watcher = w
-		// Wait for the initial replay to be consumed; an empty bucket
-		// never yields a snapshot, but its view turns current at once.
-		deadline := time.NewTimer(time.Second)
-		defer deadline.Stop()
-		for w.View().State == presence.Unpopulated {
-			select {
-			case <-w.Changes():
-			case <-deadline.C:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-	if e.watchErr != nil {
+	e.watchOnce.Do(func() { e.watchErr = e.startWatcher(ctx) })
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return nil, ErrClosed
+	case e.watchErr != nil:
 		return nil, e.watchErr
 	}
 	return e.watcher, nil
+}
+
+// startWatcher starts the presence watcher and waits briefly for its
+// initial snapshot. The watcher is handed to the endpoint under mu, so
+// Close either finds it or, having run first, makes it stop here.
+func (e *Endpoint) startWatcher(ctx context.Context) error {
+	w := presence.NewWatcher(e.presenceKV, presence.OnWarning(func(s string) { e.logf("presence: %s", s) }))
+	if err := w.Start(e.ctx); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		w.Close()
+		return ErrClosed
+	}
+	e.watcher = w
+	e.mu.Unlock()
+	// Wait for the initial replay to be consumed; an empty bucket
+	// never yields a snapshot, but its view turns current at once.
+	deadline := time.NewTimer(time.Second)
+	defer deadline.Stop()
+	for w.View().State == presence.Unpopulated {
+		select {
+		case <-w.Changes():
+		case <-deadline.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
 }
 
 // Roster returns the peers of the space as this endpoint sees them, and

@@ -178,7 +178,7 @@ func (e *Endpoint) publishStored(ctx context.Context, subject, id string, data [
 func (e *Endpoint) storedAlready(ctx context.Context, subject, id string) (storedNotice, bool) {
 	if e.mediated {
 		var r StoredReply
-		if err := e.call(ctx, CmdStored, StoredArgs{Subject: subject, ID: id}, &r); err != nil || !r.Found {
+		if err := e.call(ctx, wire.DeliveryStored, StoredArgs{Subject: subject, ID: id}, &r); err != nil || !r.Found {
 			return storedNotice{}, false
 		}
 		return storedNotice{stream: r.Stream, seq: r.Seq, duplicate: true}, true

@@ -14,7 +14,7 @@ import (
 	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // TestInjectedBlockIsInert: a DM carrying an erase, OSC 0, OSC 52 and the
@@ -34,7 +34,7 @@ func TestInjectedBlockIsInert(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "recorder.md"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "recorder"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "recorder"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 15*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}

@@ -2,7 +2,6 @@ package seat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -138,7 +137,7 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{opts: opts, iid: iid, seats: map[string]*Seat{}, reserved: map[string]bool{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	srv, err := ep.NewServer(opts.Conn, ep.ServerOptions{
-		Space: opts.Space, Endpoint: Endpoint, InstanceID: iid, Identity: opts.Identity,
+		Space: opts.Space, Endpoint: wire.ManagerEndpoint, InstanceID: iid, Identity: opts.Identity,
 		EndpointType: "ai.cotal.manager", Logf: opts.Logf,
 	})
 	if err != nil {
@@ -272,5 +271,3 @@ func (m *Manager) retire(s *Seat) {
 		m.logf("seat %s: revoking its credential: %v", s.name, err)
 	}
 }
-
-var errCapacity = errors.New("capacity")

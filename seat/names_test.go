@@ -15,7 +15,7 @@ import (
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // TestSpawnRefusesNamesThatAreNotFree: no spawner, the operator included,
@@ -34,7 +34,7 @@ func TestSpawnRefusesNamesThatAreNotFree(t *testing.T) {
 	for _, name := range []string{op, strings.ToUpper(op), "cotal_delivery", "cotal_manager", "Cotal_Mesh", "cotal", "delivery", "Manager", "watcher", "Watcher"} {
 		for who, c := range map[string]*ep.Client{"operator": h.c, "spawner": spawner} {
 			t.Run(who+"/"+name, func(t *testing.T) {
-				_, err := spawn(t, c, h.iid, seat.SpawnArgs{Persona: "shell", Name: name})
+				_, err := spawn(t, c, h.iid, client.SpawnArgs{Persona: "shell", Name: name})
 				e := errCode(t, err)
 				if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
 					t.Fatalf("spawn named %q: %v (%s), want permission-denied, not executed", name, e, e.EffectiveOutcome())
@@ -45,7 +45,7 @@ func TestSpawnRefusesNamesThatAreNotFree(t *testing.T) {
 	// A persona named like a service is refused even unpinned (numbering
 	// would never find a free cotal_* name).
 	h.persona("cotal_shell", "sh", nil, nil)
-	if _, err := spawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "cotal_shell"}); errCode(t, err).Code != ep.CodePermissionDenied {
+	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "cotal_shell"}); errCode(t, err).Code != ep.CodePermissionDenied {
 		t.Fatalf("persona cotal_shell: %v", err)
 	}
 	// The operator's record is still the operator's: its commands work.
@@ -58,7 +58,7 @@ func TestSpawnRefusesNamesThatAreNotFree(t *testing.T) {
 	}
 	// An unpinned persona named after the operator gets a numbered name.
 	h.persona(op, "sh", nil, nil)
-	acc := mustSpawn(t, spawner, h.iid, seat.SpawnArgs{Persona: op})
+	acc := mustSpawn(t, spawner, h.iid, client.SpawnArgs{Persona: op})
 	if acc.Name == op || !strings.HasPrefix(acc.Name, op+"_") {
 		t.Fatalf("persona %s spawned as %q", op, acc.Name)
 	}
@@ -81,7 +81,7 @@ func TestSpawnerCannotChooseItsSeatsRole(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := h.agentClient("spawner", broker.CapSpawn)
-	_, err := spawn(t, plain, h.iid, seat.SpawnArgs{Persona: "builder", Role: "reviewer"})
+	_, err := spawn(t, plain, h.iid, client.SpawnArgs{Persona: "builder", Role: "reviewer"})
 	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "reviewer") {
 		t.Fatalf("a spawner without role:reviewer giving role reviewer: %v", e)
 	}
@@ -96,7 +96,7 @@ func TestSpawnerCannotChooseItsSeatsRole(t *testing.T) {
 		{"the operator's choice", h.c, "auditor"},
 	} {
 		t.Run(c.who, func(t *testing.T) {
-			acc := mustSpawn(t, c.client, h.iid, seat.SpawnArgs{Persona: "builder", Role: c.role})
+			acc := mustSpawn(t, c.client, h.iid, client.SpawnArgs{Persona: "builder", Role: c.role})
 			want := c.role
 			if want == "" {
 				want = "builder"

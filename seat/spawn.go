@@ -17,6 +17,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -103,9 +104,9 @@ func (m *Manager) unreserve(name string) {
 // spawn accepts at once and runs the seat in the background; the goal's
 // one terminal fact says how it went.
 func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a SpawnArgs
-	if err := c.Decode(&a); err != nil {
-		return nil, ep.Refuse(ep.CodeBadRequest, "spawn args: %v", err)
+	var a client.SpawnArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
 	}
 	p, err := LoadPersona(m.opts.ProjectDir, a.Persona)
 	if err != nil {
@@ -179,12 +180,12 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	return m.accepted(s, g), nil
 }
 
-func (m *Manager) accepted(s *Seat, g *ep.Goal) SpawnAccepted {
+func (m *Manager) accepted(s *Seat, g *ep.Goal) client.SpawnAccepted {
 	fp := g.Fingerprint()
-	return SpawnAccepted{
+	return client.SpawnAccepted{
 		Name: s.name, Owner: s.id.Owner, Actor: s.id.Actor, UID: s.uid, GoalID: g.ID(), Fingerprint: fp,
 		ReadinessDeadlineMs: m.opts.Readiness.Milliseconds(),
-		Executor:            Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
+		Executor:            client.Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
 	}
 }
 
@@ -225,7 +226,7 @@ func envNames(env []string) []string {
 // ready (it drew output and was still running a moment later), failed (it
 // exited first) or, after the readiness bound, uncertain (the goal's own
 // timer writes that; the seat is kept and watched).
-func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
+func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 	ctx := m.ctx
 	fctx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
@@ -261,7 +262,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 	})
 	defer bound.Stop()
 	c, cancel := fctx()
-	_ = g.Progress(c, "running", map[string]any{"step": "launched", "pid": proc.PID()})
+	_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepLaunched, PID: proc.PID()})
 	cancel()
 
 	// The connector is the seat's identity on the mesh: it joins as the
@@ -295,8 +296,8 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 			m.startInjector(s, s.connector(), proc)
 		}
 		c, cancel = fctx()
-		_ = g.Progress(c, "running", map[string]any{"step": "ready"})
-		err = g.Succeed(c, SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
+		_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepReady})
+		err = g.Succeed(c, client.SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
 		cancel()
 		if errors.Is(err, ep.ErrGoalTerminal) {
 			m.logf("seat %s came up after its goal ended uncertain", s.name)
@@ -444,7 +445,7 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 func (m *Manager) uncertainGoal(g *ep.Goal, why string) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
 	defer cancel()
-	if _, err := g.Finish(ctx, ep.GoalUncertain, map[string]string{"reason": why}, nil); err != nil {
+	if _, err := g.Finish(ctx, ep.GoalUncertain, ep.Uncertain{Reason: why}, nil); err != nil {
 		m.logf("%s (writing it on goal %s: %v)", why, g.ID(), err)
 	}
 }

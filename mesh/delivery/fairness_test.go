@@ -13,6 +13,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // TestOneIdentityCannotTakeEveryDeliverySlot: 4 200 long-poll takes from
@@ -44,7 +45,7 @@ func TestOneIdentityCannotTakeEveryDeliverySlot(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			_, err := c.Call(ctx, mesh.DeliveryEndpoint, mesh.CmdTake, mesh.TakeArgs{WaitMs: 25000}, ep.Self(), ep.Timeout(30*time.Second))
+			_, err := c.Call(ctx, wire.DeliveryEndpoint, wire.DeliveryTake, mesh.TakeArgs{WaitMs: 25000}, ep.Self(), ep.Timeout(30*time.Second))
 			var e *ep.Error
 			switch {
 			case errors.As(err, &e) && e.Code == ep.CodeResourceExhausted:

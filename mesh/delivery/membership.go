@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -189,5 +188,3 @@ func (s *store) owed(p wire.Principal, uid, channel string, seq uint64) bool {
 	}
 	return false
 }
-
-var errLostRace = errors.New("membership changed concurrently")

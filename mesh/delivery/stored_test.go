@@ -6,6 +6,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // TestAnAgentsResendOfAStoredIDIsTheDuplicate: the streams acknowledge
@@ -35,7 +36,7 @@ func TestAnAgentsResendOfAStoredIDIsTheDuplicate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = c.Call(ctxT(t), mesh.DeliveryEndpoint, mesh.CmdStored, mesh.StoredArgs{Subject: first.Subject, ID: "resend-1"}, ep.Self())
+	_, err = c.Call(ctxT(t), wire.DeliveryEndpoint, wire.DeliveryStored, mesh.StoredArgs{Subject: first.Subject, ID: "resend-1"}, ep.Self())
 	var e *ep.Error
 	if !errors.As(err, &e) || e.Code != ep.CodePermissionDenied {
 		t.Fatalf("mallory asking about alice's subject %s: %v, want permission-denied", first.Subject, err)

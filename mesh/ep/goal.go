@@ -130,7 +130,9 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 			return nil, false, Refuse(CodeUnavailable, "recording goal %s: %v", b.GoalID, err)
 		}
 		var prev GoalBinding
-		_ = json.Unmarshal(incumbent, &prev)
+		if err := json.Unmarshal(incumbent, &prev); err != nil {
+			return nil, false, Refuse(CodeUnavailable, "reading goal %s: %v", b.GoalID, err)
+		}
 		if prev.Fingerprint != fp {
 			return nil, false, Refuse(CodeConflict, "goal %s was already used for another request", b.GoalID)
 		}
@@ -144,29 +146,13 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 		g.timer = time.AfterFunc(o.Readiness, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			reason, _ := json.Marshal(map[string]string{"reason": fmt.Sprintf("not ready within %s of acceptance", o.Readiness)})
+			reason, _ := json.Marshal(Uncertain{Reason: fmt.Sprintf("not ready within %s of acceptance", o.Readiness)})
 			if _, err := g.finish(ctx, GoalUncertain, reason, nil); err != nil && !errors.Is(err, ErrGoalTerminal) {
 				g.s.logf("goal %s: writing uncertain: %v", g.id, err)
 			}
 		})
 	}
 	return g, false, nil
-}
-
-// RejectGoal records a rejection create-only and returns the refusal to answer with (not-executed).
-func (c *Call) RejectGoal(ctx context.Context, e *Error) *Error {
-	e = notExecuted(e)
-	fp, _ := c.Fingerprint()
-	subj, err := c.bindSubject()
-	if err != nil {
-		return e
-	}
-	raw, _ := json.Marshal(GoalBinding{GoalID: c.goalID(), Fingerprint: fp, State: GoalRejected,
-		Executor: Executor{InstanceID: c.InstanceID(), Epoch: c.Epoch()}, Error: e, At: time.Now().UTC()})
-	if _, err := c.server.writeFact(ctx, subj, raw, validBinding(c.goalID())); err != nil && !errors.Is(err, ErrExists) {
-		c.server.logf("recording the rejection of goal %s: %v", c.goalID(), err)
-	}
-	return e
 }
 
 // writeFact writes one create-only fact of this server's on EPF_.

@@ -33,8 +33,8 @@ func GoalResultCommand() Command {
 			var in struct {
 				GoalID string `json:"goalId"`
 			}
-			if err := c.Decode(&in); err != nil {
-				return nil, Refuse(CodeBadRequest, "%v", err)
+			if e := c.Decode(&in); e != nil {
+				return nil, e
 			}
 			s := c.server
 			subj, err := GoalResultSubject(s.opts.Space, s.opts.Endpoint, c.Caller(), in.GoalID)
@@ -72,4 +72,10 @@ func (c *Client) GoalResult(ctx context.Context, endpoint, goalID string, opts .
 		return GoalResult{}, false, nil
 	}
 	return *a.Result, true, nil
+}
+
+// Uncertain is the data of a goal that ended uncertain: why neither
+// outcome could be told within its bound.
+type Uncertain struct {
+	Reason string `json:"reason"`
 }

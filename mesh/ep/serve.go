@@ -24,15 +24,17 @@ type Call struct {
 // Caller is the forge-locked caller triple from the subject.
 func (c *Call) Caller() Caller { return c.Subject.Caller }
 
-// Args is the request's validated args (nil for void).
-func (c *Call) Args() json.RawMessage { return c.Request.Args }
-
-// Decode unmarshals the validated args into v.
-func (c *Call) Decode(v any) error {
+// Decode unmarshals the validated args into v. Args the contract let
+// through that v cannot hold (a schema and a handler's type apart) are
+// refused as a bad request: the handler has not acted on them.
+func (c *Call) Decode(v any) *Error {
 	if len(c.Request.Args) == 0 {
 		return nil
 	}
-	return json.Unmarshal(c.Request.Args, v)
+	if err := json.Unmarshal(c.Request.Args, v); err != nil {
+		return Refuse(CodeBadRequest, "%s args do not fit the command: %v", c.Request.Op.Command, err)
+	}
+	return nil
 }
 
 // InstanceID and Epoch name the incarnation serving the call.

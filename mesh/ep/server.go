@@ -211,9 +211,6 @@ func (s *Server) register(c Command, builtin bool) error {
 	return nil
 }
 
-// InstanceID is the served instance.
-func (s *Server) InstanceID() string { return s.opts.InstanceID }
-
 // Epoch is the epoch Start committed; zero before.
 func (s *Server) Epoch() uint64 { return s.epoch.Load() }
 

@@ -28,11 +28,6 @@ type Part struct {
 	Extra map[string]json.RawMessage `json:"-" schema:"open"`
 }
 
-// isExtensionKind reports whether a part kind is not one of the schema's own.
-func isExtensionKind(kind string) bool {
-	return kind != PartText && kind != PartData && kind != PartArtifact
-}
-
 // MarshalJSON writes kind first, always writes text for a text part, and appends Extra fields the typed fields did not already write.
 func (p Part) MarshalJSON() ([]byte, error) {
 	var b bytes.Buffer

@@ -14,6 +14,11 @@ func (p Principal) ID() string { return p.Owner + "." + p.Actor }
 // Dash is the dash-form used where JetStream names forbid dots.
 func (p Principal) Dash() string { return p.Owner + "-" + p.Actor }
 
+// ReplyInbox is the reply-inbox prefix of one lifecycle of p (its
+// connection's nats.CustomInboxPrefix): `<prefix>.>` is the only inbox its
+// credential may subscribe to, so no other identity reads its replies.
+func ReplyInbox(p Principal, uid string) string { return "_INBOX_" + p.Dash() + "-" + uid }
+
 // String prints the dot-form, the way peers see the principal.
 func (p Principal) String() string { return p.ID() }
 
