@@ -81,7 +81,7 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 	// over before the next step: the request carrying its text came after
 	// its prompt's hook said working, so idle is its end.
 	idle := func() {
-		waitFor(b, 120*time.Second, func() error {
+		waitFor(b, 240*time.Second, func() error {
 			r := seatRowJSON(b, home, dir, space, name)
 			if r.State != "ready" || r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
 				return fmt.Errorf("%s is not idle at its prompt: %+v / %+v", name, r, r.Agent)
