@@ -11,7 +11,6 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
@@ -274,5 +273,5 @@ func (g *globals) actsAsAgent() bool {
 		return false
 	}
 	info, err := loadCreds(g.creds, "creds")
-	return err == nil && (info.Profile == string(broker.ProfileAgent) || info.Profile == string(broker.ProfileObserver))
+	return err == nil && info.Profile.Mediated()
 }
