@@ -15,6 +15,7 @@ import (
 func newDownCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
 	var withAgents, asJSON bool
+	var file string
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the space's background mesh and wait until it is gone",
@@ -23,6 +24,9 @@ the mesh's terminals, so stopping the mesh stops them: bare down refuses while
 any seat is live and names them; --with-agents stops them too.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file != "" {
+				return runDownFile(cmd.Context(), g, file, timeout, asJSON)
+			}
 			_, p, _, err := g.paths()
 			if err != nil {
 				return err
@@ -98,6 +102,7 @@ any seat is live and names them; --with-agents stops them too.`,
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the mesh to stop")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	cmd.Flags().BoolVar(&withAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "stop only what `cotal up -f FILE` started from this manifest (and the mesh, if it started it and nothing else runs)")
 	return cmd
 }
 

@@ -108,7 +108,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
-	p, err := LoadPersona(m.opts.ProjectDir, a.Persona)
+	p, err := m.persona(a.Persona)
 	if err != nil {
 		code := ep.CodeFailedPrecondition
 		if errors.Is(err, ErrNoPersona) {
