@@ -118,7 +118,7 @@ and the file is ignored.`,
 				return err
 			}
 			abs, _ := filepath.Abs(out)
-			if !seatsCannotRead(p, abs) {
+			if !host.SeatsCannotRead(p, abs) {
 				fmt.Fprintf(g.stderr, "cotal: warning: %s is where a seat can read it: a seat runs as you, sees every folder but the store's protected ones, and could act as %s with it. Leave out --out to keep it under the store, or keep the file where no seat runs.\n", abs, name)
 			}
 			if asJSON {
@@ -235,23 +235,4 @@ func listOrNone(l []string) string {
 		return "(none)"
 	}
 	return strings.Join(l, ", ")
-}
-
-// seatsCannotRead reports whether path lies in a folder every seat's
-// sandbox hides (the store's auth and JetStream folders).
-func seatsCannotRead(p config.Paths, path string) bool {
-	at, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
-		return false
-	}
-	for _, dir := range host.SeatProtect(p) {
-		d, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(d, at); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return true
-		}
-	}
-	return false
 }
