@@ -256,7 +256,7 @@ func mintEndpoint(ctx context.Context, ms Mesh, r manifest.Resolved) (string, er
 		return "", nil
 	}
 	id := broker.Identity{
-		Space: ms.Paths.Space, Principal: wire.Principal{Owner: "local", Actor: r.Name}, Profile: broker.ProfileAgent,
+		Space: ms.Paths.Space, Principal: wire.Principal{Owner: "local", Actor: r.Name}, Profile: wire.ProfileAgent,
 		Role: r.Role, Subscribe: r.Subscribe, AllowSubscribe: r.AllowSubscribe, AllowPublish: r.AllowPublish, Capabilities: r.Capabilities,
 	}
 	if err := id.Normalize(); err != nil {
@@ -472,7 +472,7 @@ func Held(p config.Paths) (map[string]manifest.Rights, error) {
 	}
 	held := map[string]manifest.Rights{}
 	for _, id := range ids {
-		if id.Profile != broker.ProfileAgent {
+		if id.Profile != wire.ProfileAgent {
 			continue
 		}
 		h := held[id.Principal.Actor]
