@@ -38,13 +38,14 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	if err != nil {
 		return nil, err
 	}
-	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary()})
+	base := m.seatEnv(s, p)
+	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary(), knobs: envNames(m.seatKnobs(s)), environ: base})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	args = append(hargs, args...)
-	env := withCotalOnPath(append(m.seatEnv(s, p), henv...), m.cotalBinary())
+	env := withCotalOnPath(append(base, henv...), m.cotalBinary())
 	var proc *pty.Seat
 	rep := sandbox.Report{Mode: sandbox.None, Reason: "the manager has no launcher"}
 	if m.opts.Launcher == "" {
@@ -65,8 +66,13 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	nested := ""
+	if s.h.nests() && rep.Sandboxed() && rep.Nested != "" {
+		nested = p.Harness + "'s own sandbox (bwrap) cannot run in this seat: " + rep.Nested
+		m.logf("seat %s: %s", s.name, nested)
+	}
 	s.mu.Lock()
-	s.sandbox = rep.String()
+	s.sandbox, s.nested = rep.String(), nested
 	s.mu.Unlock()
 	if !rep.Sandboxed() {
 		m.logf("seat %s runs %s", s.name, rep)

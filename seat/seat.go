@@ -42,6 +42,7 @@ type Seat struct {
 
 	mu      sync.Mutex
 	sandbox string // what the launcher achieved, as ps shows it
+	nested  string // why the harness's own sandbox cannot run in the seat, "" when it can
 	pty     *pty.Seat
 	conn    *mesh.Endpoint // nil until ready, nil again after exit
 
@@ -82,7 +83,7 @@ func (s *Seat) row() client.Row {
 	r := client.Row{
 		Name: s.name, ID: s.id.ID(), LifecycleUID: s.uid, Role: s.role, Persona: s.persona, Harness: s.harness,
 		State: s.state, StartedMs: ms(s.created), GoalID: s.goalID, Mesh: string(presence.Offline),
-		Sandbox: s.sandbox,
+		Sandbox: s.sandbox, Nested: s.nested,
 	}
 	if s.pty != nil {
 		r.PID, r.LastOutputMs = s.pty.PID(), ms(s.pty.LastOutput())
