@@ -9,9 +9,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
+	"github.com/cotal-go/cotal/seat/keeper"
 	"github.com/cotal-go/cotal/seat/pty"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
@@ -45,6 +47,20 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	}
 	args = append(hargs, args...)
 	env := withCotalOnPath(append(m.seatEnv(s, p), henv...), m.cotalBinary())
+	if m.custody() {
+		proc, err := m.startKept(ctx, s, p, args, env, cwd)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		s.mu.Lock()
+		sb := s.sandbox
+		s.mu.Unlock()
+		if !strings.HasPrefix(sb, sandbox.Namespace) && !strings.HasPrefix(sb, sandbox.Landlock) {
+			m.logf("seat %s runs %s", s.name, sb)
+		}
+		return proc, nil // its directories go once its lifecycle is over (cleanCustody)
+	}
 	var proc *pty.Seat
 	rep := sandbox.Report{Mode: sandbox.None, Reason: "the manager has no launcher"}
 	if m.opts.Launcher == "" {
@@ -66,7 +82,7 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		return nil, err
 	}
 	s.mu.Lock()
-	s.sandbox = rep.String()
+	s.sandbox, s.custodyMode = rep.String(), CustodyLegacy
 	s.mu.Unlock()
 	if !rep.Sandboxed() {
 		m.logf("seat %s runs %s", s.name, rep)
@@ -104,7 +120,10 @@ func (m *Manager) prepare(s *Seat) (string, error) {
 				return "", err
 			}
 		}
-		protect = []string{filepath.Dir(dir)}
+		protect = []string{filepath.Dir(dir), keeper.Root(m.opts.RunDir)}
+		if err := privateDir(keeper.Root(m.opts.RunDir)); err != nil {
+			return "", err
+		}
 	}
 	s.launchDir = dir
 	mat := sandbox.Material{

@@ -88,6 +88,12 @@ type Options struct {
 	// SandboxSkip names launcher modes not to use (sandbox.Namespace,
 	// sandbox.Landlock), to force a fallback.
 	SandboxSkip []string
+	// NoCustody keeps seats in this process instead of in keepers of
+	// their own (custody.go): they end with it.
+	NoCustody bool
+	// KeepRing bounds the output a keeper keeps while no manager holds
+	// its seat; 0: keeper.DefaultRing.
+	KeepRing int
 }
 
 // Manager runs seats and serves the manager endpoint. mu guards seats and
@@ -152,8 +158,10 @@ func New(opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// Start CAS-increments the epoch, writes the registration and serves.
+// Start takes back the seats this instance's keepers hold (custody.go),
+// then CAS-increments the epoch, writes the registration and serves.
 func (m *Manager) Start(ctx context.Context) error {
+	m.reattach()
 	if err := m.server.Start(ctx); err != nil {
 		return err
 	}
@@ -204,10 +212,10 @@ func (m *Manager) StopAll(ctx context.Context) {
 	wg.Wait()
 }
 
-// Close stops serving, stops every seat and releases them. Seats run in
-// this process's ptys, so they cannot outlive it: whoever closes a manager
-// with live seats has already been told so (down refuses without
-// --with-agents, the dashboard asks).
+// Close stops serving, stops every seat and releases them: whoever closes
+// a manager with live seats has already been told so (down refuses without
+// --with-agents, the dashboard asks). Release instead leaves the seats
+// their keepers hold running.
 func (m *Manager) Close() error {
 	err := m.server.Close()
 	m.endSessions("", attach.ReasonManagerRestart)

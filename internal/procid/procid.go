@@ -28,7 +28,7 @@ type ID struct {
 	Start uint64 `json:"start,omitempty"`
 }
 
-func (id ID) String() string { return fmt.Sprintf("pid %d (start %d)", id.PID, id.Start) }
+func (id ID) String() string { return fmt.Sprintf("pid %d, start %d", id.PID, id.Start) }
 
 // stat is what /proc/<pid>/stat says of one process.
 type stat struct {
