@@ -98,10 +98,18 @@ func run(args []string) int {
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(lf, "%s %s\n", time.Now().Format(time.RFC3339Nano), fmt.Sprintf(format, a...))
 	}
-	// The terminal the manager ran in is not the keeper's: it ignores the
-	// hang-up and interrupt a closing terminal would send. A SIGTERM (the
-	// machine going down) stops the seat, which ends the keeper.
-	signal.Ignore(syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	// The terminal the manager ran in is not the keeper's: it takes the
+	// hang-up and interrupt a closing terminal would send, and does
+	// nothing with them. Caught, not ignored: an ignored signal stays
+	// ignored across exec, and the seat must start with the defaults (an
+	// interactive sh is stopped by a hang-up). A SIGTERM (the machine
+	// going down) stops the seat, which ends the keeper.
+	deaf := make(chan os.Signal, 4)
+	signal.Notify(deaf, syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE)
+	go func() {
+		for range deaf {
+		}
+	}()
 	var plan Plan
 	err = readJSON(filepath.Join(dir, planFile), &plan)
 	_ = os.Remove(filepath.Join(dir, planFile))

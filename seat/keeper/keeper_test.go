@@ -203,3 +203,34 @@ func TestKeeperExit(t *testing.T) {
 		t.Errorf("exit record %+v (%v)", x, err)
 	}
 }
+
+// The seat starts with the signal dispositions a program expects, not the
+// keeper's: a hang-up or an interrupt ends a program that does not handle
+// them (an interactive sh hung up by a graceful stop).
+func TestSeatDoesNotInheritTheKeepersIgnoredSignals(t *testing.T) {
+	dir, _ := startKeeper(t, 0, `grep SigIgn /proc/self/status; exec sleep 1000`)
+	s, _ := attach(t, dir, "m1")
+	waitScreen(t, s, "SigIgn:")
+	var mask uint64
+	for _, l := range strings.Split(s.Screen(), "\n") {
+		if v, ok := strings.CutPrefix(strings.TrimSpace(l), "SigIgn:"); ok {
+			fmt.Sscanf(strings.TrimSpace(v), "%x", &mask)
+		}
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGINT, syscall.SIGPIPE} {
+		if mask&(1<<(uint(sig)-1)) != 0 {
+			t.Errorf("the seat starts with %v ignored (SigIgn %x)", sig, mask)
+		}
+	}
+	if err := s.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-s.Done():
+	case <-time.After(10 * time.Second):
+		t.Fatal("a SIGHUP did not end the seat")
+	}
+	if _, sig, _ := s.ExitStatus(); sig != "SIGHUP" {
+		t.Errorf("the seat ended with %q, want SIGHUP", sig)
+	}
+}
