@@ -420,6 +420,7 @@ func (m *Manager) cleanCustody(s *Seat) {
 // held by this process itself (no keeper) is stopped, as Close would.
 func (m *Manager) Release() error {
 	err := m.server.Close()
+	m.setClosing(closeRelease)
 	m.endSessions("", attach.ReasonManagerRestart)
 	m.mu.Lock()
 	seats := make([]*Seat, 0, len(m.seats))
@@ -442,7 +443,7 @@ func (m *Manager) Release() error {
 				p.Detach()
 				return
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			ctx, cancel := context.WithTimeout(context.Background(), closeStopWait)
 			defer cancel()
 			_ = s.stop(ctx, true)
 		}()

@@ -14,6 +14,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
+	"github.com/cotal-go/cotal/seat/pty"
 )
 
 // Defaults of a manager.
@@ -109,6 +110,10 @@ type Manager struct {
 	reserved map[string]bool    // names being spawned
 	records  jetstream.KeyValue // the identity records, opened on first use
 	sessions *attach.Registry   // attach sessions of this incarnation; nil until Start
+	// closing is set by Close (closeStop) or Release (closeRelease) before
+	// they sweep the seats: a seat whose process starts after the sweep
+	// is stopped (or let go of) by its own launch instead (adopt).
+	closing string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -218,8 +223,9 @@ func (m *Manager) StopAll(ctx context.Context) {
 // their keepers hold running.
 func (m *Manager) Close() error {
 	err := m.server.Close()
+	m.setClosing(closeStop)
 	m.endSessions("", attach.ReasonManagerRestart)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), closeStopWait)
 	m.StopAll(ctx)
 	cancel()
 	m.cancel()
@@ -230,6 +236,50 @@ func (m *Manager) Close() error {
 	}
 	m.mu.Unlock()
 	return err
+}
+
+// Closing modes (Manager.closing).
+const (
+	closeStop    = "stop"    // Close: every seat is stopped
+	closeRelease = "release" // Release: kept seats are let go of, the rest stopped
+)
+
+// closeStopWait bounds how long Close and Release wait for the seats they
+// stop.
+const closeStopWait = 10 * time.Second
+
+func (m *Manager) setClosing(mode string) {
+	m.mu.Lock()
+	m.closing = mode
+	m.mu.Unlock()
+}
+
+// adopt gives a started seat its process, unless the manager is closing:
+// the sweep of Close or Release has passed the seat by (it had no process
+// yet), so the process is stopped here (or, for a kept seat a Release lets
+// go of, detached), or nothing would ever end it and Close would wait for
+// it for ever.
+func (m *Manager) adopt(s *Seat, proc *pty.Seat) {
+	m.mu.Lock()
+	closing := m.closing
+	s.mu.Lock()
+	s.pty, s.term = proc, &floorTerm{Seat: proc, f: &s.floor}
+	kept := s.custodyMode == CustodyKeeper
+	s.mu.Unlock()
+	m.mu.Unlock()
+	switch {
+	case closing == "":
+	case closing == closeRelease && kept:
+		m.logf("seat %s started as the manager let go of its seats: it runs on in its keeper", s.name)
+		go proc.Detach()
+	default:
+		m.logf("seat %s started as the manager closed: stopping it", s.name)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), closeStopWait)
+			defer cancel()
+			_ = s.stop(ctx, true)
+		}()
+	}
 }
 
 func (m *Manager) logf(format string, args ...any) {

@@ -167,6 +167,10 @@ func (m *Manager) seatEnv(s *Seat, p *Persona) []string {
 	})
 }
 
+// testHookStarted, when a test sets it, runs between a seat's process
+// starting and its launch taking it, with the manager's context.
+var testHookStarted func(ctx context.Context)
+
 // launch starts the seat's process and follows it to its goal's outcome:
 // ready (it drew output and was still running a moment later), failed (it
 // exited first) or, after the readiness bound, uncertain (the goal's own
@@ -181,6 +185,9 @@ func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
 		cwd = a.Cwd
 	}
 	proc, err := m.startSeat(m.ctx, s, p, args, cwd)
+	if err == nil && testHookStarted != nil {
+		testHookStarted(m.ctx)
+	}
 	if err != nil {
 		m.retire(s)
 		s.mu.Lock()
@@ -203,9 +210,7 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 	fctx := func() (context.Context, context.CancelFunc) {
 		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	}
-	s.mu.Lock()
-	s.pty, s.term = proc, &floorTerm{Seat: proc, f: &s.floor}
-	s.mu.Unlock()
+	m.adopt(s, proc)
 	// Past the readiness bound a seat still starting reads uncertain (its
 	// goal says so too); it may still come up, and then reads ready.
 	bound := time.AfterFunc(m.opts.Readiness, func() {
