@@ -157,6 +157,11 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 			}
 		}
 		for _, r := range cs.Rows {
+			if line := custodyLine(r); line != "" {
+				fmt.Fprintln(g.stdout, line)
+			}
+		}
+		for _, r := range cs.Rows {
 			if !r.Injects && r.Running() {
 				fmt.Fprintf(g.stdout, "%s gets no messages typed in: it reads them with `cotal inbox` (a command seat's persona turns typing on with inject: true)\n", r.Name)
 			}
@@ -184,6 +189,31 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 	for _, m := range cs.Failed {
 		fmt.Fprintf(g.stderr, "manager %s answered with an error (%s): census incomplete\n", m.InstanceID, m.Error)
 	}
+}
+
+// custodyLine says what became of a seat across a restart of its manager:
+// taken back from its keeper, lost, ended while no manager held it, or
+// resumed from a preserved inventory; "" for none of these.
+func custodyLine(r client.CensusRow) string {
+	switch {
+	case r.LostMs != 0:
+		return fmt.Sprintf("%s: lost %s ago: %s", r.Name, ageMs(r.ManagerNowMs, r.LostMs), r.Lost)
+	case r.EndedAway:
+		return fmt.Sprintf("%s: ended while no manager held it (%s, %s ago)", r.Name, r.Process, ageMs(r.ManagerNowMs, r.ExitedMs))
+	case r.ReattachedMs != 0 && r.Running():
+		line := fmt.Sprintf("%s: reattached %s ago, taken back from its keeper", r.Name, ageMs(r.ManagerNowMs, r.ReattachedMs))
+		if r.DetachedKept > 0 || r.DetachedDropped > 0 {
+			line += fmt.Sprintf("; while no manager held it, it wrote %s: the last %s kept, %s dropped",
+				humanBytes(r.DetachedKept+r.DetachedDropped), humanBytes(r.DetachedKept), humanBytes(r.DetachedDropped))
+		}
+		return line
+	case r.ResumedMs != 0 && r.Running():
+		if r.ResumedFrom == "" {
+			return fmt.Sprintf("%s: resumed %s ago (its harness keeps no session: it started afresh under the same identity)", r.Name, ageMs(r.ManagerNowMs, r.ResumedMs))
+		}
+		return fmt.Sprintf("%s: resumed %s ago from session %s", r.Name, ageMs(r.ManagerNowMs, r.ResumedMs), r.ResumedFrom)
+	}
+	return ""
 }
 
 // howEnded says how a stopped seat's process ended, from its ps process

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 )
 
@@ -106,6 +108,9 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
+	if m := h.Manager(); m != nil {
+		printCustody(g, m.CustodyReport())
+	}
 	if os.Getenv(envDetachedChild) == "" {
 		fmt.Fprintln(g.stdout, "press Ctrl-C to stop")
 	}
@@ -153,8 +158,53 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	if rec.Sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
+	if c, ok := custodyOf(g); ok {
+		printCustody(g, c)
+	}
 	fmt.Fprintf(g.stdout, "log %s; stop it with `cotal down --space %s`\n", p.LogFile(), p.Space)
 	return nil
+}
+
+// printCustody says what the start made of the seats left in their
+// keepers by the mesh before: taken back, lost (and when), ended.
+func printCustody(g *globals, c seat.Custody) {
+	if len(c.Reattached) > 0 {
+		fmt.Fprintf(g.stdout, "took back %d seat(s) from their keepers: %s\n", len(c.Reattached), strings.Join(c.Reattached, ", "))
+	}
+	for _, l := range c.Lost {
+		fmt.Fprintf(g.stdout, "seat %s was lost (%s): %s\n", l.Name, l.At.Local().Format("2006-01-02 15:04:05"), l.Why)
+	}
+	for _, e := range c.Ended {
+		fmt.Fprintf(g.stdout, "seat %s ended while no mesh ran (%s, %s)\n", e.Name, e.Why, e.At.Local().Format("2006-01-02 15:04:05"))
+	}
+}
+
+// custodyOf asks the running mesh's managers what became of the seats in
+// custody, for an up that started the mesh in the background.
+func custodyOf(g *globals) (seat.Custody, bool) {
+	var c seat.Custody
+	cl, nc, err := g.managers()
+	if err != nil {
+		return c, false
+	}
+	defer nc.Close()
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	cs, err := cl.Census(ctx, "")
+	if err != nil {
+		return c, false
+	}
+	for _, r := range cs.Rows {
+		switch {
+		case r.LostMs != 0:
+			c.Lost = append(c.Lost, seat.LostSeat{Name: r.Name, At: time.UnixMilli(r.LostMs), Why: r.Lost})
+		case r.EndedAway:
+			c.Ended = append(c.Ended, seat.LostSeat{Name: r.Name, At: time.UnixMilli(r.ExitedMs), Why: r.Process})
+		case r.ReattachedMs != 0:
+			c.Reattached = append(c.Reattached, r.Name)
+		}
+	}
+	return c, true
 }
 
 // upJSON is `cotal up --detach --json`.

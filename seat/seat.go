@@ -113,8 +113,9 @@ func (s *Seat) row() Row {
 	if d := s.detached; d != nil {
 		r.DetachedKept, r.DetachedDropped, r.DetachedSinceMs = d.Kept, d.Dropped, d.SinceMs
 	}
-	if s.endedHow != "" && s.state != StateReady {
+	if s.endedHow != "" && s.pty == nil {
 		r.Process, r.ExitedMs = s.endedHow, ms(s.exitAt)
+		r.EndedAway = s.state == StateExited
 	}
 	if s.pty != nil {
 		r.PID, r.LastOutputMs = s.pty.PID(), ms(s.pty.LastOutput())

@@ -78,6 +78,9 @@ type Row struct {
 	// terminal), and Lost why; Process then reads "lost".
 	LostMs int64  `json:"lostMs,omitempty"`
 	Lost   string `json:"lost,omitempty"`
+	// EndedAway says the seat's process ended while no manager held it
+	// (its keeper recorded how, in Process, and when, in ExitedMs).
+	EndedAway bool `json:"endedAway,omitempty"`
 	// ResumedMs is when the seat was restarted from a preserved inventory
 	// (`cotal down --preserve-state`, then `cotal up`), and ResumedFrom
 	// the harness session it resumed ("" when its harness has none).

@@ -400,6 +400,9 @@ func (k *keeper) serve(c *net.UnixConn, size int) {
 		if k.seat.Running() {
 			k.detach(size)
 		}
+		// Alive now, with no manager: the heartbeat goes on from here.
+		now := time.Now()
+		_ = os.Chtimes(filepath.Join(k.dir, recordFile), now, now)
 		k.logf("manager %s disconnected", h.Instance)
 	}
 }
