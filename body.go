@@ -1,16 +1,16 @@
 package main
 
 import (
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"strings"
 
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/cliargs"
 )
 
 // maxBodyRead bounds what a send reads from standard input or a file; the
@@ -28,13 +28,13 @@ func messageBody(g *globals, cmd *cobra.Command, words []string, file string) (s
 	)
 	switch {
 	case file != "" && stdin:
-		return "", usagef("%s: give the message once: --file or -, not both", shortPath(cmd))
+		return "", usagef("%s: give the message once: --file or -, not both", cliargs.ShortPath(cmd))
 	case file != "" && len(words) > 0:
-		return "", usagef("%s: --file gives the message; drop the words after the target (%q)", shortPath(cmd), strings.Join(words, " "))
+		return "", usagef("%s: --file gives the message; drop the words after the target (%q)", cliargs.ShortPath(cmd), strings.Join(words, " "))
 	case len(words) > 1 && words[0] == "-":
-		return "", usagef("%s: - reads the message from standard input and takes no other words (quote the text to send a dash)", shortPath(cmd))
+		return "", usagef("%s: - reads the message from standard input and takes no other words (quote the text to send a dash)", cliargs.ShortPath(cmd))
 	case file != "":
-		b, err := readBounded(shortPath(cmd), file, nil)
+		b, err := readBounded(cliargs.ShortPath(cmd), file, nil)
 		if err != nil {
 			return "", err
 		}
@@ -43,21 +43,21 @@ func messageBody(g *globals, cmd *cobra.Command, words []string, file string) (s
 		if f, ok := g.stdin.(*os.File); ok && term.IsTerminal(f.Fd()) {
 			fmt.Fprintln(g.stderr, "reading the message from standard input; end it with Ctrl-D")
 		}
-		b, err := readBounded(shortPath(cmd), "standard input", g.stdin)
+		b, err := readBounded(cliargs.ShortPath(cmd), "standard input", g.stdin)
 		if err != nil {
 			return "", err
 		}
 		text, from = trimNewline(b), "standard input"
 	case len(words) == 0:
-		return "", missingArg(cmd, 1)
+		return "", cliargs.Missing(cmd, 1)
 	default:
 		text = strings.Join(words, " ")
 	}
 	if strings.TrimSpace(text) == "" {
 		if from != "" {
-			return "", usagef("%s: the message from %s is empty; nothing was sent", shortPath(cmd), from)
+			return "", usagef("%s: the message from %s is empty; nothing was sent", cliargs.ShortPath(cmd), from)
 		}
-		return "", usagef("%s: the message is empty; nothing was sent", shortPath(cmd))
+		return "", usagef("%s: the message is empty; nothing was sent", cliargs.ShortPath(cmd))
 	}
 	return text, nil
 }
@@ -68,7 +68,7 @@ func readBounded(path, name string, r io.Reader) ([]byte, error) {
 	if r == nil {
 		f, err := os.Open(name)
 		if err != nil {
-			return nil, usagef("%s: --file %s: %s", path, name, describeOpenError(err))
+			return nil, usagef("%s: --file %s: %s", path, name, config.OpenProblem(err))
 		}
 		defer f.Close()
 		if fi, err := f.Stat(); err == nil && fi.IsDir() {
@@ -89,36 +89,4 @@ func readBounded(path, name string, r io.Reader) ([]byte, error) {
 // trimNewline drops the line ending a file or a pipe ends with.
 func trimNewline(b []byte) string {
 	return strings.TrimRight(string(b), "\r\n")
-}
-
-// encodedSize is how many bytes the text takes in a message's JSON: a
-// lower bound of the whole message, which adds its envelope.
-func encodedSize(text string) int64 {
-	b, _ := json.Marshal(text)
-	return int64(len(b))
-}
-
-// tooLarge refuses a message the mesh would not take, naming its limit.
-func tooLarge(cmd *cobra.Command, text string, limit int64) error {
-	size := "with its envelope it is over that"
-	if n := encodedSize(text); n > limit {
-		size = fmt.Sprintf("this one is %d KiB encoded", (n+1023)>>10)
-	}
-	return usagef("%s: the message is too large: the mesh takes at most %d KiB per message, and %s; nothing was sent",
-		shortPath(cmd), limit>>10, size)
-}
-
-// describeOpenError says in words why a path could not be opened.
-func describeOpenError(err error) string {
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "no such file"
-	case errors.Is(err, fs.ErrPermission):
-		return "permission denied"
-	}
-	var pe *fs.PathError
-	if errors.As(err, &pe) {
-		return pe.Err.Error()
-	}
-	return err.Error()
 }

@@ -12,11 +12,12 @@ import (
 	"sync"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/cliargs"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -28,13 +29,9 @@ const (
 	exitUsage = 2 // bad input: unknown flag, invalid name, bad ACL entry
 )
 
-// usageError marks bad input, which exits 2.
-type usageError struct{ err error }
-
-func (e usageError) Error() string { return e.err.Error() }
-func (e usageError) Unwrap() error { return e.err }
-
-func usagef(format string, a ...any) error { return usageError{fmt.Errorf(format, a...)} }
+// usagef and usage mark bad input, which exits 2.
+func usagef(format string, a ...any) error { return cliargs.Usagef(format, a...) }
+func usage(err error) error                { return cliargs.UsageError{Err: err} }
 
 // exitError carries an exit code without printing anything more.
 type exitError struct{ code int }
@@ -79,22 +76,10 @@ func execute(g *globals, args []string) int {
 		return ee.code
 	}
 	fmt.Fprintln(stderr, "cotal:", err)
-	var ue usageError
-	if errors.As(err, &ue) || isCobraUsage(err) {
+	if cliargs.IsUsage(err) {
 		return exitUsage
 	}
 	return exitFail
-}
-
-// isCobraUsage recognises cobra's own argument and command errors.
-func isCobraUsage(err error) bool {
-	s := err.Error()
-	for _, p := range []string{"unknown command", "unknown flag", "unknown shorthand", "accepts ", "requires at least", "invalid argument", "flag needs an argument"} {
-		if strings.Contains(s, p) {
-			return true
-		}
-	}
-	return false
 }
 
 func newRoot(g *globals) *cobra.Command {
@@ -119,9 +104,8 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	pf := root.PersistentFlags()
 	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "the `name` of the space to act on (env COTAL_SPACE; default: the one the --creds credential names, else the one set with cotal use, else the one mesh running for this folder, else the nearest project .cotal folder's name, else default)")
 	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
-	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds file (env COTAL_CREDS)")
+	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds `file`, or in the one `cotal mint <name>` kept under the store for this name (env COTAL_CREDS)")
 	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
 	root.PersistentPreRunE = checkCreds(g)
 
 	up := newUpCmd(g)
@@ -134,7 +118,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g),
 		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny))
-	forgive(root)
+	cliargs.Forgive(root)
 	addCompletions(root, g)
 	return root
 }
@@ -156,7 +140,7 @@ func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
 			Running: func() ([]config.LiveMesh, error) { return host.RunningMeshes(data) },
 		})
 		if err != nil {
-			return "", config.Paths{}, res, usageError{err}
+			return "", config.Paths{}, res, usage(err)
 		}
 		g.resolved = &res
 	}
@@ -165,65 +149,22 @@ func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
 	return data, p, res, err
 }
 
-// target is what a client command connects to.
-type target struct {
-	paths  config.Paths
-	record config.BrokerRecord
-	url    string
-	creds  string // "" in open mode
-}
-
 // errMeshDown says no mesh serves the space and what to do.
 var errMeshDown = errors.New("mesh is not running")
 
-// recordWait bounds how long a client waits for a starting mesh to say
-// where it listens.
-const recordWait = 10 * time.Second
-
-// resolveTarget finds the mesh a client command talks to: --server and
-// --creds win; else the process holding the space's store lock, reached
-// as its broker.json says, as the local operator.
-func (g *globals) resolveTarget() (target, error) {
+// resolveTarget finds the mesh a client command talks to (host.Resolve):
+// --server and --creds win; else the process holding the space's store
+// lock, as the local operator.
+func (g *globals) resolveTarget() (host.Target, error) {
 	data, p, res, err := g.paths()
 	if err != nil {
-		return target{}, err
+		return host.Target{}, err
 	}
-	t := target{paths: p, url: g.server, creds: g.creds}
-	if t.url != "" {
-		t.record, _ = config.ReadBrokerRecord(p)
-	} else {
-		// A mesh that has just taken its lock writes broker.json a moment
-		// later: wait for it rather than fail a command started with it.
-		var s host.State
-		deadline := time.Now().Add(recordWait)
-		for {
-			if s, err = host.Probe(p); err != nil {
-				return t, err
-			}
-			t.record, err = s.Serving()
-			var re *host.RecordError
-			if !errors.As(err, &re) || !re.Starting || time.Now().After(deadline) {
-				break
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		var re *host.RecordError
-		switch {
-		case errors.Is(err, host.ErrNotRunning):
-			return t, meshDown(data, p, res)
-		case errors.As(err, &re) && re.Stopping:
-			return t, fmt.Errorf("%w; wait for it to end, or `cotal down --space %s`", err, p.Space)
-		case errors.As(err, &re) && re.Starting:
-			return t, fmt.Errorf("%w after %s; see %s, or pass --server", err, recordWait, p.LogFile())
-		case err != nil:
-			return t, fmt.Errorf("%w; `cotal down --with-agents --space %s` stops it and the next `cotal up` writes broker.json again, or pass --server", err, p.Space)
-		}
-		t.url = t.record.URL
+	t, err := host.Resolve(p, g.server, g.creds)
+	if errors.Is(err, host.ErrNotRunning) {
+		return t, meshDown(data, p, res)
 	}
-	if t.creds == "" && t.record.Mode != config.ModeOpen && g.server == "" {
-		t.creds = p.OperatorCreds()
-	}
-	return t, nil
+	return t, err
 }
 
 // meshDown is errMeshDown for the space p, saying why that space was
@@ -266,38 +207,9 @@ func meshDown(data string, p config.Paths, res config.Resolution) error {
 	return fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)%s%s", errMeshDown, p.Space, p.Space, why, running)
 }
 
-// connect opens a client connection to the target.
-func (t target) connect(name string, extra ...nats.Option) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second), nats.MaxReconnects(0)}
-	if t.creds != "" {
-		if _, err := os.Stat(t.creds); err != nil {
-			return nil, fmt.Errorf("creds file: %w", err)
-		}
-		opts = append(opts, nats.UserCredentials(t.creds))
-	}
-	nc, err := nats.Connect(t.url, append(opts, extra...)...)
-	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", t.url, err)
-	}
-	return nc, nil
-}
-
 // ctxTimeout is the default deadline of a one-shot command's broker calls.
 func ctxTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), 10*time.Second)
-}
-
-func humanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
 }
 
 // printJSON prints v as indented JSON: what every --json prints.
@@ -312,18 +224,44 @@ func timeNow() time.Time { return time.Now() }
 // oneShot runs fn with a one-shot endpoint (no presence, nothing consumed
 // until asked) acting as --creds or the local operator.
 func (g *globals) oneShot(fn func(ctx context.Context, e *mesh.Endpoint) error) error {
-	ctx, cancel := ctxTimeout()
-	defer cancel()
-	e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	return fn(ctx, e)
+	return g.oneShotWith(mesh.Options{}, fn)
 }
 
 // resultJSON prints a command's result for --json and ends the command.
 func (g *globals) resultJSON(v any) error {
 	printJSON(g.stdout, v)
 	return nil
+}
+
+// endpoint connects a CLI command to the space's mesh as --creds, or as
+// the local operator.
+func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint, error) {
+	t, err := g.resolveTarget()
+	if err != nil {
+		return nil, err
+	}
+	o.URL, o.Creds = t.URL, t.Creds
+	if o.Creds == "" || g.space != "" {
+		o.Space = t.Paths.Space
+	}
+	if o.Creds == "" && o.Name == "" {
+		o.Name = issue.OperatorPrincipal().Actor
+	}
+	if o.Logf == nil {
+		o.Logf = func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal: "+format+"\n", args...) }
+	}
+	return mesh.Connect(ctx, o)
+}
+
+// oneShotWith is oneShot with options of its own.
+func (g *globals) oneShotWith(o mesh.Options, fn func(ctx context.Context, e *mesh.Endpoint) error) error {
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	o.OneShot = true
+	e, err := g.endpoint(ctx, o)
+	if err != nil {
+		return err
+	}
+	defer e.Close()
+	return fn(ctx, e)
 }

@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/internal/cliargs"
 )
 
 // TestTyposAndMissingArgumentsAreNamed: an unknown subcommand is bad input
@@ -50,7 +52,7 @@ func TestEveryGroupRefusesAnUnknownSubcommand(t *testing.T) {
 	var groups [][]string
 	var walk func(cmd *cobra.Command, path []string)
 	walk = func(cmd *cobra.Command, path []string) {
-		if cmd.HasSubCommands() && len(positionals(cmd.Use)) == 0 {
+		if cmd.HasSubCommands() && len(cliargs.Positionals(cmd.Use)) == 0 {
 			groups = append(groups, path)
 		}
 		for _, sub := range cmd.Commands() {
@@ -69,26 +71,5 @@ func TestEveryGroupRefusesAnUnknownSubcommand(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, `unknown command "zzqq"`) {
 			t.Errorf("cotal %s zzqq: exit %d, stderr %q; want exit 2, unknown command", strings.Join(path, " "), code, errOut)
 		}
-	}
-}
-
-func TestCloseMatches(t *testing.T) {
-	names := []string{"team", "team.backend", "general", "quiet", "ops"}
-	for typed, want := range map[string]string{
-		"tem":     "team",
-		"team.b":  "team,team.backend",
-		"genral":  "general",
-		"quite":   "quiet",
-		"zzz":     "",
-		"team":    "team.backend",
-		"opx":     "ops",
-		"backend": "",
-	} {
-		if got := strings.Join(closeMatches(typed, names), ","); got != want {
-			t.Errorf("closeMatches(%q) = %q, want %q", typed, got, want)
-		}
-	}
-	if d := editDistance("kitten", "sitting"); d != 3 {
-		t.Errorf("editDistance(kitten, sitting) = %d, want 3", d)
 	}
 }

@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"sync"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/seat/attach/tty"
-	"github.com/cotal-go/cotal/seat/client"
 )
 
 func newAttachCmd(g *globals) *cobra.Command {
@@ -36,7 +34,7 @@ typing.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
 			if err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			o := tty.Options{Name: args[0], In: os.Stdin, Out: g.stdout, DetachKey: key, ReadOnly: readOnly, NoReconnect: noReconnect}
 			return runAttach(cmd.Context(), g, on, o)
@@ -51,27 +49,22 @@ typing.`,
 // runAttach locates the seat and attaches the terminal to it until it
 // ends, then says how it ended.
 func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error {
-	d := &managerDial{g: g}
-	defer d.close()
-	c, err := d.client()
+	d := g.redialer()
+	defer d.Close()
+	c, err := d.Client()
 	if err != nil {
 		return err
 	}
-	lctx, cancel := ctxTimeout()
-	row, err := c.Locate(lctx, o.Name, on)
-	cancel()
-	var none *client.NoSeatError
-	switch {
-	case errors.As(err, &none):
-		return usageError{err}
-	case err != nil:
-		return epFailure(g, err)
-	case !row.Running():
+	row, err := locate(g, c, o.Name, on)
+	if err != nil {
+		return err
+	}
+	if !row.Running() {
 		return fmt.Errorf("seat %s is not running (%s); there is no terminal to attach to", o.Name, row.Process)
 	}
 	ctx, stop := untilQuit(ctx, nil)
 	defer stop()
-	end, err := tty.Run(ctx, o, tty.SeatOpener(d.client, row.Seat(), row.LifecycleUID))
+	end, err := tty.Run(ctx, o, tty.SeatOpener(d.Client, row.Seat(), row.LifecycleUID))
 	name := o.Name
 	switch end {
 	case tty.Detached:
@@ -99,34 +92,4 @@ func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error 
 		return epFailure(g, err)
 	}
 	return nil
-}
-
-// managerDial is a manager client that dials again once its connection
-// has closed (the mesh went away), resolving the mesh anew each time.
-type managerDial struct {
-	g  *globals
-	mu sync.Mutex
-	c  *client.Client
-}
-
-func (d *managerDial) client() (*client.Client, error) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.c != nil && !d.c.EP().Conn().IsClosed() {
-		return d.c, nil
-	}
-	c, _, err := d.g.managers()
-	if err != nil {
-		return nil, err
-	}
-	d.c = c
-	return c, nil
-}
-
-func (d *managerDial) close() {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.c != nil {
-		d.c.EP().Conn().Close()
-	}
 }

@@ -2,28 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
-	"os/signal"
-	"path/filepath"
-	"strings"
 	"sync/atomic"
-	"syscall"
-	"time"
 
 	"github.com/charmbracelet/x/term"
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 	"github.com/cotal-go/cotal/seat/client"
@@ -61,12 +51,12 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	}
 	key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
 	if err != nil {
-		return usageError{err}
+		return usage(err)
 	}
 	var notify tui.Notify
 	if !noNotify {
 		if notify, err = tui.PickNotify(os.Getenv, exec.LookPath); err != nil {
-			return usageError{err}
+			return usage(err)
 		}
 	}
 	return runDashboard(cmd.Context(), g, f, alerting{bell: !noBell, notify: notify}, key)
@@ -88,7 +78,8 @@ func interactive(g *globals) bool {
 // hosts the mesh in this process first (its log goes to mesh.log: the
 // screen is the dashboard's) and stops it on quit; otherwise it is a client
 // and quitting leaves the mesh running. The dashboard asks before quitting
-// with live seats; a quit signal ends it without asking.
+// with live seats; a quit signal ends it without asking, and a closed
+// terminal leaves a mesh with live seats running (host.Hangup).
 func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, detachKey byte) error {
 	if err := f.check(); err != nil {
 		return err
@@ -97,22 +88,6 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	if err != nil {
 		return err
 	}
-	// A closed terminal (SIGHUP) while the mesh hosted here runs seats
-	// ends only the dashboard: closing a window never kills an agent's
-	// work. The signals that stop the mesh from then on are registered
-	// before the quit loop lets go of them, so none is missed.
-	var hosted atomic.Pointer[host.Host]
-	var headless atomic.Bool
-	afterHangup := make(chan os.Signal, 1)
-	ctx, stop := untilQuit(ctx, func(s os.Signal) bool {
-		if h := hosted.Load(); s == syscall.SIGHUP && h != nil && len(h.Live()) > 0 {
-			signal.Notify(afterHangup, os.Interrupt, syscall.SIGTERM)
-			signal.Ignore(syscall.SIGHUP)
-			headless.Store(true)
-		}
-		return true
-	})
-	defer stop()
 	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
 		return err
 	}
@@ -121,26 +96,23 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		return fmt.Errorf("opening log %s: %w", p.LogFile(), err)
 	}
 	defer logf.Close()
+	var hosted atomic.Pointer[host.Host]
+	ctx, stop, headless := untilQuitOrHangup(ctx, func() bool { h := hosted.Load(); return h != nil && h.Hangup(logf) })
+	defer stop()
 
-	h, err := hostUnlessRunning(ctx, g, data, p, f, logf)
-	if err != nil {
-		return err
-	}
-	hosting := h != nil
-	hosted.Store(h)
-	stopMesh := func() error { return nil }
-	if hosting {
-		// The mesh outlives a quit signal until the dashboard has let go
-		// of it.
-		runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-		done := make(chan error, 1)
-		go func() { done <- h.Run(runCtx) }()
-		stopMesh = func() error {
-			cancel()
-			return <-done
+	var h *host.Host
+	if g.server == "" {
+		h, err = host.StartUnlessRunning(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: logf, Verbose: f.verbose, MaxSessions: f.maxSessions})
+		if err != nil {
+			return err
 		}
 	}
-
+	hosting := h != nil
+	stopMesh := func() error { return nil }
+	if hosting {
+		hosted.Store(h)
+		stopMesh = h.Serve(ctx)
+	}
 	sink := tui.NewLogSink(logf)
 	opts := mesh.Options{OneShot: true, Echoes: true, Logf: sink.Logf}
 	follow := func() (string, int, bool) {
@@ -167,8 +139,15 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		cfg.ConfirmQuit = h.Live
 		local = h.Manager().InstanceID()
 	}
-	desk := newSeatDesk(g.epClient, personaDir(), local)
-	defer desk.close()
+	project := personaDir()
+	desk := tui.NewManagers(func() (*client.Client, error) {
+		c, _, err := g.epClient() // the desk closes the connection through the client
+		if err != nil {
+			return nil, err
+		}
+		return client.New(c), nil
+	}, func(context.Context) ([]client.PersonaChoice, error) { return seat.PersonaChoices(project) }, local)
+	defer desk.Close()
 	cfg.SeatSource, cfg.SeatControl = desk, desk
 	if g.server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = g.server, 0, "", ""
@@ -176,39 +155,22 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		cfg.Follow = follow
 	}
 	runErr := tui.Run(ctx, cfg)
-	desk.close()
+	desk.Close()
 	_ = e.Close()
-	if hosting && headless.Load() {
-		runHeadless(g, h, logf, afterHangup, p.Space)
-	}
-	if hosting {
-		if err := stopMesh(); err != nil && runErr == nil {
-			runErr = fmt.Errorf("stopping mesh %s: %w", p.Space, err)
-		}
-		fmt.Fprintf(g.stdout, "mesh %s stopped\n", p.Space)
-	} else {
+	if !hosting {
 		pid := cfg.PID
 		if _, now, ok := follow(); ok && g.server == "" {
 			pid = now // it may have restarted meanwhile
 		}
 		fmt.Fprintf(g.stdout, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", p.Space, pid, p.Space)
+		return runErr
 	}
+	headless(hostQuit(g, h))
+	if err := stopMesh(); err != nil && runErr == nil {
+		runErr = fmt.Errorf("stopping mesh %s: %w", p.Space, err)
+	}
+	fmt.Fprintf(g.stdout, "mesh %s stopped\n", p.Space)
 	return runErr
-}
-
-// hostUnlessRunning starts the space's mesh in this process and returns
-// it, or returns nil when a process (its store lock says) or --server
-// already serves it.
-func hostUnlessRunning(ctx context.Context, g *globals, data string, p config.Paths, f *upFlags, log io.Writer) (*host.Host, error) {
-	if g.server != "" {
-		return nil, nil
-	}
-	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: log, Verbose: f.verbose, MaxSessions: f.maxSessions})
-	var running *host.AlreadyRunningError
-	if errors.As(err, &running) {
-		return nil, nil // be its client
-	}
-	return h, err
 }
 
 // personaDir is the project whose personas the spawn picker lists: the one
@@ -219,62 +181,4 @@ func personaDir() string {
 		return dir
 	}
 	return cwd
-}
-
-// seatDesk is the dashboard's way to the managers: tui's, over
-// seat/client, dialled as the local operator; spawns go to local.
-type seatDesk struct{ *tui.Managers }
-
-func newSeatDesk(dial func() (*ep.Client, *nats.Conn, error), project, local string) seatDesk {
-	managers := func() (*client.Client, error) {
-		c, _, err := dial() // the desk closes the connection through the client
-		if err != nil {
-			return nil, err
-		}
-		return client.New(c), nil
-	}
-	return seatDesk{tui.NewManagers(managers, func(context.Context) ([]tui.PersonaChoice, error) { return personas(project) }, local)}
-}
-
-func (d seatDesk) close() { d.Close() }
-
-// personas lists the personas of project for the spawn picker, each
-// with what runs and whether messages are typed in, or why no seat can be
-// spawned from it; with none it says where it looked.
-func personas(project string) ([]tui.PersonaChoice, error) {
-	names := seat.ListPersonas(project)
-	if len(names) == 0 {
-		return nil, fmt.Errorf("none in %s: add one as <name>.md", config.AgentsDir(project))
-	}
-	out := make([]tui.PersonaChoice, 0, len(names))
-	for _, n := range names {
-		c := tui.PersonaChoice{Name: n}
-		if !wire.ValidToken(n) {
-			c.Invalid = fmt.Sprintf("%q is not one token of A-Z a-z 0-9 _ (at most %d characters), and seats are named after their persona: rename %s and its name: line",
-				n, wire.MaxTokenLength, filepath.Join(config.AgentsDir(project), n+".md"))
-		} else if p, err := seat.LoadPersona(project, n); err != nil {
-			c.Invalid = err.Error()
-		} else {
-			c.Harness, c.Typed = p.Harness, p.TypedIn()
-		}
-		out = append(out, c)
-	}
-	return out, nil
-}
-
-// runHeadless keeps the mesh hosted here running after the dashboard's
-// terminal closed with seats live, until it is told to stop: SIGTERM
-// (`cotal down --with-agents`) at once, SIGINT by the host's quit rule.
-// Only the log can say so: the terminal is gone.
-func runHeadless(g *globals, h *host.Host, log io.Writer, sigs chan os.Signal, space string) {
-	defer signal.Stop(sigs)
-	live := h.Live()
-	fmt.Fprintf(log, "%s dashboard: the terminal closed with %d seat(s) running (%s); mesh %s stays up without a dashboard: `cotal` opens one, `cotal down --with-agents` stops it\n",
-		time.Now().Format(time.RFC3339), len(live), strings.Join(live, ", "), space)
-	quit := hostQuit(g, h)
-	for s := range sigs {
-		if quit(s) {
-			return
-		}
-	}
 }

@@ -74,7 +74,7 @@ back as they are.`,
 					}
 				}
 			} else if !keepSeats {
-				live, err := liveSeats(g)
+				live, err := runningSeats(g)
 				if err != nil {
 					return fmt.Errorf("cannot tell whether seats are live (%v); `cotal down --with-agents` stops the mesh and any seats", err)
 				}
@@ -87,7 +87,7 @@ back as they are.`,
 			defer cancel()
 			stop := host.Stop
 			if keepSeats {
-				if kept, err := liveSeats(g); err == nil {
+				if kept, err := runningSeats(g); err == nil {
 					res.SeatsKept = kept
 				}
 				stop = host.StopKeepingSeats
@@ -138,4 +138,25 @@ type downJSON struct {
 	PID          int      `json:"pid,omitempty"`
 	SeatsStopped []string `json:"seatsStopped"`
 	SeatsKept    []string `json:"seatsKept,omitempty"` // left running in their keepers (--keep-seats)
+}
+
+// runningSeats asks every manager which seats still run (nil when none
+// answers: a mesh without managers).
+func runningSeats(g *globals) ([]string, error) {
+	cl, nc, err := g.managers()
+	if err != nil {
+		return nil, err
+	}
+	defer nc.Close()
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	rows, err := cl.Running(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var live []string
+	for _, r := range rows {
+		live = append(live, r.Name)
+	}
+	return live, nil
 }

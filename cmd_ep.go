@@ -11,43 +11,21 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/issue"
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
-// epClient connects a CLI command as --creds (or the local operator) and wraps the connection in an endpoint client; nothing here knows any endpoint's commands.
+// epClient connects a CLI command to the control surface as --creds, or
+// as the local operator; nothing here knows any endpoint's commands.
 func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 	t, err := g.resolveTarget()
 	if err != nil {
 		return nil, nil, err
 	}
-	caller := ep.Caller{}
-	if t.creds != "" {
-		info, err := loadCreds(t.creds, "creds")
-		if err != nil {
-			return nil, nil, err
-		}
-		caller = ep.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
-	} else {
-		p := issue.OperatorPrincipal()
-		caller = ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
-	}
-	connID := caller.Owner + "-" + caller.Actor + "-" + caller.UID
-	// The broker's refusals reach the caller as the failed call's error
-	// (the client watches for them); nats.go's own printing of them would
-	// say it twice.
-	quiet := nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
-	nc, err := t.connect("cotal "+caller.ID(), nats.CustomInboxPrefix("_INBOX_"+connID), quiet)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: t.paths.Space, Caller: caller})
-	if err != nil {
-		nc.Close()
-		return nil, nil, err
-	}
-	return c, nc, nil
+	return t.ControlClient()
 }
 
 // epFailure prints a refusal the way a person reads it and says whether the command ran; it exits 1.
@@ -83,7 +61,7 @@ contract is fetched from the space's contract store and digest-verified.
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if _, err := ep.EndpointToken(args[0]); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			c, nc, err := g.epClient()
 			if err != nil {
@@ -156,7 +134,7 @@ deadline.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			if _, err := ep.EndpointToken(args[0]); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			if !ep.ValidCommand(args[1]) {
 				return usagef("command %q must be 1-32 characters of a-z 0-9 -", args[1])
@@ -231,7 +209,7 @@ liveness-unestablishable, superseded.`,
 				return usagef("--instance needs a whole instance id (1-64 of A-Z a-z 0-9 _ -), got %q", instance)
 			}
 			if _, err := ep.EndpointToken(endpoint); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			c, nc, err := g.epClient()
 			if err != nil {
@@ -263,4 +241,38 @@ liveness-unestablishable, superseded.`,
 	cmd.Flags().StringVar(&endpoint, "endpoint", "manager", "the endpoint the instance serves")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
+}
+
+// managers is a client of the space's managers as this process's caller;
+// closing nc ends it. An agent's credential gets an agent's client: it
+// sends its census and finds seats on the roster, since it may not read
+// the registry the operator's census freezes.
+func (g *globals) managers() (*client.Client, *nats.Conn, error) {
+	c, nc, err := g.epClient()
+	if err != nil {
+		return nil, nil, err
+	}
+	if !g.actsAsAgent() {
+		return client.New(c), nc, nil
+	}
+	roster := func(ctx context.Context) ([]presence.Peer, error) {
+		e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}})
+		if err != nil {
+			return nil, err
+		}
+		defer e.Close()
+		peers, _, err := e.Roster(ctx)
+		return peers, err
+	}
+	return client.New(c, client.AsAgent(roster)), nc, nil
+}
+
+// actsAsAgent reports whether --creds names an agent's (or an observer's)
+// credential rather than the operator's.
+func (g *globals) actsAsAgent() bool {
+	if g.creds == "" {
+		return false
+	}
+	info, err := loadCreds(g.creds, "creds")
+	return err == nil && (info.Profile == string(broker.ProfileAgent) || info.Profile == string(broker.ProfileObserver))
 }

@@ -2,18 +2,16 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
 	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/render"
@@ -21,10 +19,8 @@ import (
 )
 
 func newHistoryCmd(g *globals) *cobra.Command {
-	var (
-		limit  int
-		asJSON bool
-	)
+	var limit int
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "history <channel>",
 		Short: "Read a channel's retained posts (within your read ACL), or change retention",
@@ -38,7 +34,7 @@ Retention keeps each sender's last 1000 posts per channel unless
 		RunE: func(_ *cobra.Command, args []string) error {
 			channel := args[0]
 			if err := wire.ValidateChannel(channel); err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			if !wire.IsConcrete(channel) {
 				return usagef("history reads one channel at a time: %q is a pattern; name one channel it covers", channel)
@@ -46,46 +42,39 @@ Retention keeps each sender's last 1000 posts per channel unless
 			if limit <= 0 {
 				return usagef("--limit %d: give a positive number", limit)
 			}
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}})
-			if err != nil {
-				return err
-			}
-			defer e.Close()
-			if acl := e.AllowSubscribe(); acl != nil && !wire.Covered(acl, channel) {
-				return notAllowedToRead(channel, acl)
-			}
-			items, complete, err := e.History(ctx, channel, limit)
-			if ee := ep.AsError(err); ee != nil && ee.Code == ep.CodePermissionDenied {
-				return fmt.Errorf("not allowed to read #%s: %s", channel, ee.Message)
-			}
-			if err != nil {
-				return err
-			}
-			if len(items) == 0 {
-				if err := knownChannel(ctx, e, channel, g.readsStorage()); err != nil {
+			return g.oneShotWith(mesh.Options{Subscribe: []string{}}, func(ctx context.Context, e *mesh.Endpoint) error {
+				if acl := e.AllowSubscribe(); acl != nil && !wire.Covered(acl, channel) {
+					return fmt.Errorf("not allowed to read #%s: it is outside your read ACL (%s)", channel, listOrNone(acl))
+				}
+				items, complete, err := e.History(ctx, channel, limit)
+				if ee := ep.AsError(err); ee != nil && ee.Code == ep.CodePermissionDenied {
+					return fmt.Errorf("not allowed to read #%s: %s", channel, ee.Message)
+				}
+				if err != nil {
 					return err
 				}
-			}
-			if asJSON {
-				b, _ := json.MarshalIndent(map[string]any{"channel": channel, "complete": complete, "items": items}, "", "  ")
-				fmt.Fprintln(g.stdout, string(b))
+				if len(items) == 0 {
+					var unknown *mesh.UnknownChannelError
+					if err := e.CheckKnown(ctx, channel); errors.As(err, &unknown) {
+						return fmt.Errorf("%w%s", err, didYouMean("#", unknown.Close, " (`cotal channels list` lists the channels)"))
+					}
+				}
+				if asJSON {
+					return g.resultJSON(map[string]any{"channel": channel, "complete": complete, "items": items})
+				}
+				if len(items) == 0 {
+					fmt.Fprintf(g.stdout, "#%s has no retained posts\n", channel)
+				}
+				for _, h := range items {
+					ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
+					line := render.Item(wire.KindChannel, wire.Subject{Channel: channel, Sender: h.SenderPrincipal()}, h.Msg, false, e.Me())
+					fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, line)
+				}
+				if !complete {
+					fmt.Fprintf(g.stdout, "(older posts not shown; --limit %d)\n", limit)
+				}
 				return nil
-			}
-			if len(items) == 0 {
-				fmt.Fprintf(g.stdout, "#%s has no retained posts\n", channel)
-				return nil
-			}
-			for _, h := range items {
-				ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
-				line := render.Item(wire.KindChannel, wire.Subject{Channel: channel, Sender: h.SenderPrincipal()}, h.Msg, false, e.Me())
-				fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, line)
-			}
-			if !complete {
-				fmt.Fprintf(g.stdout, "(older posts not shown; --limit %d)\n", limit)
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", mesh.DefaultHistoryLimit, "how many of the newest posts to show")
@@ -94,52 +83,19 @@ Retention keeps each sender's last 1000 posts per channel unless
 	return cmd
 }
 
-// notAllowedToRead is the refusal of a read outside the caller's read ACL.
-func notAllowedToRead(channel string, acl []string) error {
-	return fmt.Errorf("not allowed to read #%s: it is outside your read ACL (%s)", channel, listOrNone(acl))
+// didYouMean is "; did you mean #a or #b?" for the close names, else
+// otherwise.
+func didYouMean(sigil string, close []string, otherwise string) string {
+	if len(close) == 0 {
+		return otherwise
+	}
+	for i := range close {
+		close[i] = sigil + close[i]
+	}
+	return "; did you mean " + cliargs.OrList(close) + "?"
 }
 
-// knownChannel says whether a channel with no retained posts exists at
-// all: registered, or named by nothing; readsStorage adds the channels
-// with retained posts to the close matches. An unknown one is an error naming
-// the known channels it is close to. When the registry cannot be read the
-// channel is taken as known: its emptiness is then all that is sure.
-func knownChannel(ctx context.Context, e *mesh.Endpoint, channel string, readsStorage bool) error {
-	reg, err := e.Registry(ctx)
-	if err != nil {
-		return nil
-	}
-	names, entries, err := reg.List(ctx)
-	if err != nil {
-		return nil
-	}
-	if _, ok := entries[channel]; ok {
-		return nil
-	}
-	known := map[string]bool{}
-	for _, n := range names {
-		known[n] = true
-	}
-	if readsStorage {
-		for n := range usedChannels(ctx, e) {
-			known[n] = true
-		}
-	}
-	for _, n := range e.Channels() {
-		known[n] = true
-	}
-	delete(known, channel)
-	msg := fmt.Sprintf("unknown channel #%s: it was never registered and has no retained posts", channel)
-	if close := closeMatches(channel, slices.Sorted(maps.Keys(known))); len(close) > 0 {
-		for i := range close {
-			close[i] = "#" + close[i]
-		}
-		return fmt.Errorf("%s; did you mean %s?", msg, orList(close))
-	}
-	return fmt.Errorf("%s (`cotal channels list` lists the channels)", msg)
-}
-
-// chatLimits is what `history limit` shows and changes.
+// chatLimits is what `history limit --json` prints.
 type chatLimits struct {
 	MaxAge       string `json:"maxAge"` // "" = no age limit
 	MaxPerSender int64  `json:"maxPerSender"`
@@ -148,11 +104,9 @@ type chatLimits struct {
 }
 
 func newHistoryLimitCmd(g *globals) *cobra.Command {
-	var (
-		maxAge       time.Duration
-		maxPerSender int64
-		asJSON       bool
-	)
+	var maxAge time.Duration
+	var maxPerSender int64
+	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "limit",
 		Short: "Show or change how long and how much channel history the space keeps",
@@ -161,65 +115,41 @@ than the age (0 keeps them forever); --max-per-sender keeps each sender's newest
 N posts per channel. A lower limit deletes what it no longer keeps at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			changed := cmd.Flags().Changed("max-age") || cmd.Flags().Changed("max-per-sender")
-			if maxAge < 0 {
+			ageSet, perSet := cmd.Flags().Changed("max-age"), cmd.Flags().Changed("max-per-sender")
+			switch {
+			case maxAge < 0:
 				return usagef("--max-age %s: give a positive duration, or 0 for no age limit", maxAge)
-			}
-			if cmd.Flags().Changed("max-per-sender") && maxPerSender < 1 {
+			case perSet && maxPerSender < 1:
 				return usagef("--max-per-sender %d: give at least 1", maxPerSender)
-			}
-			if changed && maxAge > 0 && maxAge < time.Second {
+			case (ageSet || perSet) && maxAge > 0 && maxAge < time.Second:
 				return usagef("--max-age %s: the smallest age is 1s", maxAge)
 			}
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			st, err := g.chatStream(ctx)
-			if err != nil {
-				return err
-			}
-			defer st.Close()
-			cfg := st.CachedInfo().Config
-			if changed {
-				if cmd.Flags().Changed("max-age") {
-					cfg.MaxAge = maxAge
-					// The dedup window may not exceed the age limit.
-					if maxAge > 0 && cfg.Duplicates > maxAge {
-						cfg.Duplicates = maxAge
-					}
-					if maxAge == 0 && cfg.Duplicates < 2*time.Minute {
-						cfg.Duplicates = 2 * time.Minute
-					}
-				}
-				if cmd.Flags().Changed("max-per-sender") {
-					cfg.MaxMsgsPerSubject = maxPerSender
-				}
-				js, _ := jetstream.New(st.conn())
-				if _, err := js.UpdateStream(ctx, cfg); err != nil {
-					return fmt.Errorf("changing retention: %w", err)
-				}
-				if st.Stream, err = js.Stream(ctx, cfg.Name); err != nil {
+			var r broker.Retention
+			err := g.operator("cotal history", func(ctx context.Context, nc *nats.Conn, space string) (err error) {
+				if !ageSet && !perSet {
+					r, err = broker.ChatRetention(ctx, nc, space)
 					return err
 				}
-			}
-			info, err := st.Info(ctx)
+				var age *time.Duration
+				if ageSet {
+					age = &maxAge
+				}
+				r, err = broker.SetChatRetention(ctx, nc, space, age, maxPerSender)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			l := chatLimits{MaxPerSender: info.Config.MaxMsgsPerSubject, Messages: info.State.Msgs, Bytes: info.State.Bytes}
-			if info.Config.MaxAge > 0 {
-				l.MaxAge = info.Config.MaxAge.String()
+			l := chatLimits{MaxPerSender: r.MaxPerSender, Messages: r.Messages, Bytes: r.Bytes}
+			kept := "forever"
+			if r.MaxAge > 0 {
+				l.MaxAge, kept = r.MaxAge.String(), "for "+r.MaxAge.String()
 			}
 			if asJSON {
-				b, _ := json.MarshalIndent(l, "", "  ")
-				fmt.Fprintln(g.stdout, string(b))
-				return nil
-			}
-			age := "forever"
-			if l.MaxAge != "" {
-				age = "for " + l.MaxAge
+				return g.resultJSON(l)
 			}
 			fmt.Fprintf(g.stdout, "channel history: each sender's newest %d posts per channel, kept %s; now %d posts, %s\n",
-				l.MaxPerSender, age, l.Messages, humanBytes(int64(l.Bytes)))
+				l.MaxPerSender, kept, l.Messages, render.Bytes(int64(l.Bytes)))
 			return nil
 		},
 	}
@@ -239,30 +169,25 @@ direct message, including ones not yet read. Tasks waiting for a role are
 never touched. Without --force it only says what it would delete.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			st, err := g.chatStream(ctx)
+			var counts []broker.StreamCount
+			err := g.operator("cotal history", func(ctx context.Context, nc *nats.Conn, space string) (err error) {
+				counts, err = broker.ClearHistory(ctx, nc, space, dms, force)
+				return err
+			})
 			if err != nil {
 				return err
 			}
-			defer st.Close()
-			js, _ := jetstream.New(st.conn())
-			names := []string{wire.ChatStream(st.space)}
-			if dms {
-				names = append(names, wire.DMStream(st.space))
+			said := make([]string, len(counts))
+			for i, c := range counts {
+				said[i] = fmt.Sprintf("%d from %s", c.Messages, c.Stream)
 			}
-			counts, err := clearStreams(ctx, js, names, force)
-			if err != nil {
-				return err
+			switch {
+			case !force:
+				return usagef("this would delete %s; run again with --force to do it", strings.Join(said, " and "))
+			case asJSON:
+				return g.resultJSON(map[string]any{"deleted": counts})
 			}
-			if !force {
-				return usagef("this would delete %s; run again with --force to do it", joinCounts(counts))
-			}
-			if asJSON {
-				printJSON(g.stdout, map[string]any{"deleted": counts})
-				return nil
-			}
-			fmt.Fprintf(g.stdout, "deleted %s\n", joinCounts(counts))
+			fmt.Fprintf(g.stdout, "deleted %s\n", strings.Join(said, " and "))
 			return nil
 		},
 	}
@@ -272,88 +197,23 @@ never touched. Without --force it only says what it would delete.`,
 	return cmd
 }
 
-// streamCount is how many messages a stream held when it was counted.
-type streamCount struct {
-	Stream   string `json:"stream"`
-	Messages uint64 `json:"messages"`
-}
-
-func (c streamCount) String() string { return fmt.Sprintf("%d from %s", c.Messages, c.Stream) }
-
-func joinCounts(counts []streamCount) string {
-	s := make([]string, len(counts))
-	for i, c := range counts {
-		s[i] = c.String()
-	}
-	return strings.Join(s, " and ")
-}
-
-// clearStreams says what each named stream holds and, with force, purges
-// the streams it counted: each is looked up once.
-func clearStreams(ctx context.Context, js jetstream.JetStream, names []string, force bool) ([]streamCount, error) {
-	var (
-		counts  []streamCount
-		streams []jetstream.Stream
-	)
-	for _, n := range names {
-		s, err := js.Stream(ctx, n)
-		if err != nil {
-			return nil, fmt.Errorf("opening %s: %w", n, err)
-		}
-		streams = append(streams, s)
-		counts = append(counts, streamCount{Stream: n, Messages: s.CachedInfo().State.Msgs})
-	}
-	if !force {
-		return counts, nil
-	}
-	testHookBeforePurge()
-	for i, s := range streams {
-		if err := s.Purge(ctx); err != nil {
-			return counts, fmt.Errorf("clearing %s: %w", names[i], err)
-		}
-	}
-	return counts, nil
-}
-
-// testHookBeforePurge runs between counting and purging; a test removes a
-// stream there, as another process could.
-var testHookBeforePurge = func() {}
-
-// boundStream is a stream with the connection it was read on; Close
-// closes that connection.
-type boundStream struct {
-	jetstream.Stream
-	space string
-	nc    *nats.Conn
-}
-
-func (b *boundStream) conn() *nats.Conn { return b.nc }
-
-// Close closes the stream's connection.
-func (b *boundStream) Close() { b.nc.Close() }
-
-// chatStream opens the space's CHAT stream as the local operator:
-// retention is the operator's to change.
-func (g *globals) chatStream(ctx context.Context) (*boundStream, error) {
+// operator runs fn on a connection to the space's mesh as the local
+// operator (or --creds): retention is the operator's to read and change.
+func (g *globals) operator(name string, fn func(ctx context.Context, nc *nats.Conn, space string) error) error {
 	t, err := g.resolveTarget()
 	if err != nil {
-		return nil, err
+		return err
 	}
-	nc, err := t.connect("cotal history")
+	nc, err := t.Connect(name)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, err
+	defer nc.Close()
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	err = fn(ctx, nc, t.Paths.Space)
+	if errors.Is(err, broker.ErrNoChatStream) {
+		return fmt.Errorf("%w (is it provisioned?)", err)
 	}
-	st, err := js.Stream(ctx, wire.ChatStream(t.paths.Space))
-	if err != nil {
-		nc.Close()
-		if errors.Is(err, jetstream.ErrStreamNotFound) {
-			return nil, fmt.Errorf("space %s has no channel history stream (is it provisioned?)", t.paths.Space)
-		}
-		return nil, fmt.Errorf("opening channel history: %w (retention needs the operator's credential)", err)
-	}
-	return &boundStream{Stream: st, space: t.paths.Space, nc: nc}, nil
+	return err
 }

@@ -4,9 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/signal"
 	"path/filepath"
-	"syscall"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
@@ -84,15 +82,15 @@ func runMCP(g *globals, name, source string) error {
 			if err != nil {
 				return nil, err
 			}
-			if creds == "" && t.record.Mode != config.ModeOpen {
-				return nil, fmt.Errorf("mesh %s needs a credential: pass --creds (mint one with `cotal mint %s`)", t.paths.Space, name)
+			if creds == "" && t.Record.Mode != config.ModeOpen {
+				return nil, fmt.Errorf("mesh %s needs a credential: pass --creds (mint one with `cotal mint %s`)", t.Paths.Space, name)
 			}
-			o.URL, o.Space = t.url, t.paths.Space
+			o.URL, o.Space = t.URL, t.Paths.Space
 		}
 		return mesh.Connect(ctx, o)
 	}
 	srv := mcp.New(mcp.Options{Dial: dial, Manager: manager, Self: self, Version: version, Logf: logf})
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := untilQuit(context.Background(), nil)
 	defer stop()
 	return srv.Run(ctx, &sdk.StdioTransport{})
 }
@@ -146,7 +144,7 @@ on an open mesh, as --name). Paths are made absolute.`,
 			}
 			out, err := mcp.ClientConfig(args[0], argv)
 			if err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			if asJSON {
 				printJSON(g.stdout, map[string]any{"client": args[0], "command": argv[0], "args": argv[1:], "instructions": out})

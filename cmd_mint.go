@@ -57,7 +57,7 @@ and the file is ignored.`,
 			}
 			prof, err := broker.ParseProfile(profile)
 			if err != nil {
-				return usageError{err}
+				return usage(err)
 			}
 			_, p, _, err := g.paths()
 			if err != nil {
@@ -86,9 +86,9 @@ and the file is ignored.`,
 				if agentFile != "" {
 					return usagef("%s: %w", agentFile, err)
 				}
-				return usageError{err}
+				return usage(err)
 			}
-			nc, err := connectIfRunning(g)
+			nc, err := host.ConnectIfRunning(p, "cotal mint")
 			if err != nil {
 				return fmt.Errorf("%w (minting revokes the earlier credentials of %s on it)", err, name)
 			}
@@ -102,6 +102,9 @@ and the file is ignored.`,
 				return err
 			}
 			c, provisioned, err := issue.Mint(ctx, p, id, nc)
+			if errors.Is(err, issue.ErrReservedName) {
+				return usage(err)
+			}
 			if err != nil {
 				return err
 			}
@@ -115,6 +118,9 @@ and the file is ignored.`,
 				return err
 			}
 			abs, _ := filepath.Abs(out)
+			if !seatsCannotRead(p, abs) {
+				fmt.Fprintf(g.stderr, "cotal: warning: %s is where a seat can read it: a seat runs as you, sees every folder but the store's protected ones, and could act as %s with it. Leave out --out to keep it under the store, or keep the file where no seat runs.\n", abs, name)
+			}
 			if asJSON {
 				res := map[string]any{
 					"principal": c.Identity.Principal.ID(), "lifecycleUid": c.Identity.UID, "profile": c.Identity.Profile,
@@ -169,7 +175,7 @@ and the file is ignored.`,
 	fl.StringSliceVar(&allowSub, "allow-subscribe", nil, "read ACL (default: the --subscribe list)")
 	fl.StringSliceVar(&allowPub, "allow-publish", nil, "post ACL (default: none)")
 	fl.StringSliceVar(&caps, "capability", nil, "control-surface capability: spawn (ask the manager for seats); repeatable")
-	fl.StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/<name>.creds)")
+	fl.StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/<name>.creds, which seats cannot read; elsewhere a seat can, and mint warns)")
 	fl.BoolVar(&asJSON, "json", false, "print the result as JSON")
 	return cmd
 }
@@ -205,7 +211,7 @@ func applyAgentFile(g *globals, cmd *cobra.Command, name string, id *broker.Iden
 	if err != nil {
 		var fe *config.AgentFileError
 		if errors.As(err, &fe) {
-			return "", usageError{err}
+			return "", usage(err)
 		}
 		return "", fmt.Errorf("reading agent file: %w", err)
 	}
@@ -229,4 +235,23 @@ func listOrNone(l []string) string {
 		return "(none)"
 	}
 	return strings.Join(l, ", ")
+}
+
+// seatsCannotRead reports whether path lies in a folder every seat's
+// sandbox hides (the store's auth and JetStream folders).
+func seatsCannotRead(p config.Paths, path string) bool {
+	at, err := filepath.EvalSymlinks(filepath.Dir(path))
+	if err != nil {
+		return false
+	}
+	for _, dir := range host.SeatProtect(p) {
+		d, err := filepath.EvalSymlinks(dir)
+		if err != nil {
+			continue
+		}
+		if rel, err := filepath.Rel(d, at); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return true
+		}
+	}
+	return false
 }

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 )
@@ -104,7 +104,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 		mode = "OPEN mode: no authentication, owner local; anyone on this machine can read and post as anyone"
 	}
 	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s)\n", p.Space, b.URL(), os.Getpid(), mode)
-	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, humanBytes(b.MaxStore()))
+	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, render.Bytes(b.MaxStore()))
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
@@ -168,43 +168,26 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 // printCustody says what the start made of the seats left in their
 // keepers by the mesh before: taken back, lost (and when), ended.
 func printCustody(g *globals, c seat.Custody) {
-	if len(c.Reattached) > 0 {
-		fmt.Fprintf(g.stdout, "took back %d seat(s) from their keepers: %s\n", len(c.Reattached), strings.Join(c.Reattached, ", "))
-	}
-	for _, l := range c.Lost {
-		fmt.Fprintf(g.stdout, "seat %s was lost (%s): %s\n", l.Name, l.At.Local().Format("2006-01-02 15:04:05"), l.Why)
-	}
-	for _, e := range c.Ended {
-		fmt.Fprintf(g.stdout, "seat %s ended while no mesh ran (%s, %s)\n", e.Name, e.Why, e.At.Local().Format("2006-01-02 15:04:05"))
+	for _, l := range c.Lines() {
+		fmt.Fprintln(g.stdout, l)
 	}
 }
 
 // custodyOf asks the running mesh's managers what became of the seats in
 // custody, for an up that started the mesh in the background.
 func custodyOf(g *globals) (seat.Custody, bool) {
-	var c seat.Custody
 	cl, nc, err := g.managers()
 	if err != nil {
-		return c, false
+		return seat.Custody{}, false
 	}
 	defer nc.Close()
 	ctx, cancel := ctxTimeout()
 	defer cancel()
 	cs, err := cl.Census(ctx, "")
 	if err != nil {
-		return c, false
+		return seat.Custody{}, false
 	}
-	for _, r := range cs.Rows {
-		switch {
-		case r.LostMs != 0:
-			c.Lost = append(c.Lost, seat.LostSeat{Name: r.Name, At: time.UnixMilli(r.LostMs), Why: r.Lost})
-		case r.EndedAway:
-			c.Ended = append(c.Ended, seat.LostSeat{Name: r.Name, At: time.UnixMilli(r.ExitedMs), Why: r.Process})
-		case r.ReattachedMs != 0:
-			c.Reattached = append(c.Reattached, r.Name)
-		}
-	}
-	return c, true
+	return seat.CustodyOf(cs.Rows), true
 }
 
 // upJSON is `cotal up --detach --json`.
@@ -218,4 +201,46 @@ type upJSON struct {
 	ReadyMs        int64  `json:"readyMs,omitempty"` // how long the start took
 	Store          string `json:"store,omitempty"`
 	Log            string `json:"log"`
+}
+
+func newSuperviseCmd(g *globals) *cobra.Command {
+	var idFile, project string
+	var readiness time.Duration
+	var maxSessions int
+	cmd := &cobra.Command{
+		Use:   "supervise",
+		Short: "Run an extra manager instance in this process, serving a running mesh",
+		Long: `Serve the manager endpoint from this process too: a space may have several
+managers, each with its own seats; ps asks them all. The instance id is kept
+in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
+seats asks for a second Ctrl-C before stopping them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkMaxSessions(maxSessions); err != nil {
+				return err
+			}
+			t, err := g.resolveTarget()
+			if err != nil {
+				return err
+			}
+			h, err := host.Start(cmd.Context(), host.Config{
+				Paths: t.Paths, Open: t.Record.Mode == config.ModeOpen, Log: g.stderr,
+				ProjectDir: project, Readiness: readiness, MaxSessions: maxSessions,
+				Supervise: &host.Supervise{URL: t.URL, Creds: t.Creds, InstanceFile: idFile},
+			})
+			if err != nil {
+				return err
+			}
+			ctx, stop := untilQuit(cmd.Context(), hostQuit(g, h))
+			defer stop()
+			mgr := h.Manager()
+			fmt.Fprintf(g.stdout, "manager instance %s serving space %s at epoch %d; Ctrl-C to stop\n", mgr.InstanceID(), t.Paths.Space, mgr.Epoch())
+			return h.Run(ctx)
+		},
+	}
+	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
+	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
+	cmd.Flags().DurationVar(&readiness, "readiness", seat.DefaultReadiness, "how long a spawned seat has to come up before its goal is uncertain")
+	cmd.Flags().IntVar(&maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions this manager serves at once")
+	return cmd
 }

@@ -28,8 +28,8 @@ func addCompletions(root *cobra.Command, g *globals) {
 	seats := names(g, seatNames)
 	personas := names(g, func(context.Context, *globals) []string { return seat.ListPersonas(personaDir()) })
 	channels := names(g, channelNames)
-	peers := names(g, peerNames)
-	roles := names(g, roleNames)
+	peers := names(g, rosterNames(func(p presence.Peer) string { return p.Name }))
+	roles := names(g, rosterNames(func(p presence.Peer) string { return p.Role }))
 	spaces := names(g, func(context.Context, *globals) []string { return spaceNames() })
 
 	args := map[string]cobra.CompletionFunc{
@@ -99,10 +99,18 @@ func names(g *globals, lookup func(context.Context, *globals) []string) cobra.Co
 	}
 }
 
-// quietEndpoint connects for a completion: nothing it logs may reach the
-// shell.
-func quietEndpoint(ctx context.Context, g *globals) (*mesh.Endpoint, error) {
-	return g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}, Logf: func(string, ...any) {}})
+// onMesh is a lookup on the mesh through a one-shot endpoint that logs
+// nothing (the shell would show it); nothing when the mesh cannot be
+// reached.
+func onMesh(look func(context.Context, *mesh.Endpoint) []string) func(context.Context, *globals) []string {
+	return func(ctx context.Context, g *globals) []string {
+		e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}, Logf: func(string, ...any) {}})
+		if err != nil {
+			return nil
+		}
+		defer e.Close()
+		return look(ctx, e)
+	}
 }
 
 func seatNames(ctx context.Context, g *globals) []string {
@@ -122,50 +130,27 @@ func seatNames(ctx context.Context, g *globals) []string {
 	return out
 }
 
-func channelNames(ctx context.Context, g *globals) []string {
-	e, err := quietEndpoint(ctx, g)
-	if err != nil {
-		return nil
-	}
-	defer e.Close()
+var channelNames = onMesh(func(ctx context.Context, e *mesh.Endpoint) []string {
+	rows, _, _ := e.ListChannels(ctx)
 	var out []string
-	if reg, err := e.Registry(ctx); err == nil {
-		out, _, _ = reg.List(ctx)
-	}
-	if g.readsStorage() {
-		for n := range usedChannels(ctx, e) {
-			out = append(out, n)
-		}
+	for _, r := range rows {
+		out = append(out, r.Channel)
 	}
 	return out
-}
-
-func peerNames(ctx context.Context, g *globals) []string {
-	return rosterNames(ctx, g, func(p presence.Peer) string { return p.Name })
-}
-
-func roleNames(ctx context.Context, g *globals) []string {
-	return rosterNames(ctx, g, func(p presence.Peer) string { return p.Role })
-}
+})
 
 // rosterNames is pick of every peer on the roster, the empty ones left out.
-func rosterNames(ctx context.Context, g *globals, pick func(presence.Peer) string) []string {
-	e, err := quietEndpoint(ctx, g)
-	if err != nil {
-		return nil
-	}
-	defer e.Close()
-	peers, _, err := e.Roster(ctx)
-	if err != nil {
-		return nil
-	}
-	var out []string
-	for _, p := range peers {
-		if n := pick(p); n != "" {
-			out = append(out, n)
+func rosterNames(pick func(presence.Peer) string) func(context.Context, *globals) []string {
+	return onMesh(func(ctx context.Context, e *mesh.Endpoint) []string {
+		peers, _, _ := e.Roster(ctx)
+		var out []string
+		for _, p := range peers {
+			if n := pick(p); n != "" {
+				out = append(out, n)
+			}
 		}
-	}
-	return out
+		return out
+	})
 }
 
 func spaceNames() []string {
@@ -173,10 +158,7 @@ func spaceNames() []string {
 	if err != nil {
 		return nil
 	}
-	spaces, err := config.KnownSpaces(data)
-	if err != nil {
-		return nil
-	}
+	spaces, _ := config.KnownSpaces(data)
 	var out []string
 	for _, p := range spaces {
 		out = append(out, p.Space)

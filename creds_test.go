@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/internal/cliargs"
 )
 
 // TestEveryCommandRefusesUnusableCredsAlike walks every command that acts
@@ -33,7 +35,7 @@ func TestEveryCommandRefusesUnusableCredsAlike(t *testing.T) {
 		// wrong (TestHookNeverBreaksItsHarness).
 		if cmd.Runnable() && cmd.HasParent() && takesCreds(cmd) && !cmd.HasSubCommands() && cmd.Name() != "hook" {
 			args := append([]string{}, path...)
-			for range required(cmd.Use) {
+			for range cliargs.Required(cmd.Use) {
 				args = append(args, "x")
 			}
 			commands = append(commands, args)

@@ -107,14 +107,14 @@ func TestACrashedMeshIsNotRunningWhateverItsPidNames(t *testing.T) {
 	if _, err := c.globals().resolveTarget(); !errors.Is(err, errMeshDown) {
 		t.Errorf("resolveTarget: %v, want %v", err, errMeshDown)
 	}
-	if nc, err := connectIfRunning(c.globals()); nc != nil || err != nil {
-		t.Errorf("connectIfRunning: %v %v, want nothing running", nc, err)
+	if nc, err := host.ConnectIfRunning(c.paths, "test"); nc != nil || err != nil {
+		t.Errorf("ConnectIfRunning: %v %v, want nothing running", nc, err)
 	}
 	out, _, code := c.run("status")
 	if code != 1 || !strings.Contains(out, "down (pid") || !strings.Contains(out, "gone without stopping cleanly") {
 		t.Errorf("status: exit %d\n%s", code, out)
 	}
-	if row := meshState(c.paths, ""); row.State != "crashed (pid gone)" {
+	if row := host.DescribeMesh(c.paths, ""); row.State != "crashed (pid gone)" {
 		t.Errorf("meshes: %q", row.State)
 	}
 	out, _, code = c.run("down")
@@ -132,11 +132,11 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 	if !errors.As(err, &re) || errors.Is(err, errMeshDown) || !strings.Contains(err.Error(), c.paths.BrokerFile()+" is not valid") {
 		t.Errorf("resolveTarget: %v; want the damage of broker.json named", err)
 	}
-	if _, err := connectIfRunning(c.globals()); err == nil {
-		t.Error("connectIfRunning: no error; minting must not be put off to the next start")
+	if _, err := host.ConnectIfRunning(c.paths, "test"); err == nil {
+		t.Error("ConnectIfRunning: no error; minting must not be put off to the next start")
 	}
 	out, _, code := c.run("status", "--json")
-	var st statusReport
+	var st host.Status
 	if err := json.Unmarshal([]byte(out), &st); err != nil {
 		t.Fatalf("status --json: %v\n%s", err, out)
 	}
@@ -147,7 +147,7 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 	if !strings.Contains(out, "UNREACHABLE (pid") || !strings.Contains(out, "broker.json DAMAGED") {
 		t.Errorf("status:\n%s", out)
 	}
-	if row := meshState(c.paths, ""); row.State != "running, broker.json damaged" || row.PID != os.Getpid() {
+	if row := host.DescribeMesh(c.paths, ""); row.State != "running, broker.json damaged" || row.PID != os.Getpid() {
 		t.Errorf("meshes: %+v", row)
 	}
 	out, _, code = c.run("up")
@@ -164,7 +164,7 @@ func TestARunningMeshIsFoundByItsLock(t *testing.T) {
 	c := newCLI(t, "found")
 	h := c.host()
 	tg, err := c.globals().resolveTarget()
-	if err != nil || tg.url != h.Broker().URL() || tg.creds != c.paths.OperatorCreds() {
+	if err != nil || tg.URL != h.Broker().URL() || tg.Creds != c.paths.OperatorCreds() {
 		t.Fatalf("resolveTarget: %+v %v", tg, err)
 	}
 	out, _, code := c.run("up")

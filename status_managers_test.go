@@ -51,7 +51,7 @@ func TestConformanceSeedStatusScattersAndSaysWhichManagersAnswered(t *testing.T)
 	nc.Close()
 
 	out, errOut, code := c.run("status", "--json")
-	var r statusReport
+	var r host.Status
 	if code != 0 || json.Unmarshal([]byte(out), &r) != nil {
 		t.Fatalf("status --json: exit %d\n%s%s", code, out, errOut)
 	}

@@ -138,6 +138,7 @@ func (a *Authority) issue() error {
 	for _, r := range a.revocations {
 		ac.RevokeAt(r.UserKey, r.At)
 	}
+	accountLimits(ac)
 	ac.Limits.JetStreamLimits = jwt.JetStreamLimits{
 		MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
 		Streams: jwt.NoLimit, Consumer: jwt.NoLimit, MaxAckPending: jwt.NoLimit,

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/internal/testmesh"
@@ -105,23 +104,20 @@ func TestForgeLockRefusesPublishingAsAnotherPrincipal(t *testing.T) {
 	}
 }
 
+// TestForgeLockAllowsOwnSubjects: an agent's publishes on its own chat,
+// inst and svc subjects are stored, and the stored notices reach it on its
+// own stored-notice subject.
 func TestForgeLockAllowsOwnSubjects(t *testing.T) {
 	b := startBroker(t, false)
 	c := mintAndConnect(t, b, alice())
-	js, err := jetstream.New(c.nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
 	root := wire.Root(space)
 	for _, subj := range []string{
 		root + ".chat.local.alice.team.backend",
 		root + ".inst.local.bob.local.alice",
 		root + ".svc.reviewer.local.alice",
 	} {
-		if _, err := js.Publish(ctx, subj, []byte(`{}`)); err != nil {
-			t.Errorf("publish on own subject %s: %v", subj, err)
+		if seq := testmesh.StoreData(t, c.nc, subj, []byte(`{}`)); seq == 0 {
+			t.Errorf("publish on own subject %s: stored at seq 0", subj)
 		}
 	}
 	// Her own DM durable is not hers to bind: an agent has no JetStream
@@ -153,6 +149,8 @@ func TestForgeLockRefusesForeignSubscriptions(t *testing.T) {
 		"_INBOX_local-bob-x.>",           // bob's inbox
 		root + ".chat.*.*.team.frontend", // outside allowSubscribe
 		root + ".chat.>",                 // all chat
+		root + ".stored.local.bob.>",     // bob's stored notices
+		root + ".stored.>",               // everybody's stored notices
 	} {
 		t.Run(subj, func(t *testing.T) {
 			if _, err := c.nc.SubscribeSync(subj); err != nil {

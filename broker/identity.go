@@ -138,7 +138,10 @@ func LookupIdentity(ctx context.Context, js jetstream.JetStream, space string, p
 	if err != nil {
 		return rec, false, err
 	}
-	return rec, true, json.Unmarshal(e.Value(), &rec)
+	if err := json.Unmarshal(e.Value(), &rec); err != nil || rec.ID != p.ID() {
+		return IdentityRecord{}, false, fmt.Errorf("the identity record of %s is not one the space wrote", p)
+	}
+	return rec, true, nil
 }
 
 // ensureConsumer creates a durable unless it already exists; an existing

@@ -42,6 +42,9 @@ func (a *Authority) Mint(id Identity) (Creds, error) {
 	uc.Name = id.Principal.ID()
 	uc.IssuerAccount = a.AccountKey()
 	uc.Permissions = id.Permissions()
+	if id.Profile != ProfileOperator {
+		uc.Limits.Subs = MaxSubsPerConn
+	}
 	uc.Tags.Add(wire.TagUID+id.UID, wire.TagProfile+string(id.Profile))
 	if id.Role != "" {
 		uc.Tags.Add(wire.TagRole + id.Role)

@@ -62,23 +62,6 @@ const (
 	CapRun   = "run"
 )
 
-// SelfCommands are the manager commands every agent may call about itself
-// (the seat connector answers them); the broker vouches for the caller
-// through the subject. Connector to hello are what a seat's MCP server
-// reads and steers its connector with (seat/selfconnector.go); stop ends
-// the caller's own seat; the hook commands are what its harness's hooks
-// report through (seat/hook.go).
-var SelfCommands = []string{"inbox", "set-status", "join", "leave", "connector", "inbox-window", "set-attention", "channel-mode", "hello", "stop",
-	"hook", "hook-wait", "hook-done"}
-
-// SpawnCommands are the untargeted manager commands a spawn-capable agent
-// may call: spawn, and list the personas it may spawn from.
-var SpawnCommands = []string{"spawn", "personas"}
-
-// OwnerCommands are the manager commands a spawn-capable agent may call in
-// owner mode, on the seats it spawned (the manager refuses any other).
-var OwnerCommands = []string{"inspect", "screen", "despawn", "attach"}
-
 // Normalize fills defaults and checks every field, refusing (never
 // rewriting) anything invalid: an ACL entry that is not a valid channel
 // pattern, a subscribe entry outside the read ACL, a bad principal.
@@ -136,14 +119,9 @@ func (id *Identity) Normalize() error {
 	return nil
 }
 
-// ConnID is the connection id that scopes this identity's reply inbox:
-// `_INBOX_<ConnID>.>` is the only inbox its credential may subscribe to.
-func (id Identity) ConnID() string {
-	return id.Principal.Dash() + "-" + id.UID
-}
-
-// InboxPrefix is the nats.CustomInboxPrefix a client of this identity must use.
-func (id Identity) InboxPrefix() string { return "_INBOX_" + id.ConnID() }
+// InboxPrefix is the nats.CustomInboxPrefix a client of this identity must
+// use: `<prefix>.>` is the only inbox its credential may subscribe to.
+func (id Identity) InboxPrefix() string { return wire.ReplyInbox(id.Principal, id.UID) }
 
 // Permissions builds the broker-enforced permissions of the identity. The
 // forge lock is here: every publish row that carries a sender pins it to the
@@ -154,8 +132,9 @@ func (id Identity) InboxPrefix() string { return "_INBOX_" + id.ConnID() }
 // past the requester's own publish rights, so any such right would let it
 // publish as anyone (DESIGN, Known pitfalls). What it reads from storage it
 // reads through the delivery endpoint's self-mode commands; its publishes
-// to chat, inst and svc subjects are stored by JetStream and acked on its
-// own inbox.
+// to chat, inst and svc subjects are stored by JetStream, which answers
+// none of them and tells it of each stored one on its stored-notice
+// subject instead.
 func (id Identity) Permissions() jwt.Permissions {
 	var perm jwt.Permissions
 	if id.Profile == ProfileOperator {
@@ -184,6 +163,9 @@ func (id Identity) Permissions() jwt.Permissions {
 		// The receipts of its own messages, which only trusted
 		// connectors publish.
 		sub[wire.ReceiptFilter(s, me)+".*"] = true
+		// The stored notices of its own publishes: the streams it
+		// publishes to acknowledge nothing and republish these instead.
+		sub[wire.StoredFilter(s, me)] = true
 		id.deliveryRows(pub, wire.DeliveryCommands)
 		id.controlRows(pub, sub)
 	}
@@ -234,7 +216,7 @@ func sorted(m map[string]bool) []string {
 func (id Identity) controlRows(pub, sub map[string]bool) {
 	root := wire.Root(id.Space)
 	caller := id.caller()
-	for _, cmd := range SelfCommands {
+	for _, cmd := range wire.ManagerSelfCommands {
 		pub[root+".ep.one.manager."+cmd+".self."+caller+".*"] = true
 		pub[root+".ep.inst.manager.*."+cmd+".self."+caller+".*"] = true
 	}
@@ -244,7 +226,7 @@ func (id Identity) controlRows(pub, sub map[string]bool) {
 		if c != CapSpawn {
 			continue
 		}
-		for _, cmd := range SpawnCommands {
+		for _, cmd := range wire.ManagerSpawnCommands {
 			pub[root+".ep.one.manager."+cmd+"."+caller+".*"] = true
 			pub[root+".ep.inst.manager.*."+cmd+"."+caller+".*"] = true
 		}
@@ -255,7 +237,7 @@ func (id Identity) controlRows(pub, sub map[string]bool) {
 		sub[root+".eps.*.*.*."+caller+".out"] = true
 		// Owner mode on the seats it spawned (the manager checks which):
 		// the target owner is its own owner, never another's.
-		for _, cmd := range OwnerCommands {
+		for _, cmd := range wire.ManagerOwnerCommands {
 			pub[root+".ep.one.manager."+cmd+".owner."+id.Principal.Owner+"."+caller+".*"] = true
 			pub[root+".ep.inst.manager.*."+cmd+".owner."+id.Principal.Owner+"."+caller+".*"] = true
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync"
 	"time"
 
@@ -23,39 +24,118 @@ const DeliveryLeaseTTL = 30 * time.Second
 
 // StreamConfigs are the space's streams as the spec names them. CHAT keeps
 // 1000 messages per (sender, channel) subject; the backstop streams keep
-// 1000 per member lifecycle with a 2 h dedup window.
-func StreamConfigs(space string) []jetstream.StreamConfig {
+// 1000 per member lifecycle with a 2 h dedup window. The streams agents
+// publish to (CHAT, DM, TASK) acknowledge nothing: see storedNotices. Every
+// stream an agent can fill, directly or through what it makes the trusted
+// services write, holds at most its share of a store of maxStore bytes
+// (streamShare), so agents filling theirs leave the trusted buckets and
+// streams room to serve.
+func StreamConfigs(space string, maxStore int64) []jetstream.StreamConfig {
 	two := 2 * time.Minute
-	return []jetstream.StreamConfig{
+	cfgs := []jetstream.StreamConfig{
 		{Name: wire.ChatStream(space), Subjects: []string{wire.ChatSubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: two, AllowDirect: true},
 		{Name: wire.DMStream(space), Subjects: []string{wire.DMSubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, Duplicates: two},
+		// Full, the work queue refuses new tasks rather than drop pending ones.
 		{Name: wire.TaskStream(space), Subjects: []string{wire.TaskSubjects(space)}, Storage: jetstream.FileStorage,
-			Retention: jetstream.WorkQueuePolicy, Duplicates: two},
+			Retention: jetstream.WorkQueuePolicy, Discard: jetstream.DiscardNew, Duplicates: two},
 		{Name: wire.InboxStream(space), Subjects: []string{wire.InboxSubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: 2 * time.Hour},
 		{Name: wire.DlvStream(space), Subjects: []string{wire.DlvSubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: 2 * time.Hour},
 		{Name: wire.EPFStream(space), Subjects: []string{wire.EPFSubjects(space)}, Storage: jetstream.FileStorage,
-			Retention: jetstream.LimitsPolicy, Duplicates: two},
+			Retention: jetstream.LimitsPolicy, Discard: jetstream.DiscardOld, Duplicates: two},
 		{Name: wire.EPEStream(space), Subjects: []string{wire.EPESubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, MaxMsgsPerSubject: 1000, Discard: jetstream.DiscardOld, Duplicates: two},
 		{Name: wire.EPCStream(space), Subjects: []string{wire.EPCSubjects(space)}, Storage: jetstream.FileStorage,
 			Retention: jetstream.LimitsPolicy, Duplicates: two, DenyDelete: true, DenyPurge: true},
 	}
+	for i := range cfgs {
+		storedNotices(space, &cfgs[i])
+		if n := streamShare(space, cfgs[i].Name); n > 0 {
+			cfgs[i].MaxBytes = max(storeBudget(maxStore)/n, minStreamBytes)
+		}
+	}
+	return cfgs
+}
+
+// DefaultStoreBudget is the store size the stream limits are cut from when
+// the store's own limit is not known (a mesh on a server cotal did not
+// start).
+const DefaultStoreBudget = 8 << 30
+
+// minStreamBytes is the least a stream agents can fill may hold, however
+// small the store.
+const minStreamBytes = 1 << 20
+
+func storeBudget(maxStore int64) int64 {
+	if maxStore <= 0 {
+		return DefaultStoreBudget
+	}
+	return maxStore
+}
+
+// streamShare is the denominator of a stream's share of the store when an
+// agent can fill it: CHAT and DM an eighth each, TASK, INBOX and DLV a
+// sixteenth, the goal facts and events a thirty-second: half the store in
+// all; the membership buckets take another sixteenth (BucketConfigs). The
+// other buckets and EPC, which only trusted parts write and which are
+// small, share the rest: JetStream reserves a bounded stream's bytes, so
+// what agents fill never takes the room of the leases, identity records,
+// ACL rows and contracts. 0: the stream has no byte limit.
+func streamShare(space, stream string) int64 {
+	switch stream {
+	case wire.ChatStream(space), wire.DMStream(space):
+		return 8
+	case wire.TaskStream(space), wire.InboxStream(space), wire.DlvStream(space):
+		return 16
+	case wire.EPFStream(space), wire.EPEStream(space):
+		return 32
+	}
+	return 0
+}
+
+// storedNotices makes a stream that takes agents' publishes answer none of
+// them: JetStream sends a PubAck to whatever reply subject the publisher
+// named, from inside the account and past the publisher's own rights, and
+// stored on a bucket key or a stream subject it replaces what is there (a
+// lease, an identity record, a contract). Instead the stream republishes
+// the headers of every message it stores on the sender's stored-notice
+// subject (wire.StoredFilter), which only the sender may read: that is the
+// sender's "stored seq N". Streams only trusted parts publish to keep
+// their acks.
+func storedNotices(space string, cfg *jetstream.StreamConfig) {
+	src, dst, ok := wire.StoredRepublish(space, cfg.Name)
+	if !ok {
+		return
+	}
+	cfg.NoAck = true
+	cfg.RePublish = &jetstream.RePublish{Source: src, Destination: dst, HeadersOnly: true}
+}
+
+// acknowledgesAgents reports whether an existing stream that takes agents'
+// publishes still answers them (a store provisioned before stored notices).
+func acknowledgesAgents(space string, have jetstream.StreamConfig) bool {
+	want := have
+	storedNotices(space, &want)
+	return have.NoAck != want.NoAck || !reflect.DeepEqual(have.RePublish, want.RePublish)
 }
 
 // BucketConfigs are the space's KV buckets. Presence is in memory: it is
 // rewritten every 2 s and worthless after 6 s, so it must not cost fsyncs.
-func BucketConfigs(space string) []jetstream.KeyValueConfig {
+// The two membership buckets grow with what agents join, so each holds at
+// most a thirty-second of a store of maxStore bytes (the membership feed
+// no more than 64 MiB); a full one refuses new rows and loses none.
+func BucketConfigs(space string, maxStore int64) []jetstream.KeyValueConfig {
+	share := max(storeBudget(maxStore)/32, minStreamBytes)
 	return []jetstream.KeyValueConfig{
 		{Bucket: wire.PresenceBucket(space), TTL: PresenceTTL, History: 1, Storage: jetstream.MemoryStorage},
 		{Bucket: wire.ChannelsBucket(space), History: 1, Storage: jetstream.FileStorage},
-		{Bucket: wire.MembersBucket(space), History: 1, Storage: jetstream.FileStorage},
+		{Bucket: wire.MembersBucket(space), History: 1, MaxBytes: share, Storage: jetstream.FileStorage},
 		{Bucket: wire.RecordsBucket(space), History: 1, Storage: jetstream.FileStorage},
 		{Bucket: wire.ACLBucket(space), History: 1, Storage: jetstream.FileStorage},
-		{Bucket: wire.MembershipBucket(space), History: 1, MaxBytes: 64 << 20, Storage: jetstream.FileStorage},
+		{Bucket: wire.MembershipBucket(space), History: 1, MaxBytes: min(share, 64<<20), Storage: jetstream.FileStorage},
 		{Bucket: wire.DeliveryBucket(space), TTL: DeliveryLeaseTTL, History: 1, Storage: jetstream.FileStorage},
 		{Bucket: wire.AuthBucket(space), History: 1, Storage: jetstream.FileStorage},
 	}
@@ -71,10 +151,12 @@ type ChannelDefaults struct {
 // DefaultsKey is the registry key holding ChannelDefaults.
 const DefaultsKey = "=defaults"
 
-// Provision creates every stream and bucket the space needs. It is
-// idempotent: what exists is kept as it is (an operator's retention edits
-// survive a restart), except the presence TTL, which is reconciled.
-func Provision(ctx context.Context, nc *nats.Conn, space string, open bool) error {
+// Provision creates every stream and bucket the space needs, the streams
+// agents can fill bounded by their shares of a store of maxStore bytes (0:
+// DefaultStoreBudget). It is idempotent: what exists is kept as it is (an
+// operator's retention edits survive a restart), except the presence TTL,
+// stored notices and a missing byte limit, which are reconciled.
+func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxStore int64) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err
@@ -82,15 +164,16 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool) erro
 	// Streams and buckets are independent: create them side by side, so
 	// a fresh space costs one round of fsyncs rather than sixteen.
 	var wg sync.WaitGroup
-	errs := make(chan error, len(StreamConfigs(space))+len(BucketConfigs(space)))
-	for _, cfg := range StreamConfigs(space) {
+	streams, buckets := StreamConfigs(space, maxStore), BucketConfigs(space, maxStore)
+	errs := make(chan error, len(streams)+len(buckets))
+	for _, cfg := range streams {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs <- ensureStream(ctx, js, cfg)
+			errs <- ensureStream(ctx, js, space, cfg)
 		}()
 	}
-	for _, cfg := range BucketConfigs(space) {
+	for _, cfg := range buckets {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -141,14 +224,30 @@ func noDirect(ctx context.Context, js jetstream.JetStream, name string) error {
 }
 
 // ensureStream creates a stream unless it exists; an existing one is kept
-// as it is (an operator's retention edits survive a restart).
-func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
-	if _, err := js.Stream(ctx, cfg.Name); errors.Is(err, jetstream.ErrStreamNotFound) {
+// as it is (an operator's retention edits survive a restart), except that a
+// stream agents publish to is made to stop acknowledging them, and one
+// agents can fill that has no byte limit gets its share.
+func ensureStream(ctx context.Context, js jetstream.JetStream, space string, cfg jetstream.StreamConfig) error {
+	s, err := js.Stream(ctx, cfg.Name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
 		if _, err := js.CreateStream(ctx, cfg); err != nil {
 			return fmt.Errorf("creating stream %s: %w", cfg.Name, err)
 		}
+		return nil
 	} else if err != nil {
 		return fmt.Errorf("reading stream %s: %w", cfg.Name, err)
+	}
+	have := s.CachedInfo().Config
+	unbounded := have.MaxBytes <= 0 && cfg.MaxBytes > 0
+	if !acknowledgesAgents(space, have) && !unbounded {
+		return nil
+	}
+	storedNotices(space, &have)
+	if unbounded {
+		have.MaxBytes = cfg.MaxBytes
+	}
+	if _, err := js.UpdateStream(ctx, have); err != nil {
+		return fmt.Errorf("bounding stream %s and making it stop acknowledging publishers: %w", cfg.Name, err)
 	}
 	return nil
 }

@@ -74,7 +74,7 @@ func TestRevokedCredentialIsDisconnectedAndRefused(t *testing.T) {
 	}
 	t.Cleanup(b.Shutdown)
 	op, _ := b.Internal()
-	if err := broker.Provision(testmesh.Ctx(t), op, "rev", false); err != nil {
+	if err := broker.Provision(testmesh.Ctx(t), op, "rev", false, 0); err != nil {
 		t.Fatal(err)
 	}
 	alice := broker.Identity{Principal: wire.Principal{Owner: "local", Actor: "alice"}, Subscribe: []string{"team"}}

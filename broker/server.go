@@ -1,12 +1,9 @@
 package broker
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
-	"strconv"
 	"sync"
 	"time"
 
@@ -35,6 +32,10 @@ type Options struct {
 	Verbose bool
 
 	ReadyTimeout time.Duration // default 10s
+
+	// MaxStore caps the JetStream store below what the disk allows
+	// (0: three quarters of the free space, plus what the store holds).
+	MaxStore int64
 }
 
 // Broker is a running embedded nats-server with JetStream and, in the
@@ -49,6 +50,7 @@ type Broker struct {
 
 	mu       sync.Mutex
 	internal *nats.Conn
+	limits   *nats.Conn // the system-account connection the per-user connection limit follows events on
 }
 
 // Start launches the server, waits until it accepts connections with
@@ -72,6 +74,9 @@ func Start(o Options) (*Broker, error) {
 	if err != nil {
 		return nil, fmt.Errorf("sizing the store at %s: %w", o.Paths.JetStreamDir(), err)
 	}
+	if o.MaxStore > 0 && o.MaxStore < maxStore {
+		maxStore = o.MaxStore
+	}
 	b.maxStore = maxStore
 
 	port := o.Port
@@ -91,6 +96,7 @@ func Start(o Options) (*Broker, error) {
 		// A user JWT with per-channel rows and cotal tags outgrows the
 		// 4 KiB default CONNECT line quickly.
 		MaxControlLine: 64 << 10,
+		MaxConn:        serverMaxConns(),
 	}
 	if !o.Open {
 		auth, err := LoadAuthority(o.Paths)
@@ -117,21 +123,25 @@ func Start(o Options) (*Broker, error) {
 	}
 	b.srv = srv
 	b.url = srv.ClientURL()
+	if b.auth != nil {
+		sys, err := b.ConnectSystem()
+		if err == nil {
+			err = b.limitConnsPerUser(sys, srv.Warnf)
+		}
+		if err != nil {
+			if sys != nil {
+				sys.Close()
+			}
+			srv.Shutdown()
+			return nil, fmt.Errorf("limiting connections per credential: %w", err)
+		}
+		b.limits = sys
+	}
 	return b, nil
 }
 
 // URL is the loopback client URL (nats://127.0.0.1:port).
 func (b *Broker) URL() string { return b.url }
-
-// Port is the listening client port.
-func (b *Broker) Port() int {
-	_, p, _ := net.SplitHostPort(b.srv.Addr().String())
-	n, _ := strconv.Atoi(p)
-	return n
-}
-
-// Open reports whether the broker runs without auth.
-func (b *Broker) Open() bool { return b.auth == nil }
 
 // MaxStore is the JetStream store limit the server was given.
 func (b *Broker) MaxStore() int64 { return b.maxStore }
@@ -186,23 +196,13 @@ func (b *Broker) Shutdown() {
 		b.internal.Close()
 		b.internal = nil
 	}
+	if b.limits != nil {
+		b.limits.Close()
+		b.limits = nil
+	}
 	b.mu.Unlock()
 	b.srv.Shutdown()
 	b.srv.WaitForShutdown()
-}
-
-// WaitReady polls until ctx ends for the server to accept connections.
-func (b *Broker) WaitReady(ctx context.Context) error {
-	for {
-		if b.srv.ReadyForConnections(50 * time.Millisecond) {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return fmt.Errorf("%w: %v", ErrNotReady, ctx.Err())
-		default:
-		}
-	}
 }
 
 // logAdapter turns the server's log calls into lines on a writer.

@@ -16,6 +16,7 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 
+	"github.com/cotal-go/cotal/internal/typo"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -586,42 +587,15 @@ func (p *agentParser) meta(a *AgentFile, front []byte) error {
 // letter added, dropped, changed, two swapped, or only the case differs),
 // or "" when key is one of them or near none.
 func nearKey(key string) string {
-	keys := slices.Sorted(maps.Keys(agentKeys))
 	if agentKeys[key] {
 		return ""
 	}
-	for _, k := range keys {
-		if strings.EqualFold(k, key) || oneEdit(strings.ToLower(k), strings.ToLower(key)) {
+	for _, k := range slices.Sorted(maps.Keys(agentKeys)) {
+		if typo.Distance(k, key) <= 1 {
 			return k
 		}
 	}
 	return ""
-}
-
-// oneEdit reports whether a and b differ by exactly one insertion,
-// deletion, substitution or swap of neighbours.
-func oneEdit(a, b string) bool {
-	ra, rb := []rune(a), []rune(b)
-	if len(ra) < len(rb) {
-		ra, rb = rb, ra
-	}
-	switch len(ra) - len(rb) {
-	case 0:
-		var diff []int
-		for i := range ra {
-			if ra[i] != rb[i] {
-				diff = append(diff, i)
-			}
-		}
-		return len(diff) == 1 || len(diff) == 2 && diff[1] == diff[0]+1 && ra[diff[0]] == rb[diff[1]] && ra[diff[1]] == rb[diff[0]]
-	case 1:
-		i := 0
-		for i < len(rb) && ra[i] == rb[i] {
-			i++
-		}
-		return string(ra[i+1:]) == string(rb[i:])
-	}
-	return false
 }
 
 // agentKeys are the frontmatter keys with a field of their own.

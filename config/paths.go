@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -102,4 +103,51 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// HandledFile is where one-shot inbox reads of an identity lifecycle keep
+// what they handed over, "" when the store is not on this machine: the
+// broker confirms an ack before its disk has it, so after a crash of the
+// mesh it may hand a read copy out again, and the next read acks it
+// silently instead (mesh.Endpoint.Handled and AssumeHandled).
+func (p Paths) HandledFile(principalID, uid string) string {
+	if p.StoreDir == "" {
+		return ""
+	}
+	if _, err := os.Stat(p.StoreDir); err != nil {
+		return ""
+	}
+	return filepath.Join(p.StoreDir, "handled", principalID+"."+uid+".json")
+}
+
+// ReadHandled is what a HandledFile keeps; nothing when it is missing or
+// unreadable (the worst case is a repeat after a crash).
+func ReadHandled(path string) []string {
+	if path == "" {
+		return nil
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var keys []string
+	if json.Unmarshal(b, &keys) != nil {
+		return nil
+	}
+	return keys
+}
+
+// WriteHandled replaces a HandledFile with keys, private to the user.
+func WriteHandled(path string, keys []string) error {
+	if path == "" {
+		return nil
+	}
+	b, err := json.Marshal(keys)
+	if err != nil {
+		return err
+	}
+	if err := EnsureDir(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, b, 0o600)
 }

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,9 +14,9 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/testmesh"
 )
 
 // upLine is the line `cotal up --detach` prints once the mesh is ready.
@@ -146,18 +145,12 @@ func TestUpStatusMintDown(t *testing.T) {
 		t.Fatalf("connecting as alice: %v", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	ack, err := js.Publish(ctx, "cotal.default.chat.local.alice.team.backend", []byte("hello from alice"))
+	seqs, err := testmesh.Publish(nc, 10*time.Second, &nats.Msg{Subject: "cotal.default.chat.local.alice.team.backend", Data: []byte("hello from alice")})
 	if err != nil {
 		t.Fatalf("publishing as alice: %v", err)
 	}
-	if ack.Stream != "CHAT_default" || ack.Sequence == 0 {
-		t.Errorf("ack %+v: want stream CHAT_default and a sequence", ack)
+	if seqs[0] == 0 {
+		t.Errorf("stored at seq 0: want a sequence")
 	}
 	nc.Close()
 
@@ -215,13 +208,7 @@ func TestOpenMode(t *testing.T) {
 		t.Fatalf("unauthenticated connect to an open mesh: %v", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if _, err := js.Publish(ctx, "cotal.opn.chat.local.bob.general", []byte("hi")); err != nil {
+	if _, err := testmesh.Publish(nc, 10*time.Second, &nats.Msg{Subject: "cotal.opn.chat.local.bob.general", Data: []byte("hi")}); err != nil {
 		t.Fatalf("unauthenticated publish on an open mesh: %v", err)
 	}
 	nc.Close()

@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -9,7 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/internal/testmesh"
 )
 
 // rawPoster is a plain nats.go connection holding a minted credential, for
@@ -17,7 +17,6 @@ import (
 // bursts that know exactly which posts the mesh acknowledged.
 type rawPoster struct {
 	nc *nats.Conn
-	js jetstream.JetStream
 }
 
 func connectPoster(t *testing.T, home string, id mintedID, name string) *rawPoster {
@@ -33,22 +32,17 @@ func connectPoster(t *testing.T, home string, id mintedID, name string) *rawPost
 		t.Fatalf("connecting as %s: %v", name, err)
 	}
 	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return &rawPoster{nc: nc, js: js}
+	return &rawPoster{nc: nc}
 }
 
-// post publishes body on subject and reports whether the mesh acked it.
+// post publishes body on subject and reports whether the mesh stored it
+// (its stored notice came).
 func (p *rawPoster) post(subject string, body map[string]any) error {
 	b, err := json.Marshal(body)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-	defer cancel()
-	_, err = p.js.Publish(ctx, subject, b)
+	_, err = testmesh.Publish(p.nc, 3*time.Second, &nats.Msg{Subject: subject, Data: b})
 	return err
 }
 

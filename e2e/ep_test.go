@@ -41,7 +41,9 @@ func startTestEndpoint(t *testing.T, home, iid string) (*ep.Server, *nats.Conn) 
 		Output: json.RawMessage(`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`),
 		Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) {
 			var a struct{ Text string }
-			_ = c.Decode(&a)
+			if e := c.Decode(&a); e != nil {
+				return nil, e
+			}
 			return map[string]string{"text": a.Text}, nil
 		}})
 	if err != nil {

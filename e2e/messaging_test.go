@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,7 +14,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/internal/testmesh"
 )
 
 // repeatEvery paces the repeated sends of a test that waits for a
@@ -366,10 +366,6 @@ func TestForgedSenderDroppedAndCounted(t *testing.T) {
 		t.Fatalf("connecting as mallory: %v", err)
 	}
 	defer nc.Close()
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
 	forge := func(i int) {
 		t.Helper()
 		// Mallory may publish only on her own subject, so the broker lets
@@ -385,9 +381,7 @@ func TestForgedSenderDroppedAndCounted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		if _, err := js.Publish(ctx, "cotal.default.chat.local.mallory.team", body); err != nil {
+		if _, err := testmesh.Publish(nc, 10*time.Second, &nats.Msg{Subject: "cotal.default.chat.local.mallory.team", Data: body}); err != nil {
 			t.Fatalf("mallory's forged publish on her own subject: %v", err)
 		}
 	}

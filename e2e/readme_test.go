@@ -19,8 +19,6 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"go test ./...", "runs every test of the module, this one among them"},
 	{"go build -o cotal .", "the binary this test runs is the one TestMain built from this source; the folder the README runs in holds no source"},
 	{"./cotal join ", "stays on the mesh until Ctrl-C"},
-	{"claude mcp add ", "Claude Code is not installed here, and it would change that client's own configuration"},
-	{"codex mcp add ", "Codex is not installed here, and it would change that client's own configuration"},
 	{"./cotal approve ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code (TestClaudeCodeInASeat answers one)"},
 	{"./cotal deny ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code"},
 }

@@ -12,11 +12,13 @@ import (
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/testmesh"
 )
 
 // fixtureMessages is how many CHAT messages the chat100k store holds.
@@ -167,32 +169,20 @@ func buildChatFixture(b *testing.B) string {
 	if err != nil {
 		b.Fatal(err)
 	}
-	// Publish in batches well under the async pending limit, so no publish
-	// ever stalls, and check every ack.
+	// The CHAT stream acknowledges nothing: publish in batches and wait
+	// for every batch's stored notices.
 	const batch = 1000
-	futures := make([]jetstream.PubAckFuture, 0, batch)
+	msgs := make([]*nats.Msg, 0, batch)
 	for i := 0; i < fixtureMessages; i++ {
-		subject := fmt.Sprintf("cotal.bench.chat.local.alice.team.c%d", i%fixtureChannels)
-		body := fmt.Sprintf(`{"n":%d,"text":"fixture message %d"}`, i, i)
-		f, err := js.PublishAsync(subject, []byte(body), jetstream.WithMsgID(fmt.Sprintf("fixture-%d", i)))
-		if err != nil {
-			b.Fatalf("publishing fixture message %d: %v", i, err)
-		}
-		futures = append(futures, f)
-		if len(futures) == batch || i == fixtureMessages-1 {
-			select {
-			case <-js.PublishAsyncComplete():
-			case <-ctx.Done():
-				b.Fatalf("fixture acks: %v (%d pending)", ctx.Err(), js.PublishAsyncPending())
+		m := nats.NewMsg(fmt.Sprintf("cotal.bench.chat.local.alice.team.c%d", i%fixtureChannels))
+		m.Data = fmt.Appendf(nil, `{"n":%d,"text":"fixture message %d"}`, i, i)
+		m.Header.Set(nats.MsgIdHdr, fmt.Sprintf("fixture-%d", i))
+		msgs = append(msgs, m)
+		if len(msgs) == batch || i == fixtureMessages-1 {
+			if _, err := testmesh.Publish(nc, time.Minute, msgs...); err != nil {
+				b.Fatalf("fixture messages: %v", err)
 			}
-			for _, f := range futures {
-				select {
-				case <-f.Ok():
-				case err := <-f.Err():
-					b.Fatalf("fixture message on %s: %v", f.Msg().Subject, err)
-				}
-			}
-			futures = futures[:0]
+			msgs = msgs[:0]
 		}
 	}
 	s, err := js.Stream(ctx, "CHAT_bench")

@@ -29,6 +29,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 const attackSpace = "attack"
@@ -143,18 +144,18 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	iid := m.Manager().InstanceID()
-	r, err := opc.Call(ctx, seat.Endpoint, "spawn", seat.SpawnArgs{Persona: "shell"}, ep.On(iid))
+	r, err := opc.Call(ctx, wire.ManagerEndpoint, "spawn", client.SpawnArgs{Persona: "shell"}, ep.On(iid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acc seat.SpawnAccepted
+	var acc client.SpawnAccepted
 	_ = json.Unmarshal(r.Data, &acc)
 	testutil.WaitFor(t, 15*time.Second, func() error {
-		res, err := opc.Call(ctx, seat.Endpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
+		res, err := opc.Call(ctx, wire.ManagerEndpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
 		if err != nil {
 			return err
 		}
-		var row seat.Row
+		var row client.Row
 		_ = json.Unmarshal(res.Data, &row)
 		if row.State != seat.StateReady {
 			return fmt.Errorf("seat %s", row.State)
@@ -246,31 +247,32 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		})
 	}
 
-	// A PubAck is the one answer an agent can still aim anywhere: publish to
-	// its own subject with a reply subject of its choice. Its body must be
-	// malformed to every reader, and it reaches nothing that acts.
-	for _, reply := range []string{
+	// A PubAck would be an answer an agent could aim anywhere: publish to
+	// its own subject with a reply subject of its choice. The streams an
+	// agent publishes to answer nothing, so all five posts are stored and
+	// no answer lands on any of the subjects named.
+	replies := []string{
 		root + ".chat.local.bob.team.backend",
 		root + ".inst.local.carol.local.bob",
 		inputSubject,
 		"$JS.API.STREAM.PURGE." + wire.ChatStream(attackSpace),
 		"$JS.API.CONSUMER.CREATE." + wire.DMStream(attackSpace) + ".spy2",
-	} {
+	}
+	for _, reply := range replies {
 		a.publish(t, root+".chat.local.alice.team.backend", reply, forgedPost)
 	}
 
-	// Then the effects: none. The one PubAck aimed at carol's DM subject
-	// is stored there (malformed); wait for it so nothing is still in flight.
+	// Then the effects: none but alice's own five posts.
 	var after world
 	testutil.WaitFor(t, 5*time.Second, func() error {
 		after = snapshot()
-		if after.dm != before.dm+1 {
-			return fmt.Errorf("DM stream went from %d to %d messages", before.dm, after.dm)
+		if after.chat != before.chat+uint64(len(replies)) {
+			return fmt.Errorf("CHAT stream went from %d to %d messages, want alice's %d posts", before.chat, after.chat, len(replies))
 		}
 		return nil
 	})
-	if after.chat > before.chat+6 || after.chat < before.chat {
-		t.Errorf("CHAT stream went from %d to %d messages (alice's own posts and aimed PubAcks only)", before.chat, after.chat)
+	if after.dm != before.dm {
+		t.Errorf("DM stream went from %d to %d messages: a PubAck was stored on carol's DM subject", before.dm, after.dm)
 	}
 	if after.aclRev != before.aclRev {
 		t.Errorf("alice's ACL row was rewritten (revision %d -> %d)", before.aclRev, after.aclRev)
@@ -287,11 +289,11 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 			t.Errorf("a post from bob that bob never made: %+v", h.Msg)
 		}
 	}
-	res, err := opc.Call(ctx, seat.Endpoint, "screen", map[string]string{"name": acc.Name}, ep.On(iid))
+	res, err := opc.Call(ctx, wire.ManagerEndpoint, "screen", map[string]string{"name": acc.Name}, ep.On(iid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var scr seat.ScreenReply
+	var scr client.ScreenReply
 	_ = json.Unmarshal(res.Data, &scr)
 	if strings.Contains(scr.Screen, "PWNED") || strings.Contains(scr.Screen, "stream") {
 		t.Errorf("something was typed into the seat:\n%s", scr.Screen)

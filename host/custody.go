@@ -115,14 +115,7 @@ func (h *Host) reportCustody() {
 	if m == nil {
 		return
 	}
-	c := m.CustodyReport()
-	if len(c.Reattached) > 0 {
-		h.logf("took back %d seat(s) from their keepers: %s", len(c.Reattached), strings.Join(c.Reattached, ", "))
-	}
-	for _, l := range c.Lost {
-		h.logf("seat %s was lost at %s: %s", l.Name, l.At.Local().Format("2006-01-02 15:04:05"), l.Why)
-	}
-	for _, e := range c.Ended {
-		h.logf("seat %s ended while no mesh ran (%s at %s)", e.Name, e.Why, e.At.Local().Format("2006-01-02 15:04:05"))
+	for _, l := range m.CustodyReport().Lines() {
+		h.logf("%s", l)
 	}
 }

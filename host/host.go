@@ -179,7 +179,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connecting to the embedded broker: %w", err)
 	}
-	if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open); err != nil {
+	if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open, b.MaxStore()); err != nil {
 		return fmt.Errorf("provisioning space %s: %w", cfg.Paths.Space, err)
 	}
 	if !cfg.Open {

@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -73,9 +74,7 @@ func TestRestartKeepsStreamsBucketsAndKeys(t *testing.T) {
 	js, _ := jetstream.New(nc)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := js.Publish(ctx, wire.Root("keep")+".chat.local.alice.general", []byte(`{"id":"1"}`)); err != nil {
-		t.Fatal(err)
-	}
+	testmesh.StoreData(t, nc, wire.Root("keep")+".chat.local.alice.general", []byte(`{"id":"1"}`))
 	reg, err := js.KeyValue(ctx, wire.ChannelsBucket("keep"))
 	if err != nil {
 		t.Fatal(err)
@@ -102,12 +101,12 @@ func TestRestartKeepsStreamsBucketsAndKeys(t *testing.T) {
 	}
 	defer nc2.Close()
 	js2, _ := jetstream.New(nc2)
-	for _, s := range broker.StreamConfigs("keep") {
+	for _, s := range broker.StreamConfigs("keep", 0) {
 		if _, err := js2.Stream(ctx, s.Name); err != nil {
 			t.Errorf("stream %s after restart: %v", s.Name, err)
 		}
 	}
-	for _, b := range broker.BucketConfigs("keep") {
+	for _, b := range broker.BucketConfigs("keep", 0) {
 		if _, err := js2.KeyValue(ctx, b.Bucket); err != nil {
 			t.Errorf("bucket %s after restart: %v", b.Bucket, err)
 		}

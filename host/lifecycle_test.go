@@ -22,6 +22,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // envServe makes the test binary a background mesh as Detach starts one:
@@ -345,7 +346,7 @@ func TestSuperviseIsAManagerOnTheRunningMesh(t *testing.T) {
 		t.Fatal(err)
 	}
 	registered := func(want int) error {
-		regs, err := ep.ListRegistrations(ctx, kv, seat.Endpoint)
+		regs, err := ep.ListRegistrations(ctx, kv, wire.ManagerEndpoint)
 		if err != nil {
 			return err
 		}
@@ -418,20 +419,20 @@ func TestAQuitWithLiveSeatsIsAskedTwice(t *testing.T) {
 		t.Fatal(err)
 	}
 	iid := h.Manager().InstanceID()
-	r, err := c.Call(ctx, seat.Endpoint, "spawn", seat.SpawnArgs{Persona: "shell"}, ep.On(iid))
+	r, err := c.Call(ctx, wire.ManagerEndpoint, "spawn", client.SpawnArgs{Persona: "shell"}, ep.On(iid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var acc seat.SpawnAccepted
+	var acc client.SpawnAccepted
 	if err := json.Unmarshal(r.Data, &acc); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 15*time.Second, func() error {
-		res, err := c.Call(ctx, seat.Endpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
+		res, err := c.Call(ctx, wire.ManagerEndpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
 		if err != nil {
 			return err
 		}
-		var row seat.Row
+		var row client.Row
 		_ = json.Unmarshal(res.Data, &row)
 		if row.State != seat.StateReady {
 			return fmt.Errorf("seat %s", row.State)

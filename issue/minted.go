@@ -44,7 +44,7 @@ type mintedFile struct {
 
 // Mint issues a credential for id from the space's authority (creating the
 // authority's keys on first use) and records it so the next `up`
-// provisions it. Every earlier credential of the same principal is
+// provisions it. A name CheckName refuses is ErrReservedName. Every earlier credential of the same principal is
 // revoked: the broker refuses it and, on a running mesh, closes its
 // connections before Mint returns. When nc is a connection to the running
 // mesh the new identity's durables are provisioned now; Mint returns
@@ -54,6 +54,9 @@ func Mint(ctx context.Context, p config.Paths, id broker.Identity, nc *nats.Conn
 }
 
 func mint(ctx context.Context, p config.Paths, id broker.Identity, nc *nats.Conn, host *seatHost) (broker.Creds, bool, error) {
+	if err := CheckName(p, id.Principal, id.Profile); err != nil {
+		return broker.Creds{}, false, err
+	}
 	auth, err := broker.LoadAuthority(p)
 	if err != nil {
 		return broker.Creds{}, false, err

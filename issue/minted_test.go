@@ -2,7 +2,9 @@ package issue_test
 
 import (
 	"context"
+	"errors"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/cotal-go/cotal/broker"
@@ -79,4 +81,38 @@ func TestSeatMinterWritesCredsIntoTheLaunchDirectory(t *testing.T) {
 
 func isUnder(path, dir string) bool {
 	return len(path) > len(dir) && path[:len(dir)] == dir && path[len(dir)] == os.PathSeparator
+}
+
+// TestMintRefusesNamesThatAreNotFree: the operator's name (any case), the
+// mesh's own service names, and a name held under another profile or in
+// another case are refused; minting the same principal with the same
+// profile again is still a re-mint.
+func TestMintRefusesNamesThatAreNotFree(t *testing.T) {
+	p := config.Paths{Space: "names", StoreDir: t.TempDir()}
+	ctx := context.Background()
+	named := func(actor string, prof broker.Profile) broker.Identity {
+		return broker.Identity{Space: "names", Principal: wire.Principal{Owner: "local", Actor: actor}, Profile: prof}
+	}
+	if _, _, err := issue.Mint(ctx, p, named("watcher", broker.ProfileObserver), nil); err != nil {
+		t.Fatal(err)
+	}
+	op := issue.OperatorPrincipal().Actor
+	for _, c := range []struct {
+		actor string
+		prof  broker.Profile
+	}{
+		{op, broker.ProfileAgent}, {op, broker.ProfileOperator}, {strings.ToUpper(op), broker.ProfileAgent},
+		{"cotal_delivery", broker.ProfileAgent}, {"COTAL_x", broker.ProfileObserver}, {"delivery", broker.ProfileAgent}, {"manager", broker.ProfileAgent},
+		{"watcher", broker.ProfileAgent}, {"Watcher", broker.ProfileObserver},
+	} {
+		if _, _, err := issue.Mint(ctx, p, named(c.actor, c.prof), nil); !errors.Is(err, issue.ErrReservedName) {
+			t.Errorf("mint %s as %s: %v, want ErrReservedName", c.actor, c.prof, err)
+		}
+	}
+	if _, _, err := issue.Mint(ctx, p, named("watcher", broker.ProfileObserver), nil); err != nil {
+		t.Errorf("re-minting watcher as an observer: %v", err)
+	}
+	if uids, _ := issue.Lifecycles(p, wire.Principal{Owner: "local", Actor: "watcher"}); len(uids) != 1 {
+		t.Errorf("watcher holds %d credentials after the refusals and a re-mint, want 1", len(uids))
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -109,6 +110,23 @@ func (m *seatMinter) Holds(p wire.Principal, uid string) bool {
 	}
 	recs, err := liveMinted(m.paths, func(r mintedRecord) bool { return r.Principal == p && r.UID == uid })
 	return err == nil && len(recs) > 0
+}
+
+// Reserved says why no seat may take name: the operator's, the mesh's own,
+// or held under another profile (CheckName). An open mesh has no
+// credentials, but the mesh's own names and the operator's stay reserved.
+func (m *seatMinter) Reserved(name string) error {
+	p := wire.Principal{Owner: "local", Actor: name}
+	if m.open {
+		if why := wire.ReservedActor(name); why != "" {
+			return fmt.Errorf("%w: %q cannot be spawned: %s", ErrReservedName, name, why)
+		}
+		if strings.EqualFold(name, OperatorPrincipal().Actor) {
+			return fmt.Errorf("%w: %q is the space's operator; pick another name", ErrReservedName, name)
+		}
+		return nil
+	}
+	return CheckName(m.paths, p, broker.ProfileAgent)
 }
 
 // seatCreds is where a seat's creds file lives: in its launch directory.

@@ -19,6 +19,23 @@ func (r refusal) Error() string { return r.text }
 
 func refusef(format string, args ...any) error { return refusal{fmt.Sprintf(format, args...)} }
 
+// failure is a tool answer saying the work itself failed, as the sentence
+// the model reads ("Couldn't read the roster: ..."); it wraps the error it
+// reports.
+type failure struct {
+	text string
+	err  error
+}
+
+func (f failure) Error() string { return f.text }
+func (f failure) Unwrap() error { return f.err }
+
+// couldnt is the answer of a tool that could not do what it was asked:
+// "Couldn't <what>: <why>".
+func couldnt(what string, err error) error {
+	return failure{"Couldn't " + what + ": " + err.Error(), err}
+}
+
 // params is the contract of one tool's arguments, generated from the Go
 // struct its handler decodes: the closed JSON Schema (ep.SchemaFor, with
 // each field's `desc` tag as its description), compiled once.

@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -120,7 +121,7 @@ func (c *seatConnector) where() string {
 const selfCallTimeout = 10 * time.Second
 
 func (c *seatConnector) call(ctx context.Context, command string, args, out any) error {
-	r, err := c.client.Call(ctx, client.Endpoint, command, args, ep.Self(), ep.On(c.manager), ep.Timeout(selfCallTimeout))
+	r, err := c.client.Call(ctx, wire.ManagerEndpoint, command, args, ep.Self(), ep.On(c.manager), ep.Timeout(selfCallTimeout))
 	if err != nil {
 		if e := ep.AsError(err); e != nil {
 			if e.Code == ep.CodeUnavailable || e.Code == ep.CodeDeadlineExceeded {
@@ -141,13 +142,13 @@ func (c *seatConnector) call(ctx context.Context, command string, args, out any)
 
 func (c *seatConnector) state(ctx context.Context) (mesh.ConnectorState, error) {
 	var s mesh.ConnectorState
-	err := c.call(ctx, client.CmdConnector, struct{}{}, &s)
+	err := c.call(ctx, wire.ManagerConnector, struct{}{}, &s)
 	return s, err
 }
 
 func (c *seatConnector) window(ctx context.Context, peek bool) (mesh.Window, error) {
 	var w mesh.Window
-	err := c.call(ctx, client.CmdInboxWindow, client.InboxWindowArgs{Peek: peek}, &w)
+	err := c.call(ctx, wire.ManagerInboxWindow, client.InboxWindowArgs{Peek: peek}, &w)
 	return w, err
 }
 
@@ -163,11 +164,11 @@ func (c *seatConnector) setStatus(ctx context.Context, status string, activity *
 }
 
 func (c *seatConnector) setAttention(ctx context.Context, a presence.Attention) error {
-	return c.call(ctx, client.CmdAttention, client.AttentionArgs{Attention: string(a)}, nil)
+	return c.call(ctx, wire.ManagerSetAttention, client.AttentionArgs{Attention: string(a)}, nil)
 }
 
 func (c *seatConnector) setChannelMode(ctx context.Context, channel string, mode mesh.ChannelMode) error {
-	return c.call(ctx, client.CmdChannelMode, client.ChannelModeArgs{Channel: channel, Mode: string(mode)}, nil)
+	return c.call(ctx, wire.ManagerChannelMode, client.ChannelModeArgs{Channel: channel, Mode: string(mode)}, nil)
 }
 
 func (c *seatConnector) join(ctx context.Context, channel string) (joinOutcome, error) {

@@ -93,7 +93,7 @@ func controlRefusal(verb string, err error) error {
 func toolSpawn(ctx context.Context, _ *Server, ss *session, a spawnArgs) (string, error) {
 	mgr, err := ss.managers()
 	if err != nil {
-		return "", fmt.Errorf("Couldn't spawn: %w", err)
+		return "", couldnt("spawn", err)
 	}
 	sp, err := mgr.Spawn(ctx, client.SpawnArgs{Persona: strings.TrimSpace(a.Name), Role: a.Role, Cwd: a.Cwd, Prompt: a.Prompt}, "")
 	if err != nil {
@@ -126,7 +126,7 @@ func toolDespawn(ctx context.Context, _ *Server, ss *session, a despawnArgs) (st
 	}
 	mgr, err := ss.managers()
 	if err != nil {
-		return "", fmt.Errorf("Couldn't despawn %s: %w", a.Name, err)
+		return "", couldnt(fmt.Sprintf("despawn %s", a.Name), err)
 	}
 	row, err := mgr.Locate(ctx, strings.TrimSpace(a.Name), "")
 	if err != nil {
@@ -147,7 +147,7 @@ func despawnSelf(ctx context.Context, ss *session, graceful bool) (string, error
 		return "", refusef("Couldn't despawn yourself: you are not a seat (no manager runs this session); end your session yourself, or name the seat to stop.")
 	}
 	var r client.StopReply
-	if err := sc.call(ctx, client.CmdStop, client.StopArgs{Graceful: &graceful}, &r); err != nil {
+	if err := sc.call(ctx, wire.ManagerStop, client.StopArgs{Graceful: &graceful}, &r); err != nil {
 		return "", refusef("Couldn't despawn yourself: %v", err)
 	}
 	return "Stopping your seat " + r.Name + " now: this session ends.", nil
@@ -156,7 +156,7 @@ func despawnSelf(ctx context.Context, ss *session, graceful bool) (string, error
 func toolPersonas(ctx context.Context, _ *Server, ss *session, a personasArgs) (string, error) {
 	mgr, err := ss.managers()
 	if err != nil {
-		return "", fmt.Errorf("Couldn't list the personas: %w", err)
+		return "", couldnt("list the personas", err)
 	}
 	r, err := mgr.Personas(ctx, strings.TrimSpace(a.Name), "")
 	if err != nil {

@@ -2,7 +2,6 @@ package mcp_test
 
 import (
 	"context"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -245,8 +244,6 @@ func next(t testing.TB, e *mesh.Endpoint) *mesh.Item {
 	_ = it.Ack()
 	return it
 }
-
-func jsonOf(v any) string { b, _ := json.Marshal(v); return string(b) }
 
 // setClass registers a channel with a delivery class, as an operator.
 func (h *meshH) setClass(channel, class string) {

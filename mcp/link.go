@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -79,7 +80,7 @@ func (l *link) greet() {
 	l.mu.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), selfCallTimeout)
 	defer cancel()
-	if err := sc.call(ctx, client.CmdHello, client.HelloArgs{Client: who}, nil); err != nil {
+	if err := sc.call(ctx, wire.ManagerHello, client.HelloArgs{Client: who}, nil); err != nil {
 		l.mu.Lock()
 		l.greeted = false
 		l.mu.Unlock()

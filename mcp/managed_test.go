@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	seatclient "github.com/cotal-go/cotal/seat/client"
 )
 
 // seatEnv spawns a command seat that writes its environment to a file and
@@ -44,23 +45,23 @@ func (h *meshH) seatEnv(persona, front string) map[string]string {
 		h.t.Fatal(err)
 	}
 	iid := h.m.Manager().InstanceID()
-	r, err := c.Call(ctxT(h.t), seat.Endpoint, "spawn", seat.SpawnArgs{Persona: persona}, ep.On(iid), ep.Timeout(10*time.Second))
+	r, err := c.Call(ctxT(h.t), wire.ManagerEndpoint, "spawn", seatclient.SpawnArgs{Persona: persona}, ep.On(iid), ep.Timeout(10*time.Second))
 	if err != nil {
 		h.t.Fatalf("spawn %s: %v", persona, err)
 	}
-	var acc seat.SpawnAccepted
+	var acc seatclient.SpawnAccepted
 	if err := json.Unmarshal(r.Data, &acc); err != nil {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(func() {
-		_, _ = c.Call(context.Background(), seat.Endpoint, "despawn", map[string]any{"name": acc.Name, "graceful": false}, ep.On(iid), ep.Timeout(10*time.Second))
+		_, _ = c.Call(context.Background(), wire.ManagerEndpoint, "despawn", map[string]any{"name": acc.Name, "graceful": false}, ep.On(iid), ep.Timeout(10*time.Second))
 	})
 	testutil.WaitFor(h.t, 15*time.Second, func() error {
-		r, err := c.Call(ctxT(h.t), seat.Endpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
+		r, err := c.Call(ctxT(h.t), wire.ManagerEndpoint, "inspect", map[string]string{"name": acc.Name}, ep.On(iid))
 		if err != nil {
 			return err
 		}
-		var row seat.Row
+		var row seatclient.Row
 		if err := json.Unmarshal(r.Data, &row); err != nil {
 			return err
 		}

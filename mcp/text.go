@@ -3,9 +3,9 @@ package mcp
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 
+	"github.com/cotal-go/cotal/internal/typo"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -164,41 +164,14 @@ func usedBefore(ctx context.Context, e *mesh.Endpoint, ch string, seq uint64) (u
 	return false, true
 }
 
-// closeMatches are the names within two edits of ch (or differing only in
-// case), sorted.
+// closeMatches are the concrete channel names within two typos of ch,
+// sorted.
 func closeMatches(ch string, names []string) []string {
-	seen := map[string]bool{}
-	var out []string
+	var concrete []string
 	for _, n := range names {
-		if n == ch || seen[n] || !wire.IsConcrete(n) {
-			continue
-		}
-		if strings.EqualFold(n, ch) || editDistance(strings.ToLower(n), strings.ToLower(ch)) <= 2 {
-			seen[n] = true
-			out = append(out, n)
+		if wire.IsConcrete(n) {
+			concrete = append(concrete, n)
 		}
 	}
-	sort.Strings(out)
-	return out
-}
-
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(rb)]
+	return typo.Close(ch, concrete, 2, false)
 }

@@ -128,7 +128,7 @@ var toolSet = sync.OnceValue(func() []*tool {
 func toolRoster(ctx context.Context, _ *Server, ss *session, _ noArgs) (string, error) {
 	peers, view, err := ss.e.Roster(ctx)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't read the roster: %w", err)
+		return "", couldnt("read the roster", err)
 	}
 	if st, err := ss.c.state(ctx); err == nil {
 		peers = withOwnState(peers, st)
@@ -165,7 +165,7 @@ func withOwnState(peers []presence.Peer, st mesh.ConnectorState) []presence.Peer
 func toolInbox(ctx context.Context, _ *Server, ss *session, a inboxArgs) (string, error) {
 	w, err := ss.c.window(ctx, a.Peek)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't read your inbox: %w", err)
+		return "", couldnt("read your inbox", err)
 	}
 	return windowText(w), nil
 }
@@ -220,20 +220,20 @@ func toolAnycast(ctx context.Context, _ *Server, ss *session, a anycastArgs) (st
 func toolStatus(ctx context.Context, _ *Server, ss *session, a statusArgs) (string, error) {
 	if a.Status != "" || a.Activity != nil {
 		if err := ss.c.setStatus(ctx, a.Status, a.Activity); err != nil {
-			return "", fmt.Errorf("Couldn't set your status: %w", err)
+			return "", couldnt("set your status", err)
 		}
 	}
 	if a.Attention != "" {
 		if err := ss.c.setAttention(ctx, presence.Attention(a.Attention)); err != nil {
-			return "", fmt.Errorf("Couldn't set your attention: %w", err)
+			return "", couldnt("set your attention", err)
 		}
 	}
 	st, err := ss.c.state(ctx)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't read your status back: %w", err)
+		return "", couldnt("read your status back", err)
 	}
 	if st.Presence == nil {
-		return "", errors.New("Couldn't read your status: this connection writes no presence")
+		return "", couldnt("read your status", errors.New("this connection writes no presence"))
 	}
 	return statusText(*st.Presence), nil
 }
@@ -245,15 +245,15 @@ func toolChannelInfo(ctx context.Context, _ *Server, ss *session, a channelArgs)
 	}
 	reg, err := ss.e.Registry(ctx)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't read the channel registry: %w", err)
+		return "", couldnt("read the channel registry", err)
 	}
 	cfg, err := reg.Get(ctx, ch)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't read the channel registry: %w", err)
+		return "", couldnt("read the channel registry", err)
 	}
 	def, err := reg.Defaults(ctx)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't read the channel registry: %w", err)
+		return "", couldnt("read the channel registry", err)
 	}
 	st, stErr := ss.c.state(ctx)
 	return channelInfoText(ch, cfg, def, st, stErr), nil
@@ -262,7 +262,7 @@ func toolChannelInfo(ctx context.Context, _ *Server, ss *session, a channelArgs)
 func toolChannels(ctx context.Context, _ *Server, ss *session, _ noArgs) (string, error) {
 	st, err := ss.c.state(ctx)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't read your channels: %w", err)
+		return "", couldnt("read your channels", err)
 	}
 	var names []string
 	var cfgs map[string]mesh.ChannelConfig
@@ -299,7 +299,7 @@ func toolChannelMode(ctx context.Context, _ *Server, ss *session, a channelModeA
 	}
 	st, err := ss.c.state(ctx)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't set #%s to %s: %w", ch, a.Mode, err)
+		return "", couldnt(fmt.Sprintf("set #%s to %s", ch, a.Mode), err)
 	}
 	if st.AllowSubscribe != nil && !wire.Covered(st.AllowSubscribe, ch) {
 		return "", refusef("Couldn't set #%s to %s: it's outside your read ACL (allowSubscribe: %s)", ch, a.Mode, describeACL(st.AllowSubscribe))
@@ -317,7 +317,7 @@ func toolJoin(ctx context.Context, _ *Server, ss *session, a channelArgs) (strin
 	}
 	st, err := ss.c.state(ctx)
 	if err != nil {
-		return "", fmt.Errorf("Can't join #%s: %w", ch, err)
+		return "", failure{fmt.Sprintf("Can't join #%s: %v", ch, err), err}
 	}
 	if st.AllowSubscribe != nil && !wire.Covered(st.AllowSubscribe, ch) {
 		return "", refusef("Can't join #%s: it's outside your read ACL (allowSubscribe: %s)", ch, describeACL(st.AllowSubscribe))
@@ -344,7 +344,7 @@ func toolLeave(ctx context.Context, _ *Server, ss *session, a channelArgs) (stri
 	ch := strings.TrimSpace(a.Channel)
 	left, err := ss.c.leave(ctx, ch)
 	if err != nil {
-		return "", fmt.Errorf("Couldn't leave #%s: %w", ch, err)
+		return "", couldnt(fmt.Sprintf("leave #%s", ch), err)
 	}
 	if !left {
 		return "You weren't on #" + ch + ".", nil

@@ -7,30 +7,15 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// DeliveryEndpoint is the control-surface endpoint of the space's delivery
-// service. Everything an agent reads from storage (its DMs, tasks and
-// stored channel copies, history, presence, the channel registry and the
-// identity records) it reads through this endpoint's self-mode commands:
-// the broker pins the caller's owner, actor and lifecycle uid in the
-// request subject and the answer goes only to the caller's own reply rail.
-// An agent credential has no JetStream API right at all (DESIGN, Known
-// pitfalls: a reply subject is the requester's to choose).
-const DeliveryEndpoint = wire.DeliveryEndpoint
-
-// Commands of the delivery endpoint; every one is served in self mode.
-const (
-	CmdJoin        = wire.DeliveryJoin
-	CmdLeave       = wire.DeliveryLeave
-	CmdMemberships = wire.DeliveryMemberships
-	CmdHistory     = wire.DeliveryHistory
-	CmdRoster      = wire.DeliveryRoster
-	CmdChannels    = wire.DeliveryChannels
-	CmdLookup      = wire.DeliveryLookup
-	CmdTake        = wire.DeliveryTake
-	CmdSettle      = wire.DeliverySettle
-	CmdPresence    = wire.DeliveryPresence
-	CmdMentions    = wire.DeliveryMentions
-)
+// The wire types of the delivery endpoint (wire.DeliveryEndpoint), whose
+// commands are named in mesh/wire, where the broker grants them: this
+// package calls them, mesh/delivery serves them. Everything an agent reads
+// from storage (its DMs, tasks and stored channel copies, history,
+// presence, the channel registry and the identity records) it reads
+// through these self-mode commands: the broker pins the caller's owner,
+// actor and lifecycle uid in the request subject and the answer goes only
+// to the caller's own reply rail. An agent credential has no JetStream
+// API right at all (DESIGN: a reply subject is the requester's to choose).
 
 // JoinArgs asks for a durable hold.
 type JoinArgs struct {
@@ -200,6 +185,22 @@ type PresenceReply struct {
 type MentionsArgs struct {
 	Channel string   `json:"channel" schema:"minLength=1,maxLength=4096"`
 	Names   []string `json:"names" schema:"minItems=1,maxItems=64"`
+}
+
+// StoredArgs asks whether the newest message on one of the caller's own
+// chat, inst or svc subjects carries a message id: how a send again with
+// an id the mesh stored already learns it (the streams acknowledge nothing,
+// and store a duplicate id once).
+type StoredArgs struct {
+	Subject string `json:"subject" schema:"minLength=1,maxLength=4096"`
+	ID      string `json:"id" schema:"minLength=1,maxLength=64"`
+}
+
+// StoredReply says where the message is stored, when it is.
+type StoredReply struct {
+	Found  bool   `json:"found"`
+	Stream string `json:"stream,omitempty"`
+	Seq    uint64 `json:"seq,omitempty"`
 }
 
 // MentionCopy says whether a mention gets a stored copy: on a live channel

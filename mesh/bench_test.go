@@ -125,7 +125,7 @@ func BenchmarkFanout(b *testing.B) {
 			h := newBenchHarness(b)
 			members := make([]*mesh.Endpoint, n)
 			for i := range members {
-				members[i] = h.agentEndpoint(agent{name: "m" + strconv.Itoa(i), subscribe: []string{"team"}}, mesh.Options{OneShot: true})
+				members[i] = h.agentEndpoint(agent{name: "m" + strconv.Itoa(i), subscribe: []string{"team"}}, mesh.Options{})
 			}
 			s := h.agentEndpoint(agent{name: "sender", allowPub: []string{"team"}}, mesh.Options{OneShot: true})
 			ctx, cancel := context.WithCancel(context.Background())

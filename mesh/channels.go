@@ -184,7 +184,7 @@ func (e *Endpoint) durableJoin(ctx context.Context, j *joinedChannel) (bool, str
 	ctx, cancel := context.WithTimeout(ctx, durableJoinTimeout)
 	defer cancel()
 	var rep JoinReply
-	if err := e.call(ctx, CmdJoin, JoinArgs{Channel: j.channel}, &rep); err != nil {
+	if err := e.call(ctx, wire.DeliveryJoin, JoinArgs{Channel: j.channel}, &rep); err != nil {
 		return false, "live only: durable backstop unavailable (" + err.Error() + ")"
 	}
 	if !rep.Durable {
@@ -270,7 +270,7 @@ func (e *Endpoint) Leave(ctx context.Context, channel string) (bool, error) {
 		return false, nil
 	}
 	if j.generation > 0 {
-		if err := e.call(ctx, CmdLeave, LeaveArgs{Channel: channel, Generation: j.generation}, nil); err != nil {
+		if err := e.call(ctx, wire.DeliveryLeave, LeaveArgs{Channel: channel, Generation: j.generation}, nil); err != nil {
 			return false, fmt.Errorf("cannot leave #%s: the durable hold could not be ended (%w); still joined", channel, err)
 		}
 	}

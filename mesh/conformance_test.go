@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/render"
@@ -535,12 +536,12 @@ func TestConformance50_AnycastWaitsForAHolder(t *testing.T) {
 
 func TestConformance51_AckedTaskRemovedUnackedRedelivered(t *testing.T) {
 	h := newHarness(t, false)
-	cons, err := h.js.Consumer(ctxT(t), wire.TaskStream(space), "svc_reviewer")
+	_, err := h.js.Consumer(ctxT(t), wire.TaskStream(space), "svc_reviewer")
 	if err == nil {
 		t.Fatal("role queue exists before any holder was minted")
 	}
 	pathA, _ := h.mint(alice)
-	cons, err = h.js.Consumer(ctxT(t), wire.TaskStream(space), wire.SvcConsumer("reviewer"))
+	cons, err := h.js.Consumer(ctxT(t), wire.TaskStream(space), wire.SvcConsumer("reviewer"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -718,11 +719,7 @@ func TestServerAuthoredMessagesAreDropped(t *testing.T) {
 		m.Data = []byte(body)
 		m.Header.Set("Nats-Sequence", "7")
 		m.Header.Set("Nats-Stream", wire.ChatStream(space))
-		if _, err := h.js.PublishMsg(ctxT(t), m); err != nil {
-			if err := h.op.PublishMsg(m); err != nil {
-				t.Fatal(err)
-			}
-		}
+		testmesh.Store(t, h.op, m)
 	}
 	reflected(wire.DMSubject(space, id.Principal, wire.Principal{Owner: "local", Actor: "carol"}), envelope("r1", "local.carol", `"to":"local.alice"`))
 	reflected("cotal."+space+".chat.local.carol.team", envelope("r2", "local.carol", `"channel":"team"`))

@@ -138,8 +138,7 @@ type Endpoint struct {
 
 	presenceKV jetstream.KeyValue
 	writer     *presence.Writer
-	watcher    *presence.Watcher
-	watchOnce  sync.Once
+	watchOnce  sync.Once // starts the watcher (roster); watchErr is its outcome
 	watchErr   error
 
 	conn      connWatch // when this endpoint's own connection drops (unconfirmed.go)
@@ -147,9 +146,11 @@ type Endpoint struct {
 	window    windowState  // inbox reads for a model (window.go)
 	modes     channelModes // per-channel attention overrides (attention.go)
 	perms     *violation.Tracker
-	bootJoins []JoinResult // the subscribe list, joined at connect
+	stored    storedNotices // the stored notices of what it publishes
+	bootJoins []JoinResult  // the subscribe list, joined at connect
 
 	mu       sync.Mutex
+	watcher  *presence.Watcher    // set once by the first roster read, unless closed first
 	joined   []*joinedChannel     // in join order: the first concrete one is the default send channel
 	echoSubs []*nats.Subscription // EchoDirect's
 	dm, svc  jetstream.Consumer
@@ -292,10 +293,6 @@ func nonNilList(l []string) []string {
 	return l
 }
 
-// ConnID scopes the reply inbox: `_INBOX_<ConnID>.>` is the only inbox a
-// credential may read.
-func (e *Endpoint) ConnID() string { return e.me.Dash() + "-" + e.uid }
-
 func (e *Endpoint) dial() error {
 	var err error
 	if e.opts.Conn != nil {
@@ -303,7 +300,7 @@ func (e *Endpoint) dial() error {
 	} else {
 		nopts := []nats.Option{
 			nats.Name("cotal " + e.me.ID()),
-			nats.CustomInboxPrefix("_INBOX_" + e.ConnID()),
+			nats.CustomInboxPrefix(wire.ReplyInbox(e.me, e.uid)),
 			nats.ErrorHandler(e.onAsyncError),
 			nats.MaxReconnects(-1),
 			nats.ReconnectWait(250 * time.Millisecond),
@@ -615,10 +612,12 @@ func (e *Endpoint) Close() error {
 	e.joined = nil
 	echoes := e.echoSubs
 	e.echoSubs = nil
+	watcher := e.watcher
 	e.mu.Unlock()
 	for _, sub := range echoes {
 		_ = sub.Unsubscribe()
 	}
+	e.stored.close()
 	for _, cc := range consumes {
 		cc.Stop()
 	}
@@ -636,8 +635,8 @@ func (e *Endpoint) Close() error {
 	if e.mediated {
 		err = e.closeRemote()
 	}
-	if e.watcher != nil {
-		e.watcher.Close()
+	if watcher != nil {
+		watcher.Close()
 	}
 	if e.cancel != nil {
 		e.cancel()

@@ -137,10 +137,15 @@ func none(t *testing.T, e *mesh.Endpoint, d time.Duration) {
 	}
 }
 
-// raw publishes bytes as the operator on any subject, optionally with a
-// message id, through JetStream so it is stored where a stream covers it.
+// raw publishes bytes as the operator on any subject, through JetStream
+// so it is stored where a stream covers it (the streams agents publish to
+// answer with a stored notice, the others with an ack).
 func (h *harness) raw(subject string, body string) {
 	h.t.Helper()
+	if s, err := wire.ParseSubject(subject); err == nil && s.Kind != "" {
+		testmesh.StoreData(h.t, h.op, subject, []byte(body))
+		return
+	}
 	if _, err := h.js.Publish(ctxT(h.t), subject, []byte(body)); err != nil {
 		// Subjects no stream covers are plain core publishes.
 		if err := h.op.Publish(subject, []byte(body)); err != nil {

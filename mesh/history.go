@@ -77,7 +77,7 @@ func (e *Endpoint) readHistoryDirect(ctx context.Context, channel string, limit 
 // Memberships lists this lifecycle's durable memberships.
 func (e *Endpoint) Memberships(ctx context.Context) ([]MembershipInfo, error) {
 	var r MembershipsReply
-	err := e.call(ctx, CmdMemberships, struct{}{}, &r)
+	err := e.call(ctx, wire.DeliveryMemberships, struct{}{}, &r)
 	return r.Memberships, err
 }
 
@@ -103,7 +103,7 @@ func (e *Endpoint) history(ctx context.Context, channel string, limit int, since
 		a.SinceMs = since.UnixMilli()
 	}
 	var r HistoryReply
-	err := e.call(ctx, CmdHistory, a, &r)
+	err := e.call(ctx, wire.DeliveryHistory, a, &r)
 	return r.Items, r.Complete, err
 }
 

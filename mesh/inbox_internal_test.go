@@ -27,9 +27,7 @@ func TestInboxDiscardsACopyEvictedFiveTimesWithANotice(t *testing.T) {
 	to, from := wire.Principal{Owner: "local", Actor: "alice"}, wire.Principal{Owner: "local", Actor: "carol"}
 	subj := wire.DMSubject(sp, to, from)
 	body := `{"id":"x","ts":1,"space":"inb","from":{"id":"local.carol","name":"carol"},"to":"local.alice","parts":[{"kind":"text","text":"kept?"}]}`
-	if _, err := js.Publish(ctx, subj, []byte(body)); err != nil {
-		t.Fatal(err)
-	}
+	testmesh.StoreData(t, op, subj, []byte(body))
 	cons, err := js.CreateConsumer(ctx, wire.DMStream(sp), jetstream.ConsumerConfig{
 		Durable: "t", FilterSubject: subj, AckPolicy: jetstream.AckExplicitPolicy, AckWait: time.Minute,
 	})

@@ -269,3 +269,34 @@ func (e *Endpoint) WatchNotes(fn func(wire.DeliveryNote)) (stop func(), err erro
 	}
 	return func() { _ = sub.Unsubscribe() }, nil
 }
+
+// CountReached is how many recipients' progress is at rung or past it.
+func CountReached(progress []Progress, rung string) int {
+	n := 0
+	for _, p := range progress {
+		if p.Reaches(rung) {
+			n++
+		}
+	}
+	return n
+}
+
+// ExplainWaiting fills in why a DM nobody has taken yet waits: how its
+// recipient looks on the roster now. Other progress is returned as it is.
+func (e *Endpoint) ExplainWaiting(ctx context.Context, r Receipt, progress []Progress) []Progress {
+	if r.Kind != wire.KindDM || len(progress) != 1 || progress[0].To != "" {
+		return progress
+	}
+	p := &progress[0]
+	p.To = r.To
+	peer, err := e.ResolvePeer(ctx, r.To)
+	switch {
+	case err != nil:
+		p.Why = "recipient's state unknown: " + err.Error()
+	case peer.Status == "offline" || peer.Status == "":
+		p.Why = "recipient offline: its connector takes it when it comes back"
+	default:
+		p.Why = "recipient " + peer.Status + ", but its connector has not taken it (its inbox may be full)"
+	}
+	return progress
+}

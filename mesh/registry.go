@@ -161,7 +161,7 @@ func (e *Endpoint) Registry(ctx context.Context) (*Registry, error) {
 	if e.mediated {
 		return &Registry{bucket: wire.ChannelsBucket(e.space), fetch: func(ctx context.Context, channel string) (ChannelsReply, error) {
 			var r ChannelsReply
-			err := e.call(ctx, CmdChannels, ChannelsArgs{Channel: channel}, &r)
+			err := e.call(ctx, wire.DeliveryChannels, ChannelsArgs{Channel: channel}, &r)
 			return r, err
 		}}, nil
 	}

@@ -117,7 +117,7 @@ func (e *Endpoint) call(ctx context.Context, command string, args, out any) erro
 	if err := e.describeService(ctx, c); err != nil {
 		return err
 	}
-	r, err := c.Call(ctx, DeliveryEndpoint, command, args, ep.Self())
+	r, err := c.Call(ctx, wire.DeliveryEndpoint, command, args, ep.Self())
 	if err != nil {
 		var ee *ep.Error
 		if errors.As(err, &ee) && ee.Code == ep.CodeUnavailable && ee.EffectiveOutcome() == ep.NotExecuted {
@@ -148,7 +148,7 @@ func (e *Endpoint) describeService(ctx context.Context, c *ep.Client) error {
 	}
 	dctx, cancel := context.WithTimeout(ctx, describeWait)
 	defer cancel()
-	if _, err := c.Describe(dctx, DeliveryEndpoint, ""); err != nil {
+	if _, err := c.Describe(dctx, wire.DeliveryEndpoint, ""); err != nil {
 		return fmt.Errorf("%w in space %s: nobody answers for it (%v)", ErrNoDeliveryService, e.space, err)
 	}
 	e.remote.mu.Lock()
@@ -244,7 +244,7 @@ func (e *Endpoint) remotePresence(a PresenceArgs) error {
 	defer cancel()
 	var r PresenceReply
 	a.Session = e.remote.session
-	if err := e.call(ctx, CmdPresence, a, &r); err != nil {
+	if err := e.call(ctx, wire.DeliveryPresence, a, &r); err != nil {
 		return err
 	}
 	e.remote.mu.Lock()
@@ -270,7 +270,7 @@ func (e *Endpoint) closeRemote() error {
 		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
 		c, cerr := e.service()
 		if cerr == nil {
-			_, err = c.Call(ctx, DeliveryEndpoint, CmdPresence, PresenceArgs{Offline: true, Session: e.remote.session}, ep.Self())
+			_, err = c.Call(ctx, wire.DeliveryEndpoint, wire.DeliveryPresence, PresenceArgs{Offline: true, Session: e.remote.session}, ep.Self())
 		}
 		cancel()
 	}
@@ -281,7 +281,7 @@ func (e *Endpoint) closeRemote() error {
 // first) and queues them; an item the inbox already has is settled at once.
 func (e *Endpoint) takeRemote(ctx context.Context, max int, wait time.Duration) error {
 	var r TakeReply
-	if err := e.call(ctx, CmdTake, TakeArgs{Max: max, WaitMs: wait.Milliseconds(), Session: e.remote.session}, &r); err != nil {
+	if err := e.call(ctx, wire.DeliveryTake, TakeArgs{Max: max, WaitMs: wait.Milliseconds(), Session: e.remote.session}, &r); err != nil {
 		return err
 	}
 	for reason, n := range r.Rejected {
@@ -342,13 +342,13 @@ func (e *Endpoint) remoteItem(t TakenItem) (*Item, *remoteHandle, bool) {
 func (e *Endpoint) settle(key string, release bool) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	return e.call(ctx, CmdSettle, SettleArgs{Keys: []string{key}, Release: release}, nil)
+	return e.call(ctx, wire.DeliverySettle, SettleArgs{Keys: []string{key}, Release: release}, nil)
 }
 
 // lookupRemote asks the service what the space's records say of names.
 func (e *Endpoint) lookupRemote(ctx context.Context, names ...string) ([]IdentityInfo, error) {
 	var r LookupReply
-	if err := e.call(ctx, CmdLookup, LookupArgs{Names: names}, &r); err != nil {
+	if err := e.call(ctx, wire.DeliveryLookup, LookupArgs{Names: names}, &r); err != nil {
 		return nil, err
 	}
 	return r.Identities, nil
@@ -407,7 +407,7 @@ func (rr *remoteRoster) run() {
 
 func (rr *remoteRoster) refresh(ctx context.Context) error {
 	var r RosterReply
-	if err := rr.e.call(ctx, CmdRoster, struct{}{}, &r); err != nil {
+	if err := rr.e.call(ctx, wire.DeliveryRoster, struct{}{}, &r); err != nil {
 		return err
 	}
 	now := time.Now()

@@ -9,9 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
-	"github.com/nats-io/nats.go/jetstream"
-
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -25,7 +22,7 @@ type Receipt struct {
 	Subject   string    `json:"subject"`
 	Stream    string    `json:"stream"`
 	Seq       uint64    `json:"seq"`
-	Duplicate bool      `json:"duplicate,omitempty"` // the broker had this id already
+	Duplicate bool      `json:"duplicate,omitempty"` // the mesh had stored this id already
 
 	Channel   string   `json:"channel,omitempty"`
 	To        string   `json:"to,omitempty"`
@@ -81,28 +78,22 @@ func WithMentions(names ...string) SendOption {
 	return func(m *wire.Message) { m.Mentions = wire.NormalizeMentions(append(m.Mentions, names...)) }
 }
 
-// WithReplyTo threads the message under another message's id.
-func WithReplyTo(id string) SendOption { return func(m *wire.Message) { m.ReplyTo = id } }
-
-// WithContextID correlates the message with a conversation.
-func WithContextID(id string) SendOption { return func(m *wire.Message) { m.ContextID = id } }
-
-// WithParts replaces the text part with the given parts.
-func WithParts(parts ...wire.Part) SendOption { return func(m *wire.Message) { m.Parts = parts } }
-
 // WithID sets the message id (tests and retries; normally a fresh UUID).
 func WithID(id string) SendOption { return func(m *wire.Message) { m.ID = id } }
 
-func (e *Endpoint) newMessage(text string, opts []SendOption) wire.Message {
-	m := wire.Message{
-		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: e.space,
+// newMessage builds an outgoing message; resend says its id was the
+// caller's (WithID), so it may be one the mesh stored already.
+func (e *Endpoint) newMessage(text string, opts []SendOption) (m wire.Message, resend bool) {
+	fresh := wire.NewID()
+	m = wire.Message{
+		ID: fresh, TS: time.Now().UnixMilli(), Space: e.space,
 		From:  wire.Sender{ID: e.me.ID(), Name: e.card.Name, Role: e.role},
 		Parts: wire.TextParts(text),
 	}
 	for _, o := range opts {
 		o(&m)
 	}
-	return m
+	return m, m.ID != fresh
 }
 
 // Send posts text to a channel (multicast). An empty channel means the
@@ -121,7 +112,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 	if e.allowPublish != nil && !wire.Covered(e.allowPublish, channel) {
 		return Receipt{}, refuse(ErrNotAllowed, "not allowed to post to #%s (allowPublish: %s)", channel, describeACL(e.allowPublish))
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.Channel = channel
 	if len(m.Mentions) > 0 {
 		if err := e.checkMentions(ctx, m.Mentions); err != nil {
@@ -132,7 +123,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 	if err != nil {
 		return Receipt{}, err
 	}
-	r, err := e.publish(ctx, subject, m, "post to #"+channel)
+	r, err := e.publish(ctx, subject, m, resend, "post to #"+channel)
 	if err != nil {
 		return r, err
 	}
@@ -154,7 +145,7 @@ func (e *Endpoint) mentionCopies(ctx context.Context, channel string, mentions [
 		}
 	}
 	var r MentionsReply
-	if err := e.call(ctx, CmdMentions, MentionsArgs{Channel: channel, Names: mentions}, &r); err != nil {
+	if err := e.call(ctx, wire.DeliveryMentions, MentionsArgs{Channel: channel, Names: mentions}, &r); err != nil {
 		e.logf("cannot tell which mentions get a stored copy: %v", err)
 		return nil
 	}
@@ -169,9 +160,9 @@ func (e *Endpoint) DM(ctx context.Context, to, text string, opts ...SendOption) 
 	if err != nil {
 		return Receipt{}, err
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.To = target.ID.ID()
-	r, err := e.publish(ctx, wire.DMSubject(e.space, target.ID, e.me), m, "DM "+target.Name)
+	r, err := e.publish(ctx, wire.DMSubject(e.space, target.ID, e.me), m, resend, "DM "+target.Name)
 	if err != nil {
 		return r, err
 	}
@@ -186,9 +177,9 @@ func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOptio
 	if !wire.ValidToken(role) {
 		return Receipt{}, fmt.Errorf("role %q must be one token of a-z 0-9 _", role)
 	}
-	m := e.newMessage(text, opts)
+	m, resend := e.newMessage(text, opts)
 	m.ToService = role
-	r, err := e.publish(ctx, wire.SvcSubject(e.space, role, e.me), m, "ask @"+role)
+	r, err := e.publish(ctx, wire.SvcSubject(e.space, role, e.me), m, resend, "ask @"+role)
 	if err != nil {
 		return r, err
 	}
@@ -203,10 +194,9 @@ func (e *Endpoint) Ask(ctx context.Context, role, text string, opts ...SendOptio
 	return r, nil
 }
 
-// publish stores m through JetStream with Nats-Msg-Id = id. A refusal by
-// the broker's ACL fails at once with what was refused, instead of
-// waiting for an ack that will never come.
-func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, what string) (Receipt, error) {
+// publish stores m with Nats-Msg-Id = id and waits for the stream's
+// stored notice (stored.go).
+func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, resend bool, what string) (Receipt, error) {
 	if err := m.Validate(); err != nil {
 		return Receipt{}, err
 	}
@@ -216,34 +206,11 @@ func (e *Endpoint) publish(ctx context.Context, subject string, m wire.Message, 
 	}
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
-	refused, stop := e.perms.Watch(subject)
-	defer stop()
-	type result struct {
-		ack *jetstream.PubAck
-		err error
+	n, err := e.publishStored(ctx, subject, m.ID, data, what, resend)
+	if err != nil {
+		return Receipt{}, err
 	}
-	done := make(chan result, 1)
-	go func() {
-		msg := nats.NewMsg(subject)
-		msg.Data = data
-		ack, err := e.js.PublishMsg(ctx, msg, jetstream.WithMsgID(m.ID))
-		done <- result{ack, err}
-	}()
-	kind := subjectKind(subject)
-	select {
-	case r := <-done:
-		if r.err != nil {
-			if errors.Is(r.err, context.DeadlineExceeded) {
-				return Receipt{}, &NotConfirmedError{ID: m.ID, What: what, Why: "no ack from the mesh in time", Err: r.err}
-			}
-			return Receipt{}, fmt.Errorf("could not %s: %w", what, r.err)
-		}
-		return Receipt{ID: m.ID, Kind: kind, Subject: subject, Stream: r.ack.Stream, Seq: r.ack.Sequence, Duplicate: r.ack.Duplicate}, nil
-	case err := <-refused:
-		return Receipt{}, refuse(ErrNotAllowed, "not allowed to %s: the broker refused it (%v)", what, err)
-	case <-e.conn.lost():
-		return Receipt{}, &NotConfirmedError{ID: m.ID, What: what, Why: "the mesh stopped before acknowledging", Err: ErrConnectionLost}
-	}
+	return Receipt{ID: m.ID, Kind: subjectKind(subject), Subject: subject, Stream: n.stream, Seq: n.seq, Duplicate: n.duplicate}, nil
 }
 
 func subjectKind(subject string) wire.Kind {
@@ -276,31 +243,48 @@ func (e *Endpoint) roster(ctx context.Context) (RosterView, error) {
 	if e.mediated {
 		return e.rosterRemote(ctx)
 	}
-	e.watchOnce.Do(func() {
-		w := presence.NewWatcher(e.presenceKV, presence.OnWarning(func(s string) { e.logf("presence: %s", s) }))
-		if err := w.Start(e.ctx); err != nil {
-			e.watchErr = err
-			return
-		}
-		e.watcher = w
-		// Wait for the initial replay to be consumed; an empty bucket
-		// never yields a snapshot, but its view turns current at once.
-		deadline := time.NewTimer(time.Second)
-		defer deadline.Stop()
-		for w.View().State == presence.Unpopulated {
-			select {
-			case <-w.Changes():
-			case <-deadline.C:
-				return
-			case <-ctx.Done():
-				return
-			}
-		}
-	})
-	if e.watchErr != nil {
+	e.watchOnce.Do(func() { e.watchErr = e.startWatcher(ctx) })
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	switch {
+	case e.closed:
+		return nil, ErrClosed
+	case e.watchErr != nil:
 		return nil, e.watchErr
 	}
 	return e.watcher, nil
+}
+
+// startWatcher starts the presence watcher and waits briefly for its
+// initial snapshot. The watcher is handed to the endpoint under mu, so
+// Close either finds it or, having run first, makes it stop here.
+func (e *Endpoint) startWatcher(ctx context.Context) error {
+	w := presence.NewWatcher(e.presenceKV, presence.OnWarning(func(s string) { e.logf("presence: %s", s) }))
+	if err := w.Start(e.ctx); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		w.Close()
+		return ErrClosed
+	}
+	e.watcher = w
+	e.mu.Unlock()
+	// Wait for the initial replay to be consumed; an empty bucket
+	// never yields a snapshot, but its view turns current at once.
+	deadline := time.NewTimer(time.Second)
+	defer deadline.Stop()
+	for w.View().State == presence.Unpopulated {
+		select {
+		case <-w.Changes():
+		case <-deadline.C:
+			return nil
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	return nil
 }
 
 // Roster returns the peers of the space as this endpoint sees them, and

@@ -5,24 +5,17 @@ import (
 	"errors"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
-)
-
-// The attach and keys commands' wire types.
-type (
-	AttachArgs  = client.AttachArgs  // asks for an attach session on a seat
-	AttachReply = client.AttachReply // the grant only
-	KeysArgs    = client.KeysArgs    // named keys typed raw
-	SessionRow  = client.SessionRow  // one attach session on a seat
 )
 
 // openSessions makes the attach registry of this incarnation; it runs once
 // Start has committed the epoch, which every grant is pinned to.
 func (m *Manager) openSessions() error {
 	reg, err := attach.NewRegistry(attach.RegistryOptions{
-		Space: m.opts.Space, Endpoint: Endpoint, MaxSessions: m.opts.MaxSessions,
+		Space: m.opts.Space, Endpoint: wire.ManagerEndpoint, MaxSessions: m.opts.MaxSessions,
 		Serving: attach.Serving{InstanceID: m.iid, Epoch: m.server.Epoch()},
 	})
 	if err != nil {
@@ -48,8 +41,10 @@ func (m *Manager) sessionRegistry() (*attach.Registry, *ep.Error) {
 // serves it, then replies with the grant alone: the session's rail is
 // subscribed before the caller hears of it (spec §12, static mode).
 func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a AttachArgs
-	_ = c.Decode(&a)
+	var a client.AttachArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -81,7 +76,7 @@ func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if _, err := reg.Serve(ctx, m.opts.Conn, g, term); err != nil {
 		return nil, asEpError(err)
 	}
-	return AttachReply{Grant: raw}, nil
+	return client.AttachReply{Grant: raw}, nil
 }
 
 func asEpError(err error) *ep.Error {
@@ -96,8 +91,10 @@ func asEpError(err error) *ep.Error {
 // (no paste markers): what answers a prompt or leaves an editor. Operator
 // only and targeted, like input.
 func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a KeysArgs
-	_ = c.Decode(&a)
+	var a client.KeysArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	if _, err := pty.ParseKeys(a.Keys...); err != nil {
 		return nil, ep.Refuse(ep.CodeBadRequest, "%v; nothing was written", err)
 	}
@@ -118,23 +115,23 @@ func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if err != nil {
 		return nil, ep.Failed(ep.CodeInternal, "writing to %s: %v (%d bytes accepted)", a.Name, err, n)
 	}
-	return InputReply{Name: a.Name, Bytes: n}, nil
+	return client.InputReply{Name: a.Name, Bytes: n}, nil
 }
 
 // sessionRows are the sessions attached to a seat, for ps.
-func (m *Manager) sessionRows(name string) []SessionRow {
+func (m *Manager) sessionRows(name string) []client.SessionRow {
 	m.mu.Lock()
 	reg := m.sessions
 	m.mu.Unlock()
 	if reg == nil {
 		return nil
 	}
-	var out []SessionRow
+	var out []client.SessionRow
 	for _, st := range reg.Sessions(name) {
 		if !st.Live {
 			continue
 		}
-		out = append(out, SessionRow{ID: st.ID, Holder: st.Holder.ID, SinceMs: st.Since.UnixMilli(), BytesOut: st.BytesOut, Dropped: st.Dropped, Live: st.Live})
+		out = append(out, client.SessionRow{ID: st.ID, Holder: st.Holder.ID, SinceMs: st.Since.UnixMilli(), BytesOut: st.BytesOut, Dropped: st.Dropped, Live: st.Live})
 	}
 	return out
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 	"github.com/cotal-go/cotal/seat/client"
@@ -50,7 +49,7 @@ func (h *harness) tcpClient() (*nats.Conn, *client.Client) {
 // spawnReady spawns persona under name and waits until it is up.
 func spawnReady(b *testing.B, h *harness, persona, name string) client.Seat {
 	b.Helper()
-	acc := mustSpawn(b, h.c, h.iid, seat.SpawnArgs{Persona: persona, Name: name})
+	acc := mustSpawn(b, h.c, h.iid, client.SpawnArgs{Persona: persona, Name: name})
 	if res := goal(b, h.c, h.iid, acc.GoalID, 20*time.Second); res.State != ep.GoalSucceeded {
 		b.Fatalf("spawn %s: %s %+v", name, res.State, res.Error)
 	}

@@ -11,7 +11,6 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -63,7 +62,7 @@ func dialSeat(t *testing.T, c *ep.Client, s client.Seat) (*attach.Client, *scree
 func TestAttachThroughTheManager(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("shell", "sh", nil, nil)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}
@@ -94,7 +93,7 @@ func TestAttachInOwnerMode(t *testing.T) {
 	h.persona("shell", "sh", nil, nil)
 	alice := h.agentClient("alice", broker.CapSpawn)
 	bob := h.agentClient("bob", broker.CapSpawn)
-	mine := mustSpawn(t, alice, h.iid, seat.SpawnArgs{Persona: "shell", Name: "mine"})
+	mine := mustSpawn(t, alice, h.iid, client.SpawnArgs{Persona: "shell", Name: "mine"})
 	if res := goal(t, alice, h.iid, mine.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}
@@ -116,7 +115,7 @@ func TestAttachInOwnerMode(t *testing.T) {
 func TestKeysAreTypedRaw(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("shell", "sh", nil, nil)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}

@@ -17,6 +17,7 @@ import (
 const (
 	profileOperator = "operator"
 	capSpawn        = "spawn"
+	capRolePrefix   = "role:"
 )
 
 // callerRecord is who calls, as the space's identity records say: a
@@ -142,8 +143,10 @@ func (m *Manager) ownedSeat(c *ep.Call, name string) (*Seat, *ep.Error) {
 // that the args name the same seat.
 func (m *Manager) targetSeat(_ context.Context, c *ep.Call) *ep.Error {
 	t := c.Request.Target
-	var a NameArgs
-	_ = c.Decode(&a)
+	var a client.NameArgs
+	if e := c.Decode(&a); e != nil {
+		return e
+	}
 	if t.Actor != a.Name {
 		return ep.Refuse(ep.CodeTargetMismatch, "the body target %s.%s is not the seat named %q", t.Owner, t.Actor, a.Name)
 	}

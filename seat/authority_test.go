@@ -8,16 +8,16 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // owned addresses a seat in owner mode, as a spawn-capable agent must.
-func owned(acc seat.SpawnAccepted) ep.CallOption {
+func owned(acc client.SpawnAccepted) ep.CallOption {
 	return ep.WithTarget(ep.ModeOwner, ep.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
 }
 
 // anyMode addresses a seat in any mode, as the operator types into it.
-func anyMode(acc seat.SpawnAccepted) ep.CallOption {
+func anyMode(acc client.SpawnAccepted) ep.CallOption {
 	return ep.WithTarget(ep.ModeAny, ep.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
 }
 
@@ -29,9 +29,9 @@ func TestOwnerModeReachesOnlyOwnSeats(t *testing.T) {
 	h.persona("shell", "sh", nil, nil)
 	alice := h.agentClient("alice", broker.CapSpawn)
 	bob := h.agentClient("bob", broker.CapSpawn)
-	mine := mustSpawn(t, alice, h.iid, seat.SpawnArgs{Persona: "shell", Name: "mine"})
-	theirs := mustSpawn(t, bob, h.iid, seat.SpawnArgs{Persona: "shell", Name: "theirs"})
-	for _, acc := range []seat.SpawnAccepted{mine, theirs} {
+	mine := mustSpawn(t, alice, h.iid, client.SpawnArgs{Persona: "shell", Name: "mine"})
+	theirs := mustSpawn(t, bob, h.iid, client.SpawnArgs{Persona: "shell", Name: "theirs"})
+	for _, acc := range []client.SpawnAccepted{mine, theirs} {
 		c := alice
 		if acc.Name == "theirs" {
 			c = bob
@@ -41,12 +41,12 @@ func TestOwnerModeReachesOnlyOwnSeats(t *testing.T) {
 		}
 	}
 
-	var r seat.Row
-	if _, err := alice.Call(ctxT(t), seat.Endpoint, "inspect", map[string]any{"name": "mine"}, ep.On(h.iid), owned(mine)); err != nil {
+	var r client.Row
+	if _, err := alice.Call(ctxT(t), wire.ManagerEndpoint, "inspect", map[string]any{"name": "mine"}, ep.On(h.iid), owned(mine)); err != nil {
 		t.Fatalf("the spawner inspecting its own seat: %v", err)
 	}
 	for _, cmd := range []string{"inspect", "screen", "despawn"} {
-		_, err := alice.Call(ctxT(t), seat.Endpoint, cmd, map[string]any{"name": "theirs"}, ep.On(h.iid), owned(theirs))
+		_, err := alice.Call(ctxT(t), wire.ManagerEndpoint, cmd, map[string]any{"name": "theirs"}, ep.On(h.iid), owned(theirs))
 		e := errCode(t, err)
 		if e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "did not spawn") {
 			t.Fatalf("%s of another agent's seat: %v", cmd, e)
@@ -58,11 +58,11 @@ func TestOwnerModeReachesOnlyOwnSeats(t *testing.T) {
 	// A stale lifecycle in the target is expired, never acted on.
 	stale := mine
 	stale.UID = wire.NewLifecycleUID()
-	_, err := alice.Call(ctxT(t), seat.Endpoint, "despawn", map[string]any{"name": "mine"}, ep.On(h.iid), owned(stale))
+	_, err := alice.Call(ctxT(t), wire.ManagerEndpoint, "despawn", map[string]any{"name": "mine"}, ep.On(h.iid), owned(stale))
 	if e := errCode(t, err); e.Code != ep.CodeExpired {
 		t.Fatalf("despawn naming a stale lifecycle: %v", e)
 	}
-	if _, err := alice.Call(ctxT(t), seat.Endpoint, "despawn", map[string]any{"name": "mine", "graceful": false}, ep.On(h.iid), owned(mine)); err != nil {
+	if _, err := alice.Call(ctxT(t), wire.ManagerEndpoint, "despawn", map[string]any{"name": "mine", "graceful": false}, ep.On(h.iid), owned(mine)); err != nil {
 		t.Fatalf("the spawner stopping its own seat: %v", err)
 	}
 	if r, _ = row(ps(t, h.c, h.iid), "mine"); r.Process == "running" {
@@ -77,7 +77,7 @@ func TestOwnerModeReachesOnlyOwnSeats(t *testing.T) {
 func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("shell", "sh", nil, nil)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}
@@ -94,7 +94,7 @@ func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
 			if cmd == "ps" {
 				args = nil
 			}
-			_, err := c.Call(ctxT(t), seat.Endpoint, cmd, args, opts...)
+			_, err := c.Call(ctxT(t), wire.ManagerEndpoint, cmd, args, opts...)
 			e := errCode(t, err)
 			if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
 				t.Fatalf("%s caller, %s: %v (%s), want permission-denied not-executed", name, cmd, e, e.EffectiveOutcome())
@@ -112,26 +112,26 @@ func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
 func TestInputBounds(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("shell", "sh", nil, nil)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}
-	for _, text := range []string{"", strings.Repeat("x", seat.MaxInput+1)} {
-		_, err := h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: text}, ep.On(h.iid), anyMode(acc))
+	for _, text := range []string{"", strings.Repeat("x", client.MaxInput+1)} {
+		_, err := h.c.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: text}, ep.On(h.iid), anyMode(acc))
 		if e := errCode(t, err); e.Code != ep.CodeBadRequest || e.EffectiveOutcome() != ep.NotExecuted {
 			t.Fatalf("input of %d characters: %v, want bad-request not-executed", len(text), e)
 		}
 	}
 	no := false
-	r, err := h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: "-" + strings.Repeat("é", seat.MaxInput-1), Enter: &no}, ep.On(h.iid), anyMode(acc))
+	r, err := h.c.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: "-" + strings.Repeat("é", client.MaxInput-1), Enter: &no}, ep.On(h.iid), anyMode(acc))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var in seat.InputReply
+	var in client.InputReply
 	if err := decode(r.Data, &in); err != nil {
 		t.Fatal(err)
 	}
-	if want := 1 + 2*(seat.MaxInput-1); in.Bytes != want {
+	if want := 1 + 2*(client.MaxInput-1); in.Bytes != want {
 		t.Fatalf("input at the bound: %d bytes accepted, want %d", in.Bytes, want)
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -59,7 +60,7 @@ func BenchmarkSpawnToReady(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			goalID := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i)
-			subj, err := ep.GoalResultSubject(space, seat.Endpoint, h.caller, goalID)
+			subj, err := ep.GoalResultSubject(space, wire.ManagerEndpoint, h.caller, goalID)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -72,7 +73,7 @@ func BenchmarkSpawnToReady(b *testing.B) {
 				b.Fatal(err)
 			}
 			start := time.Now()
-			r, err := h.c.Call(context.Background(), seat.Endpoint, "spawn", seat.SpawnArgs{Persona: "shell"},
+			r, err := h.c.Call(context.Background(), wire.ManagerEndpoint, "spawn", client.SpawnArgs{Persona: "shell"},
 				ep.On(h.iid), ep.WithGoal(goalID), ep.Timeout(10*time.Second))
 			if err != nil {
 				b.Fatal(err)
@@ -89,7 +90,7 @@ func BenchmarkSpawnToReady(b *testing.B) {
 			}
 			b.StopTimer()
 			_ = sub.Unsubscribe()
-			var acc seat.SpawnAccepted
+			var acc client.SpawnAccepted
 			_ = json.Unmarshal(r.Data, &acc)
 			if res.State != ep.GoalSucceeded || acc.GoalID != goalID {
 				b.Fatalf("goal %s: %s %+v (accepted %+v)", goalID, res.State, res.Error, acc)

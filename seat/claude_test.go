@@ -13,7 +13,6 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -21,11 +20,11 @@ import (
 const hookGrace = 2 * time.Second
 
 // claudeMesh is a mesh with a claude seat played by the stand-in, ready.
-func claudeMesh(t *testing.T) (*harness, *fakeHarness, seat.SpawnAccepted) {
+func claudeMesh(t *testing.T) (*harness, *fakeHarness, client.SpawnAccepted) {
 	t.Helper()
 	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 20 * time.Second, HookGrace: hookGrace})
 	f := h.fakeClaudePersona(t, "cc", false)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "cc"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "cc"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 25*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn of the stand-in: %s %+v\nscreen:\n%s", res.State, res.Error, screen(t, h.c, h.iid, acc.Name).Screen)
 	}
@@ -33,9 +32,9 @@ func claudeMesh(t *testing.T) (*harness, *fakeHarness, seat.SpawnAccepted) {
 }
 
 // agentRow waits until the seat's row satisfies ok.
-func agentRow(t *testing.T, h *harness, name string, ok func(seat.Row) error) seat.Row {
+func agentRow(t *testing.T, h *harness, name string, ok func(client.Row) error) client.Row {
 	t.Helper()
-	var r seat.Row
+	var r client.Row
 	waitFor(t, 10*time.Second, func() error {
 		r, _ = row(ps(t, h.c, h.iid), name)
 		return ok(r)
@@ -43,8 +42,8 @@ func agentRow(t *testing.T, h *harness, name string, ok func(seat.Row) error) se
 	return r
 }
 
-func agentIs(state string) func(seat.Row) error {
-	return func(r seat.Row) error {
+func agentIs(state string) func(client.Row) error {
+	return func(r client.Row) error {
 		if r.Agent == nil || r.Agent.State != state {
 			return fmt.Errorf("agent state %+v, want %s", r.Agent, state)
 		}
@@ -126,7 +125,7 @@ func TestClaudeHooksDeliverAndAckOnlyOnceTheModelAnswered(t *testing.T) {
 	f.hook(fakeCmd{Event: "PreToolUse", Input: map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "ls -l"}}})
 	noteWith(t, w, sent.ID, func(p mesh.Progress) bool { return p.Reached == wire.RungAcked })
 	waitFor(t, 10*time.Second, func() error { return dmSettled(t, h, acc) })
-	agentRow(t, h, acc.Name, func(r seat.Row) error {
+	agentRow(t, h, acc.Name, func(r client.Row) error {
 		if r.Agent == nil || r.Agent.State != client.AgentWorking || r.Mesh != "working" || r.Activity != "Bash(ls -l)" {
 			return fmt.Errorf("row %+v / %+v, want working on Bash(ls -l)", r.Agent, r)
 		}
@@ -206,7 +205,7 @@ func TestClaudeUnconfirmedHandOverComesBackAsARepeat(t *testing.T) {
 	// A hook that takes the DM and dies before writing it.
 	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	in, _ := json.Marshal(map[string]any{"session_id": fakeSession, "hook_event_name": "Stop"})
-	res, err := c.Call(ctxT(t), seat.Endpoint, client.CmdHook, client.HookArgs{Event: "Stop", Input: in}, ep.Self(), ep.On(h.iid))
+	res, err := c.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerHook, client.HookArgs{Event: "Stop", Input: in}, ep.Self(), ep.On(h.iid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -259,7 +258,7 @@ func TestClaudePermissionPromptIsAnsweredThroughItsHook(t *testing.T) {
 	if r.Agent.Asks != "approve Bash(touch run-bbb2)" || !r.Agent.Answerable || r.Agent.Kind != client.AskApproval {
 		t.Fatalf("waiting on %+v", r.Agent)
 	}
-	agentRow(t, h, acc.Name, func(r seat.Row) error {
+	agentRow(t, h, acc.Name, func(r client.Row) error {
 		if r.Mesh != "waiting" || r.Activity != "approve Bash(touch run-bbb2)" {
 			return fmt.Errorf("presence %s %q", r.Mesh, r.Activity)
 		}
@@ -280,7 +279,7 @@ func TestClaudePermissionPromptIsAnsweredThroughItsHook(t *testing.T) {
 		t.Fatalf("typed into a seat waiting on a person: %q", typed)
 	}
 	var ans client.AnswerReply
-	mustCall(t, h.c, h.iid, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, &ans)
+	mustCall(t, h.c, h.iid, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, &ans)
 	if ans.Asked != "approve Bash(touch run-bbb2)" {
 		t.Fatalf("answer reply %+v", ans)
 	}
@@ -305,7 +304,7 @@ func TestClaudePermissionPromptIsAnsweredThroughItsHook(t *testing.T) {
 	// Denied, with a reason for the model.
 	got = ask("rm -rf build")
 	agentRow(t, h, acc.Name, agentIs(client.AgentWaiting))
-	mustCall(t, h.c, h.iid, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerDeny, Message: "not now"}, &ans)
+	mustCall(t, h.c, h.iid, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerDeny, Message: "not now"}, &ans)
 	res = <-got
 	_ = json.Unmarshal([]byte(res.Stdout), &dec)
 	if dec.HookSpecificOutput.Decision.Behavior != "deny" || dec.HookSpecificOutput.Decision.Message != "not now" {
@@ -322,7 +321,7 @@ func TestClaudePermissionPromptIsAnsweredThroughItsHook(t *testing.T) {
 	if r.Agent.Answerable || r.Agent.AtPrompt {
 		t.Fatalf("after its hook was stopped: %+v, want not answerable and not proven at its prompt", r.Agent)
 	}
-	err = call(t, h.c, h.iid, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, nil)
+	err = call(t, h.c, h.iid, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, nil)
 	if e := errCode(t, err); e.Code != ep.CodeFailedPrecondition {
 		t.Fatalf("answer with nothing asked: %v", e)
 	}
@@ -338,20 +337,20 @@ func TestOnlyTheOperatorAnswersASeat(t *testing.T) {
 	}()
 	agentRow(t, h, acc.Name, agentIs(client.AgentWaiting))
 	mallory := h.agentClient("mallory", "spawn")
-	_, err := mallory.Call(ctxT(t), seat.Endpoint, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, ep.On(h.iid), ep.Timeout(5*time.Second))
+	_, err := mallory.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, ep.On(h.iid), ep.Timeout(5*time.Second))
 	if e := ep.AsError(err); e == nil || e.EffectiveOutcome() != ep.NotExecuted {
 		t.Fatalf("answer by an agent: %v, want a not-executed refusal", err)
 	}
 	// Its own self calls name it, not the seat: it is no seat here.
 	in, _ := json.Marshal(map[string]any{"session_id": fakeSession, "hook_event_name": "PostToolUse"})
-	_, err = mallory.Call(ctxT(t), seat.Endpoint, client.CmdHook, client.HookArgs{Event: "PostToolUse", Input: in}, ep.Self(), ep.On(h.iid), ep.Timeout(5*time.Second))
+	_, err = mallory.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerHook, client.HookArgs{Event: "PostToolUse", Input: in}, ep.Self(), ep.On(h.iid), ep.Timeout(5*time.Second))
 	if e := ep.AsError(err); e == nil || e.Code != ep.CodeNotFound {
 		t.Fatalf("a hook from a non-seat: %v, want not-found", err)
 	}
 	if r, _ := row(ps(t, h.c, h.iid), acc.Name); r.Agent == nil || r.Agent.State != client.AgentWaiting {
 		t.Fatalf("the seat after the refusals: %+v", r.Agent)
 	}
-	mustCall(t, h.c, h.iid, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerDeny}, nil)
+	mustCall(t, h.c, h.iid, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerDeny}, nil)
 	if res := <-got; !strings.Contains(res.Stdout, `"deny"`) {
 		t.Fatalf("the operator's deny printed %q", res.Stdout)
 	}
@@ -364,7 +363,7 @@ func TestOnlyTheOperatorAnswersASeat(t *testing.T) {
 func TestClaudeSessionStartCarriesWhatWaited(t *testing.T) {
 	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 20 * time.Second, HookGrace: hookGrace})
 	f := h.fakeClaudePersona(t, "cc", true)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "cc"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "cc"})
 	bob := h.peer(t, "bob", []string{"team"})
 	w, err := bob.WatchReceipts()
 	if err != nil {
@@ -377,7 +376,7 @@ func TestClaudeSessionStartCarriesWhatWaited(t *testing.T) {
 		sent, err = bob.DM(ctxT(t), acc.Name, "before-your-start")
 		return err
 	})
-	agentRow(t, h, acc.Name, func(r seat.Row) error {
+	agentRow(t, h, acc.Name, func(r client.Row) error {
 		if r.Waiting != 1 {
 			return fmt.Errorf("%d waiting at the connector", r.Waiting)
 		}
@@ -422,7 +421,7 @@ func TestClaudeAnswerBetweenWaitsReachesItsHook(t *testing.T) {
 	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	in, _ := json.Marshal(map[string]any{"session_id": fakeSession, "hook_event_name": "PermissionRequest",
 		"tool_name": "Bash", "tool_input": map[string]any{"command": "make"}})
-	res, err := c.Call(ctxT(t), seat.Endpoint, client.CmdHook, client.HookArgs{Event: "PermissionRequest", Input: in}, ep.Self(), ep.On(h.iid))
+	res, err := c.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerHook, client.HookArgs{Event: "PermissionRequest", Input: in}, ep.Self(), ep.On(h.iid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -430,8 +429,8 @@ func TestClaudeAnswerBetweenWaitsReachesItsHook(t *testing.T) {
 	if err := json.Unmarshal(res.Data, &r); err != nil || !r.Waiting || r.Token == "" {
 		t.Fatalf("the hook's first reply %s (%v), want it to wait, with a token", res.Data, err)
 	}
-	mustCall(t, h.c, h.iid, client.CmdAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, nil)
-	res, err = c.Call(ctxT(t), seat.Endpoint, client.CmdHookWait, client.HookWaitArgs{Token: r.Token}, ep.Self(), ep.On(h.iid))
+	mustCall(t, h.c, h.iid, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, nil)
+	res, err = c.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerHookWait, client.HookWaitArgs{Token: r.Token}, ep.Self(), ep.On(h.iid))
 	if err != nil {
 		t.Fatal(err)
 	}

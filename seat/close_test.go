@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // A seat whose process starts after Close (or Release) has swept the
@@ -24,7 +25,7 @@ func TestCloseDuringASpawn(t *testing.T) {
 				close(started)
 				<-ctx.Done() // the close has swept the seats and cancelled the manager
 			})
-			acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+			acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 			select {
 			case <-started:
 			case <-time.After(30 * time.Second):
@@ -64,7 +65,7 @@ func TestCloseDuringASpawn(t *testing.T) {
 				t.Fatalf("seat %v or keeper %v did not outlive a close that keeps the seats", kept.Seat, kept.Keeper)
 			}
 			h.restart(true)
-			waitRow(t, h, "shell", func(r seat.Row) error {
+			waitRow(t, h, "shell", func(r client.Row) error {
 				if !r.Running() || r.ReattachedMs == 0 || r.LifecycleUID != acc.UID {
 					return errors.New("not taken back yet")
 				}

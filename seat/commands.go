@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
@@ -31,21 +32,21 @@ func (m *Manager) commands() []ep.Command {
 	// agent, and refused by the handler even so).
 	typed := []ep.Mode{ep.ModeOwner, ep.ModeAny}
 	cmds := []ep.Command{
-		{Name: "spawn", Input: schemaOf(SpawnArgs{}), Output: schemaOf(SpawnAccepted{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
-		{Name: client.CmdPersonas, Input: schemaOf(PersonasArgs{}), Output: schemaOf(PersonasReply{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.personas},
-		{Name: "status", Output: schemaOf(StatusReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
-		{Name: "ps", Output: schemaOf(PsReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
-		{Name: "inspect", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(Row{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
-		{Name: "screen", Modes: owned, Input: schemaOf(NameArgs{}), Output: schemaOf(ScreenReply{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
-		{Name: "despawn", Modes: owned, Input: schemaOf(DespawnArgs{}), Output: schemaOf(Row{}), Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
-		{Name: "input", Modes: typed, Input: schemaOf(InputArgs{}), Output: schemaOf(InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.input},
-		{Name: "keys", Modes: typed, Input: schemaOf(KeysArgs{}), Output: schemaOf(InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.keysCmd},
-		{Name: "attach", Modes: owned, Input: schemaOf(AttachArgs{}), Output: schemaOf(AttachReply{}), Capability: "lifecycle", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.attachCmd},
-		{Name: "inbox", Modes: self, Input: schemaOf(InboxArgs{}), Output: schemaOf(InboxReply{}), Capability: "self", Handler: m.selfInbox},
-		{Name: "set-status", Modes: self, Input: schemaOf(StatusArgs{}), Output: schemaOf(StatusSet{}), Capability: "self", Handler: m.selfStatus},
-		{Name: "join", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(JoinedReply{}), Capability: "self", Handler: m.selfJoin},
-		{Name: "leave", Modes: self, Input: schemaOf(ChannelArgs{}), Output: schemaOf(LeftReply{}), Capability: "self", Handler: m.selfLeave},
-		{Name: client.CmdStop, Modes: self, Input: schemaOf(client.StopArgs{}), Output: schemaOf(client.StopReply{}), Capability: "self", Handler: m.selfStop},
+		{Name: wire.ManagerSpawn, Input: schemaOf(client.SpawnArgs{}), Output: schemaOf(client.SpawnAccepted{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
+		{Name: wire.ManagerPersonas, Input: schemaOf(client.PersonasArgs{}), Output: schemaOf(client.PersonasReply{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.personas},
+		{Name: wire.ManagerStatus, Output: schemaOf(client.StatusReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
+		{Name: wire.ManagerPs, Output: schemaOf(client.PsReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
+		{Name: wire.ManagerInspect, Modes: owned, Input: schemaOf(client.NameArgs{}), Output: schemaOf(client.Row{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
+		{Name: wire.ManagerScreen, Modes: owned, Input: schemaOf(client.NameArgs{}), Output: schemaOf(client.ScreenReply{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
+		{Name: wire.ManagerDespawn, Modes: owned, Input: schemaOf(client.DespawnArgs{}), Output: schemaOf(client.Row{}), Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
+		{Name: wire.ManagerInput, Modes: typed, Input: schemaOf(client.InputArgs{}), Output: schemaOf(client.InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.input},
+		{Name: wire.ManagerKeys, Modes: typed, Input: schemaOf(client.KeysArgs{}), Output: schemaOf(client.InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.keysCmd},
+		{Name: wire.ManagerAttach, Modes: owned, Input: schemaOf(client.AttachArgs{}), Output: schemaOf(client.AttachReply{}), Capability: "lifecycle", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.attachCmd},
+		{Name: wire.ManagerInbox, Modes: self, Input: schemaOf(client.InboxArgs{}), Output: schemaOf(client.InboxReply{}), Capability: "self", Handler: m.selfInbox},
+		{Name: wire.ManagerSetStatus, Modes: self, Input: schemaOf(client.StatusArgs{}), Output: schemaOf(client.StatusSet{}), Capability: "self", Handler: m.selfStatus},
+		{Name: wire.ManagerJoin, Modes: self, Input: schemaOf(client.ChannelArgs{}), Output: schemaOf(client.JoinedReply{}), Capability: "self", Handler: m.selfJoin},
+		{Name: wire.ManagerLeave, Modes: self, Input: schemaOf(client.ChannelArgs{}), Output: schemaOf(client.LeftReply{}), Capability: "self", Handler: m.selfLeave},
+		{Name: wire.ManagerStop, Modes: self, Input: schemaOf(client.StopArgs{}), Output: schemaOf(client.StopReply{}), Capability: "self", Handler: m.selfStop},
 	}
 	// What the seat's MCP server needs of its connector (selfconnector.go),
 	// and what its harness's hooks report through (hook.go).
@@ -56,20 +57,22 @@ func (m *Manager) commands() []ep.Command {
 // personas tells a spawner what it may spawn: never a prompt, an
 // environment or a launch command.
 func (m *Manager) personas(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a PersonasArgs
-	_ = c.Decode(&a)
+	var a client.PersonasArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	ps, err := DescribePersonas(m.opts.ProjectDir, a.Name)
 	if err != nil {
 		return nil, ep.Refuse(ep.CodeNotFound, "%v", err)
 	}
-	return PersonasReply{Personas: ps}, nil
+	return client.PersonasReply{Personas: ps}, nil
 }
 
 func (m *Manager) status(context.Context, *ep.Call) (any, *ep.Error) {
 	m.mu.Lock()
 	n := len(m.seats)
 	m.mu.Unlock()
-	return StatusReply{Instance: m.iid, Epoch: m.server.Epoch(), Seats: n, Live: len(m.Live()), NowMs: time.Now().UnixMilli()}, nil
+	return client.StatusReply{Instance: m.iid, Epoch: m.server.Epoch(), Seats: n, Live: len(m.Live()), NowMs: time.Now().UnixMilli()}, nil
 }
 
 func (m *Manager) ps(context.Context, *ep.Call) (any, *ep.Error) {
@@ -79,22 +82,24 @@ func (m *Manager) ps(context.Context, *ep.Call) (any, *ep.Error) {
 		seats = append(seats, s)
 	}
 	m.mu.Unlock()
-	rows := make([]Row, 0, len(seats))
+	rows := make([]client.Row, 0, len(seats))
 	for _, s := range seats {
 		r := s.row()
 		r.Sessions = m.sessionRows(r.Name)
 		rows = append(rows, r)
 	}
 	sort.Slice(rows, func(i, j int) bool { return rows[i].Name < rows[j].Name })
-	return PsReply{Instance: m.iid, Epoch: m.server.Epoch(), NowMs: time.Now().UnixMilli(), Seats: rows}, nil
+	return client.PsReply{Instance: m.iid, Epoch: m.server.Epoch(), NowMs: time.Now().UnixMilli(), Seats: rows}, nil
 }
 
 // schemaOf is the closed schema of a command's arguments or reply.
 func schemaOf(v any) json.RawMessage { return ep.SchemaFor(v) }
 
 func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a NameArgs
-	_ = c.Decode(&a)
+	var a client.NameArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -105,8 +110,10 @@ func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
 }
 
 func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a NameArgs
-	_ = c.Decode(&a)
+	var a client.NameArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -115,12 +122,14 @@ func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if !ok {
 		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s has no screen: its process never started", a.Name)
 	}
-	return ScreenReply{Name: a.Name, Screen: text, Running: s.running(), LastOutputMs: ms(last)}, nil
+	return client.ScreenReply{Name: a.Name, Screen: text, Running: s.running(), LastOutputMs: ms(last)}, nil
 }
 
 func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a DespawnArgs
-	_ = c.Decode(&a)
+	var a client.DespawnArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -137,8 +146,10 @@ func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 }
 
 func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a InputArgs
-	_ = c.Decode(&a)
+	var a client.InputArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
@@ -163,7 +174,7 @@ func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if enter {
 		bytes++
 	}
-	return InputReply{Name: a.Name, Bytes: bytes}, nil
+	return client.InputReply{Name: a.Name, Bytes: bytes}, nil
 }
 
 // connector is the seat's connector for a self-mode caller.
@@ -186,12 +197,14 @@ func (m *Manager) selfArgs(c *ep.Call, args any) (*mesh.Endpoint, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
-	_ = c.Decode(args) // already validated against the command's schema
+	if e := c.Decode(args); e != nil {
+		return nil, e
+	}
 	return conn, nil
 }
 
 func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a InboxArgs
+	var a client.InboxArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -200,20 +213,20 @@ func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if err != nil {
 		return nil, ep.Failed(ep.CodeUnavailable, "reading the inbox: %v", err)
 	}
-	out := make([]InboxItem, 0, len(items))
+	out := make([]client.InboxItem, 0, len(items))
 	for _, it := range items {
-		out = append(out, InboxItem{Kind: string(it.Kind), Line: render.Item(it.Kind, it.Subject, it.Msg, it.Historical, conn.Me()), Historical: it.Historical})
+		out = append(out, client.InboxItem{Kind: string(it.Kind), Line: render.Item(it.Kind, it.Subject, it.Msg, it.Historical, conn.Me()), Historical: it.Historical})
 		if a.Peek {
 			_ = it.Release()
 		} else {
 			_ = it.Ack()
 		}
 	}
-	return InboxReply{Items: out}, nil
+	return client.InboxReply{Items: out}, nil
 }
 
 func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a StatusArgs
+	var a client.StatusArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -230,24 +243,24 @@ func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, ep.Failed(ep.CodeInternal, "%v", err)
 	}
 	rec, _ = conn.PresenceRecord()
-	return StatusSet{Status: string(rec.Status), Activity: rec.Activity}, nil
+	return client.StatusSet{Status: string(rec.Status), Activity: rec.Activity}, nil
 }
 
 func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a ChannelArgs
+	var a client.ChannelArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
 	}
 	r, err := conn.Join(ctx, a.Channel)
 	if err != nil {
-		return nil, ep.Refuse(ep.CodePermissionDenied, "%v", err)
+		return nil, joinFailure(err)
 	}
-	return JoinedReply{Joined: r.Joined, Durable: r.Durable, Summary: mesh.JoinSummary(r)}, nil
+	return client.JoinedReply{Joined: r.Joined, Durable: r.Durable, Summary: mesh.JoinSummary(r)}, nil
 }
 
 func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a ChannelArgs
+	var a client.ChannelArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -256,5 +269,26 @@ func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if err != nil {
 		return nil, ep.Failed(ep.CodeUnavailable, "%v", err)
 	}
-	return LeftReply{Left: left}, nil
+	return client.LeftReply{Left: left}, nil
+}
+
+// joinFailure is a seat's failed join as its caller reads it: a channel
+// outside its read ACL is denied and a name that is no channel is bad
+// input, neither having run; a connector that is closing is unavailable;
+// anything else (the mesh not answering, a refusal from the delivery
+// service, which says itself) is no refusal of the caller, and may have
+// left the join half made.
+func joinFailure(err error) *ep.Error {
+	switch {
+	case errors.Is(err, mesh.ErrNotInReadACL):
+		return ep.Refuse(ep.CodePermissionDenied, "%v", err)
+	case errors.Is(err, wire.ErrInvalidChannel):
+		return ep.Refuse(ep.CodeBadRequest, "%v", err)
+	case errors.Is(err, mesh.ErrClosed):
+		return ep.Refuse(ep.CodeUnavailable, "the seat's connector is closing: %v", err)
+	}
+	if e := ep.AsError(err); e != nil {
+		return e
+	}
+	return &ep.Error{Code: ep.CodeUnavailable, Message: err.Error(), Outcome: ep.Unknown}
 }

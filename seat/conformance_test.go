@@ -15,18 +15,18 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // inboxLines peeks at what the seat's connector holds for its inbox read.
-func inboxLines(t *testing.T, h *harness, acc seat.SpawnAccepted) string {
+func inboxLines(t *testing.T, h *harness, acc client.SpawnAccepted) string {
 	t.Helper()
 	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
-	r, err := c.Call(ctxT(t), seat.Endpoint, "inbox", seat.InboxArgs{Peek: true}, ep.Self(), ep.On(h.iid))
+	r, err := c.Call(ctxT(t), wire.ManagerEndpoint, "inbox", client.InboxArgs{Peek: true}, ep.Self(), ep.On(h.iid))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var inbox seat.InboxReply
+	var inbox client.InboxReply
 	if err := decode(r.Data, &inbox); err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func inboxLines(t *testing.T, h *harness, acc seat.SpawnAccepted) string {
 func TestConformance57_FocusMentionWakesWithoutAmbient(t *testing.T) {
 	h, acc := injectMesh(t, 0, "")
 	bob := h.peer(t, "bob", []string{"team"})
-	selfCall(t, h, acc, seat.CmdAttention, seat.AttentionArgs{Attention: "focus"})
+	selfCall(t, h, acc, wire.ManagerSetAttention, client.AttentionArgs{Attention: "focus"})
 	if _, err := bob.Send(ctxT(t), "team", "ambient-under-focus"); err != nil {
 		t.Fatal(err)
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/keeper"
 	"github.com/cotal-go/cotal/seat/pty"
 	"github.com/cotal-go/cotal/seat/sandbox"
@@ -98,6 +99,13 @@ func (m *Manager) startKept(ctx context.Context, s *Seat, p *Persona, args, env 
 	path, err := exec.LookPath(p.Path)
 	if err != nil {
 		return nil, err
+	}
+	if cwd == "" {
+		// A seat started here would inherit this process's directory; the
+		// keeper's is "/".
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("the manager's working directory, for the seat's: %w", err)
+		}
 	}
 	dir := keeper.Dir(m.opts.RunDir, s.name, s.uid)
 	if err := os.MkdirAll(keeper.Root(m.opts.RunDir), 0o700); err != nil {
@@ -511,4 +519,39 @@ func (m *Manager) CustodyReport() Custody {
 	sort.Slice(c.Lost, func(i, j int) bool { return c.Lost[i].Name < c.Lost[j].Name })
 	sort.Slice(c.Ended, func(i, j int) bool { return c.Ended[i].Name < c.Ended[j].Name })
 	return c
+}
+
+// CustodyOf is what a census says of the seats in custody, for a client
+// of a manager running elsewhere: the same as that manager's
+// CustodyReport.
+func CustodyOf(rows []client.CensusRow) Custody {
+	var c Custody
+	for _, r := range rows {
+		switch {
+		case r.LostMs != 0:
+			c.Lost = append(c.Lost, LostSeat{Name: r.Name, At: time.UnixMilli(r.LostMs), Why: r.Lost})
+		case r.EndedAway:
+			c.Ended = append(c.Ended, LostSeat{Name: r.Name, At: time.UnixMilli(r.ExitedMs), Why: r.Process})
+		case r.ReattachedMs != 0:
+			c.Reattached = append(c.Reattached, r.Name)
+		}
+	}
+	return c
+}
+
+// Lines says the report in sentences, one a seat or group: which seats
+// were taken back, which were lost and when, which ended meanwhile.
+func (c Custody) Lines() []string {
+	const at = "2006-01-02 15:04:05"
+	var out []string
+	if len(c.Reattached) > 0 {
+		out = append(out, fmt.Sprintf("took back %d seat(s) from their keepers: %s", len(c.Reattached), strings.Join(c.Reattached, ", ")))
+	}
+	for _, l := range c.Lost {
+		out = append(out, fmt.Sprintf("seat %s was lost (%s): %s", l.Name, l.At.Local().Format(at), l.Why))
+	}
+	for _, e := range c.Ended {
+		out = append(out, fmt.Sprintf("seat %s ended while no mesh ran (%s, %s)", e.Name, e.Why, e.At.Local().Format(at)))
+	}
+	return out
 }

@@ -60,9 +60,9 @@ func (h *harness) keeperOf(name, uid string) keeper.Record {
 	return rec
 }
 
-func waitRow(t *testing.T, h *harness, name string, ok func(seat.Row) error) seat.Row {
+func waitRow(t *testing.T, h *harness, name string, ok func(client.Row) error) client.Row {
 	t.Helper()
-	var r seat.Row
+	var r client.Row
 	waitFor(t, 15*time.Second, func() error {
 		var found bool
 		if r, found = row(ps(t, h.c, h.iid), name); !found {
@@ -81,7 +81,7 @@ func TestSeatsOutliveTheirManager(t *testing.T) {
 	h := startMesh(t, 10*time.Second)
 	h.persona("shell", "sh", []string{"-i"}, map[string]string{"PS1": "$ "})
 	acc := h.ready("shell")
-	before := waitRow(t, h, "shell", func(r seat.Row) error {
+	before := waitRow(t, h, "shell", func(r client.Row) error {
 		if r.Custody != seat.CustodyKeeper {
 			return fmt.Errorf("custody %q, want keeper", r.Custody)
 		}
@@ -103,7 +103,7 @@ func TestSeatsOutliveTheirManager(t *testing.T) {
 	if err := os.WriteFile(trigger, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := waitRow(t, h, "shell", func(r seat.Row) error {
+	r := waitRow(t, h, "shell", func(r client.Row) error {
 		if !r.Running() || r.ReattachedMs == 0 {
 			return fmt.Errorf("row %+v, want running and reattached", r)
 		}
@@ -163,7 +163,7 @@ func TestKilledKeeperLosesTheSeat(t *testing.T) {
 	if err := kept.Keeper.Signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	r := waitRow(t, h, "shell", func(r seat.Row) error {
+	r := waitRow(t, h, "shell", func(r client.Row) error {
 		if r.State != seat.StateLost || r.Process != client.ProcessLost || r.LostMs == 0 || !strings.Contains(r.Lost, "keeper") {
 			return fmt.Errorf("row %+v, want lost", r)
 		}
@@ -211,7 +211,7 @@ func TestSeatLostWhileNoManagerRan(t *testing.T) {
 	if len(rep.Lost) != 1 || rep.Lost[0].Name != "shell" || rep.Lost[0].At.After(killed) || !strings.Contains(rep.Lost[0].Why, "died") {
 		t.Fatalf("custody report %+v; want shell lost, last seen before the kill", rep)
 	}
-	r := waitRow(t, h, "shell", func(r seat.Row) error {
+	r := waitRow(t, h, "shell", func(r client.Row) error {
 		if r.State != seat.StateLost || r.Process != client.ProcessLost {
 			return fmt.Errorf("row %+v, want lost", r)
 		}
@@ -226,4 +226,17 @@ func TestSeatLostWhileNoManagerRan(t *testing.T) {
 	if issue.Held(h.paths, wire.Principal{Owner: "local", Actor: "shell"}) {
 		t.Error("the lost seat's credential is still held")
 	}
+}
+
+// A kept seat whose persona names no directory starts in the manager's,
+// as a seat the manager held itself would, not in its keeper's.
+func TestKeptSeatStartsInTheManagersDirectory(t *testing.T) {
+	h := startMesh(t, 10*time.Second)
+	h.persona("where", "sh", []string{"-c", "echo at=$(pwd); while :; do sleep 1; done"}, nil)
+	h.ready("where")
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, h.c, h.iid, "where", "at="+wd, 10*time.Second)
 }

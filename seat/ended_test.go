@@ -15,7 +15,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // TestStoppedSeatKeepsNoDurableHold: once a seat stops, its lifecycle's
@@ -31,7 +31,7 @@ func TestStoppedSeatKeepsNoDurableHold(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "member.md"), []byte(persona), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "member"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "member"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}

@@ -11,7 +11,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // logBuffer collects a mesh's log lines from any goroutine.
@@ -42,7 +42,7 @@ func TestUnrecordedSpawnFailureIsLogged(t *testing.T) {
 		Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 500 * time.Millisecond, Log: &log,
 	})
 	h.persona("quiet", "sh", []string{"-c", "sleep 1; exit 3"}, nil)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "quiet"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "quiet"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 5*time.Second); res.State != ep.GoalUncertain {
 		t.Fatalf("goal %s %+v, want uncertain", res.State, res.Error)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // agentClient mints an agent identity with caps, connects it over TCP
@@ -41,21 +41,21 @@ func TestInputRefusedToSpawnOnlyCredential(t *testing.T) {
 	h.persona("shell", "sh", nil, nil)
 	spawner := h.agentClient("spawner", broker.CapSpawn)
 
-	acc := mustSpawn(t, spawner, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, spawner, h.iid, client.SpawnArgs{Persona: "shell"})
 	res := goal(t, spawner, h.iid, acc.GoalID, 10*time.Second)
 	if res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn by the agent: %s %+v", res.State, res.Error)
 	}
 
 	const refused = "echo refused-mark''er"
-	_, err := spawner.Call(ctxT(t), seat.Endpoint, "input", map[string]any{"name": acc.Name, "text": refused}, ep.On(h.iid), ep.Timeout(5*time.Second))
+	_, err := spawner.Call(ctxT(t), wire.ManagerEndpoint, "input", map[string]any{"name": acc.Name, "text": refused}, ep.On(h.iid), ep.Timeout(5*time.Second))
 	e := errCode(t, err)
 	if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
 		t.Fatalf("input by a spawn-only credential: %v (%s), want permission-denied not-executed", e, e.EffectiveOutcome())
 	}
 	// Nor may it read the seat's screen or stop it.
 	for _, cmd := range []string{"screen", "despawn"} {
-		_, err := spawner.Call(ctxT(t), seat.Endpoint, cmd, map[string]any{"name": acc.Name}, ep.On(h.iid), ep.Timeout(5*time.Second))
+		_, err := spawner.Call(ctxT(t), wire.ManagerEndpoint, cmd, map[string]any{"name": acc.Name}, ep.On(h.iid), ep.Timeout(5*time.Second))
 		if e := ep.AsError(err); e == nil || e.EffectiveOutcome() != ep.NotExecuted {
 			t.Fatalf("%s by a spawn-only credential: %v, want a not-executed refusal", cmd, err)
 		}

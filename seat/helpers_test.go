@@ -22,7 +22,6 @@ import (
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
@@ -268,11 +267,11 @@ func mgr(c *ep.Client) *client.Client {
 }
 
 // spawn asks the manager on iid for a seat and returns the acceptance.
-func spawn(t testing.TB, c *ep.Client, iid string, a seat.SpawnArgs) (seat.SpawnAccepted, error) {
+func spawn(t testing.TB, c *ep.Client, iid string, a client.SpawnArgs) (client.SpawnAccepted, error) {
 	t.Helper()
 	sp, err := mgr(c).Spawn(ctxT(t), a, iid)
 	if err != nil {
-		return seat.SpawnAccepted{}, err
+		return client.SpawnAccepted{}, err
 	}
 	if sp.Manager != iid {
 		t.Fatalf("spawn pinned to %s was answered by %s", iid, sp.Manager)
@@ -280,7 +279,7 @@ func spawn(t testing.TB, c *ep.Client, iid string, a seat.SpawnArgs) (seat.Spawn
 	return sp.SpawnAccepted, nil
 }
 
-func mustSpawn(t testing.TB, c *ep.Client, iid string, a seat.SpawnArgs) seat.SpawnAccepted {
+func mustSpawn(t testing.TB, c *ep.Client, iid string, a client.SpawnArgs) client.SpawnAccepted {
 	t.Helper()
 	acc, err := spawn(t, c, iid, a)
 	if err != nil {
@@ -305,7 +304,7 @@ func goal(t testing.TB, c *ep.Client, iid, goalID string, total time.Duration) e
 // call runs a manager command pinned to iid and decodes its reply into out.
 func call(t testing.TB, c *ep.Client, iid, command string, args, out any) error {
 	t.Helper()
-	r, err := c.Call(ctxT(t), seat.Endpoint, command, args, ep.On(iid), ep.Timeout(10*time.Second))
+	r, err := c.Call(ctxT(t), wire.ManagerEndpoint, command, args, ep.On(iid), ep.Timeout(10*time.Second))
 	if err != nil {
 		return err
 	}
@@ -334,13 +333,13 @@ func ps(t testing.TB, c *ep.Client, iid string) *client.Census {
 	return cs
 }
 
-func row(cs *client.Census, name string) (seat.Row, bool) {
+func row(cs *client.Census, name string) (client.Row, bool) {
 	for _, x := range cs.Rows {
 		if x.Name == name {
 			return x.Row, true
 		}
 	}
-	return seat.Row{}, false
+	return client.Row{}, false
 }
 
 // seatNames are the names of a census's seats, sorted.
@@ -354,7 +353,7 @@ func seatNames(cs *client.Census) []string {
 }
 
 // names are the names of one manager's ps reply, sorted.
-func names(r seat.PsReply) []string {
+func names(r client.PsReply) []string {
 	out := make([]string, 0, len(r.Seats))
 	for _, x := range r.Seats {
 		out = append(out, x.Name)
@@ -363,7 +362,7 @@ func names(r seat.PsReply) []string {
 	return out
 }
 
-func screen(t testing.TB, c *ep.Client, iid, name string) seat.ScreenReply {
+func screen(t testing.TB, c *ep.Client, iid, name string) client.ScreenReply {
 	t.Helper()
 	r, err := mgr(c).Screen(ctxT(t), client.Seat{Name: name, Manager: iid})
 	if err != nil {
@@ -386,7 +385,7 @@ func waitScreen(t testing.TB, c *ep.Client, iid, name, want string, total time.D
 	return last
 }
 
-func input(t testing.TB, c *ep.Client, iid, name, text string) seat.InputReply {
+func input(t testing.TB, c *ep.Client, iid, name, text string) client.InputReply {
 	t.Helper()
 	r, err := mgr(c).Input(ctxT(t), client.Seat{Name: name, Manager: iid}, text, true)
 	if err != nil {
@@ -407,9 +406,9 @@ func (h *harness) killSeats(iid string) {
 }
 
 // ready spawns persona and waits until its goal succeeded.
-func (h *harness) ready(persona string) seat.SpawnAccepted {
+func (h *harness) ready(persona string) client.SpawnAccepted {
 	h.t.Helper()
-	acc := mustSpawn(h.t, h.c, h.iid, seat.SpawnArgs{Persona: persona})
+	acc := mustSpawn(h.t, h.c, h.iid, client.SpawnArgs{Persona: persona})
 	if res := goal(h.t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		h.t.Fatalf("spawn of %s: goal %s (%+v), want succeeded", persona, res.State, res.Error)
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -20,22 +21,13 @@ import (
 // hookPoll bounds one wait of a hook for a person's answer.
 const hookPoll = 5 * time.Second
 
-type (
-	HookArgs     = client.HookArgs     // one hook event
-	HookReply    = client.HookReply    // what the hook prints
-	HookWaitArgs = client.HookWaitArgs // asks again for an answer
-	HookDoneArgs = client.HookDoneArgs // how a hook ended
-	AnswerArgs   = client.AnswerArgs   // a person's answer to what a seat asks
-	AnswerReply  = client.AnswerReply  // what was answered
-)
-
 func (m *Manager) hookCommands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
 	return []ep.Command{
-		{Name: client.CmdHook, Modes: self, Input: schemaOf(HookArgs{}), Output: schemaOf(HookReply{}), Capability: "self", Handler: m.selfHook},
-		{Name: client.CmdHookWait, Modes: self, Input: schemaOf(HookWaitArgs{}), Output: schemaOf(HookReply{}), Capability: "self", Handler: m.selfHookWait},
-		{Name: client.CmdHookDone, Modes: self, Input: schemaOf(HookDoneArgs{}), Output: schemaOf(struct{}{}), Capability: "self", Handler: m.selfHookDone},
-		{Name: client.CmdAnswer, Input: schemaOf(AnswerArgs{}), Output: schemaOf(AnswerReply{}), Capability: "operator", Authorize: m.operatorOnly, Handler: m.answer},
+		{Name: wire.ManagerHook, Modes: self, Input: schemaOf(client.HookArgs{}), Output: schemaOf(client.HookReply{}), Capability: "self", Handler: m.selfHook},
+		{Name: wire.ManagerHookWait, Modes: self, Input: schemaOf(client.HookWaitArgs{}), Output: schemaOf(client.HookReply{}), Capability: "self", Handler: m.selfHookWait},
+		{Name: wire.ManagerHookDone, Modes: self, Input: schemaOf(client.HookDoneArgs{}), Output: schemaOf(struct{}{}), Capability: "self", Handler: m.selfHookDone},
+		{Name: wire.ManagerAnswer, Input: schemaOf(client.AnswerArgs{}), Output: schemaOf(client.AnswerReply{}), Capability: "operator", Authorize: m.operatorOnly, Handler: m.answer},
 	}
 }
 
@@ -149,7 +141,7 @@ type ask struct {
 // the reply's token from the start, so a hook stopped at any moment can
 // say so. A question still open replaces the seat's earlier one, which is
 // dismissed.
-func (h *hookCall) await(kind, what string, render func(decision, message string) string, source string) (HookReply, error) {
+func (h *hookCall) await(kind, what string, render func(decision, message string) string, source string) (client.HookReply, error) {
 	a := &ask{token: newToken(), kind: kind, what: what, answerable: render != nil, render: render, done: make(chan struct{})}
 	h.s.mu.Lock()
 	old := h.s.agent.ask
@@ -162,7 +154,7 @@ func (h *hookCall) await(kind, what string, render func(decision, message string
 		old.resolve("", "a later question replaced it")
 	}
 	h.report(agentReport{state: client.AgentWaiting, kind: kind, asks: what, source: source})
-	return HookReply{Token: a.token, Waiting: true}, nil
+	return client.HookReply{Token: a.token, Waiting: true}, nil
 }
 
 // resolve ends a question once: with output for the hook to print ("" for
@@ -189,16 +181,16 @@ func (a *ask) over() bool {
 }
 
 // wait waits up to hookPoll for a question's end.
-func (s *Seat) wait(ctx context.Context, a *ask) HookReply {
+func (s *Seat) wait(ctx context.Context, a *ask) client.HookReply {
 	t := time.NewTimer(hookPoll)
 	defer t.Stop()
 	select {
 	case <-a.done:
-		return HookReply{Output: a.output, Token: a.token}
+		return client.HookReply{Output: a.output, Token: a.token}
 	case <-t.C:
 	case <-ctx.Done():
 	}
-	return HookReply{Token: a.token, Waiting: true}
+	return client.HookReply{Token: a.token, Waiting: true}
 }
 
 // dismiss ends the seat's open question without an answer from cotal (the
@@ -275,12 +267,12 @@ func (m *Manager) selfHook(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		m.logf("hook from %s refused: %s", c.Caller().ID(), e.Message)
 		return nil, e
 	}
-	var a HookArgs
+	var a client.HookArgs
 	_ = c.Decode(&a)
 	if a.Event == "report" {
 		// The hook command saying why an earlier call of it failed.
 		m.logf("seat %s: a hook failed: %s", s.name, string(a.Input))
-		return HookReply{}, nil
+		return client.HookReply{}, nil
 	}
 	h := &hookCall{ctx: ctx, m: m, s: s, conn: conn, event: a.Event, input: a.Input}
 	r, err := s.h.hook(h)
@@ -299,12 +291,12 @@ func (m *Manager) selfHookWait(ctx context.Context, c *ep.Call) (any, *ep.Error)
 	if e != nil {
 		return nil, e
 	}
-	var a HookWaitArgs
+	var a client.HookWaitArgs
 	_ = c.Decode(&a)
 	q := s.openAsk(a.Token)
 	if q == nil {
 		// Long gone: nothing to print.
-		return HookReply{Token: a.Token}, nil
+		return client.HookReply{Token: a.Token}, nil
 	}
 	return s.wait(ctx, q), nil
 }
@@ -314,7 +306,7 @@ func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
-	var a HookDoneArgs
+	var a client.HookDoneArgs
 	_ = c.Decode(&a)
 	if s.written(m, a.Token, a.Written, a.Why) {
 		return struct{}{}, nil
@@ -333,7 +325,7 @@ func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *ep.Error) {
 // answer is a person's answer to what a seat waits on, sent back through
 // the hook that asked: no keystroke answers a dialog.
 func (m *Manager) answer(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a AnswerArgs
+	var a client.AnswerArgs
 	_ = c.Decode(&a)
 	s, e := m.seat(a.Name)
 	if e != nil {
@@ -357,7 +349,7 @@ func (m *Manager) answer(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	s.mu.Unlock()
 	m.logf("seat %s: %q answered %s by %s", s.name, q.what, a.Decision, c.Caller().ID())
 	s.report(m, agentReport{state: client.AgentWorking, source: fmt.Sprintf("answered %s from cotal", a.Decision)})
-	return AnswerReply{Name: a.Name, Decision: a.Decision, Asked: q.what}, nil
+	return client.AnswerReply{Name: a.Name, Decision: a.Decision, Asked: q.what}, nil
 }
 
 func dashIfEmpty(s string) string {

@@ -26,7 +26,7 @@ import (
 // injectMesh is a mesh whose `listener` persona is `cat` with injection
 // on: what is injected shows on its screen. floor is the manager's floor
 // quiet time.
-func injectMesh(t *testing.T, floor time.Duration, front string) (*harness, seat.SpawnAccepted) {
+func injectMesh(t *testing.T, floor time.Duration, front string) (*harness, client.SpawnAccepted) {
 	t.Helper()
 	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: t.TempDir()}, Readiness: 10 * time.Second, FloorQuiet: floor})
 	dir := config.AgentsDir(h.project)
@@ -37,7 +37,7 @@ func injectMesh(t *testing.T, floor time.Duration, front string) (*harness, seat
 	if err := os.WriteFile(filepath.Join(dir, "listener.md"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "listener"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "listener"})
 	if res := goal(t, h.c, h.iid, acc.GoalID, 15*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}
@@ -69,15 +69,15 @@ func (h *harness) peer(t testing.TB, name string, allowPub []string) *mesh.Endpo
 
 // selfCall calls a self-mode command as the seat (on the trusted
 // connection, as the seat's own process would with its credential).
-func selfCall(t *testing.T, h *harness, acc seat.SpawnAccepted, command string, args any) {
+func selfCall(t *testing.T, h *harness, acc client.SpawnAccepted, command string, args any) {
 	t.Helper()
 	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
-	if _, err := c.Call(ctxT(t), seat.Endpoint, command, args, ep.Self(), ep.On(h.iid)); err != nil {
+	if _, err := c.Call(ctxT(t), wire.ManagerEndpoint, command, args, ep.Self(), ep.On(h.iid)); err != nil {
 		t.Fatalf("%s as the seat: %v", command, err)
 	}
 }
 
-func dmSettled(t *testing.T, h *harness, acc seat.SpawnAccepted) error {
+func dmSettled(t *testing.T, h *harness, acc client.SpawnAccepted) error {
 	js, _ := jetstream.New(h.op)
 	c, err := js.Consumer(ctxT(t), wire.DMStream(space), wire.DMConsumer(wire.Principal{Owner: acc.Owner, Actor: acc.Actor}, acc.UID))
 	if err != nil {
@@ -117,9 +117,9 @@ func TestDMIsInjectedAndAckedAfterThePtyTookIt(t *testing.T) {
 func TestAttentionDecidesWhatIsInjected(t *testing.T) {
 	h, acc := injectMesh(t, 0, "")
 	bob := h.peer(t, "bob", []string{"team", "noise", "calm"})
-	selfCall(t, h, acc, seat.CmdAttention, seat.AttentionArgs{Attention: "focus"})
-	selfCall(t, h, acc, seat.CmdChannelMode, seat.ChannelModeArgs{Channel: "noise", Mode: "muted"})
-	selfCall(t, h, acc, seat.CmdChannelMode, seat.ChannelModeArgs{Channel: "calm", Mode: "quiet"})
+	selfCall(t, h, acc, wire.ManagerSetAttention, client.AttentionArgs{Attention: "focus"})
+	selfCall(t, h, acc, wire.ManagerChannelMode, client.ChannelModeArgs{Channel: "noise", Mode: "muted"})
+	selfCall(t, h, acc, wire.ManagerChannelMode, client.ChannelModeArgs{Channel: "calm", Mode: "quiet"})
 	w, err := bob.WatchReceipts()
 	if err != nil {
 		t.Fatal(err)
@@ -157,7 +157,7 @@ func TestAttentionDecidesWhatIsInjected(t *testing.T) {
 	}
 	// Back to open: a quiet channel's ambient post stays for the inbox,
 	// its mention is injected.
-	selfCall(t, h, acc, seat.CmdAttention, seat.AttentionArgs{Attention: "open"})
+	selfCall(t, h, acc, wire.ManagerSetAttention, client.AttentionArgs{Attention: "open"})
 	post("calm", "quiet-ambient", false)
 	post("calm", "quiet-mention", true)
 	text = waitScreen(t, h.c, h.iid, acc.Name, "quiet-mention", 10*time.Second)
@@ -165,9 +165,9 @@ func TestAttentionDecidesWhatIsInjected(t *testing.T) {
 		t.Fatalf("a quiet channel's ambient post was injected:\n%s", text)
 	}
 	// What was held back is in the inbox; the muted mention is not.
-	var inbox seat.InboxReply
+	var inbox client.InboxReply
 	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
-	r, err := c.Call(ctxT(t), seat.Endpoint, "inbox", seat.InboxArgs{}, ep.Self(), ep.On(h.iid))
+	r, err := c.Call(ctxT(t), wire.ManagerEndpoint, "inbox", client.InboxArgs{}, ep.Self(), ep.On(h.iid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -274,7 +274,7 @@ func TestTypedDeliveryWaitsForThePromptRule(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "prompted.md"), []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	p := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "prompted"})
+	p := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "prompted"})
 	if res := goal(t, h.c, h.iid, p.GoalID, 15*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -71,7 +70,7 @@ func (a *rawAgent) refused(subject string) error {
 func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("shell", "sh", nil, nil)
-	d, err := h.c.Describe(ctxT(t), seat.Endpoint, h.iid)
+	d, err := h.c.Describe(ctxT(t), wire.ManagerEndpoint, h.iid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +95,7 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	// A spawn-capable agent and the seat it spawned.
 	ag := h.rawAgent("spawner", broker.CapSpawn)
 	agent := h.client(ag.nc, ag.caller)
-	acc := mustSpawn(t, agent, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, agent, h.iid, client.SpawnArgs{Persona: "shell"})
 	if res := goal(t, agent, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn by the agent: %s %+v", res.State, res.Error)
 	}
@@ -113,7 +112,7 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 			{Rail: ep.RailInst, InstanceID: h.iid, Mode: ep.ModeAny, Target: target},
 			{Rail: ep.RailAll, Mode: ep.ModeAny, Target: target},
 		} {
-			rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, seat.Endpoint, cmd, ag.caller, ep.NewNonce()
+			rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, wire.ManagerEndpoint, cmd, ag.caller, ep.NewNonce()
 			subj, err := rq.Subject()
 			if err != nil {
 				t.Fatal(err)
@@ -128,7 +127,7 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	// A PubAck reflected onto the manager's rail (the agent's own post,
 	// with the reply subject naming input in any mode as the operator) is
 	// no request: never served, never answered.
-	reflect, _ := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: seat.Endpoint, Command: "input", Mode: ep.ModeAny, Target: target, Caller: h.caller, Nonce: ep.NewNonce()}.Subject()
+	reflect, _ := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: wire.ManagerEndpoint, Command: "input", Mode: ep.ModeAny, Target: target, Caller: h.caller, Nonce: ep.NewNonce()}.Subject()
 	post := `{"id":"p1","ts":1,"space":"` + space + `","from":{"id":"local.spawner","name":"spawner"},"channel":"team","parts":[{"kind":"text","text":"x"}]}`
 	if err := ag.nc.PublishMsg(&nats.Msg{Subject: "cotal." + space + ".chat.local.spawner.team", Reply: reflect, Data: []byte(post)}); err != nil {
 		t.Fatal(err)
@@ -146,7 +145,7 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	// refused before they run.
 	deputy := h.client(h.op, ag.caller)
 	for _, opt := range []ep.CallOption{owned(acc), anyMode(acc)} {
-		_, err := deputy.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: "echo DEPUTY-PWNED"}, ep.On(h.iid), opt)
+		_, err := deputy.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: "echo DEPUTY-PWNED"}, ep.On(h.iid), opt)
 		e := errCode(t, err)
 		if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted || !strings.Contains(e.Message, client.OnlyOperatorTypes) {
 			t.Fatalf("input as the agent past the broker: %v (%s)", e, e.EffectiveOutcome())
@@ -154,11 +153,11 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	}
 	// The operator in owner mode reaches only the seats it spawned; in any
 	// mode, every seat.
-	_, err = h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: "echo OWNER-PWNED"}, ep.On(h.iid), owned(acc))
+	_, err = h.c.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: "echo OWNER-PWNED"}, ep.On(h.iid), owned(acc))
 	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "did not spawn") {
 		t.Fatalf("the operator's owner-mode input on an agent's seat: %v", e)
 	}
-	if _, err := h.c.Call(ctxT(t), seat.Endpoint, "input", seat.InputArgs{Name: acc.Name, Text: "echo operator-mark''er"}, ep.On(h.iid), anyMode(acc)); err != nil {
+	if _, err := h.c.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: "echo operator-mark''er"}, ep.On(h.iid), anyMode(acc)); err != nil {
 		t.Fatalf("the operator's any-mode input: %v", err)
 	}
 	text := waitScreen(t, h.c, h.iid, acc.Name, "operator-marker", 5*time.Second)

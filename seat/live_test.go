@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // TestLiveDuringSpawn calls Live, which Ctrl-C and the dashboard's quit
@@ -31,7 +31,7 @@ func TestLiveDuringSpawn(t *testing.T) {
 			runtime.Gosched()
 		}
 	}()
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 	waitFor(t, 10*time.Second, func() error {
 		if live := m.Live(); !slices.Contains(live, acc.Name) {
 			return fmt.Errorf("live seats %v, want %s among them", live, acc.Name)

@@ -2,7 +2,6 @@ package seat
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -53,6 +52,10 @@ type Minter interface {
 	// Taken reports whether an unrevoked credential of name exists, so the
 	// name must not be handed out again.
 	Taken(name string) bool
+	// Reserved says why no seat may ever take name (the operator's, the
+	// mesh's own services', one held under another profile); nil when
+	// none of that holds.
+	Reserved(name string) error
 }
 
 // Options configure a manager instance.
@@ -145,7 +148,7 @@ func New(opts Options) (*Manager, error) {
 	m := &Manager{opts: opts, iid: iid, seats: map[string]*Seat{}, reserved: map[string]bool{}}
 	m.ctx, m.cancel = context.WithCancel(context.Background())
 	srv, err := ep.NewServer(opts.Conn, ep.ServerOptions{
-		Space: opts.Space, Endpoint: Endpoint, InstanceID: iid, Identity: opts.Identity,
+		Space: opts.Space, Endpoint: wire.ManagerEndpoint, InstanceID: iid, Identity: opts.Identity,
 		EndpointType: "ai.cotal.manager", Logf: opts.Logf,
 	})
 	if err != nil {
@@ -326,5 +329,3 @@ func (m *Manager) retire(s *Seat) {
 		m.logf("seat %s: revoking its credential: %v", s.name, err)
 	}
 }
-
-var errCapacity = errors.New("capacity")

@@ -44,7 +44,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 	h.persona("shell", "sh", nil, nil)
 
 	before := time.Now()
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 	if acc.Name != "shell" || acc.Owner != "local" || acc.Actor != "shell" || acc.GoalID == "" || acc.UID == "" {
 		t.Fatalf("acceptance %+v", acc)
 	}
@@ -55,13 +55,13 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 	if res.State != ep.GoalSucceeded {
 		t.Fatalf("goal %s: %+v", res.State, res.Error)
 	}
-	var ok seat.SpawnSucceeded
+	var ok client.SpawnSucceeded
 	if err := json.Unmarshal(res.Data, &ok); err != nil || ok.Name != "shell" || ok.ID != "local.shell" || ok.PID == 0 || ok.LifecycleUID != acc.UID {
 		t.Fatalf("succeeded data %s (%v)", res.Data, err)
 	}
 	// Another caller has no goal of that id: goal-result is scoped to the spawner.
 	other := h.client(h.op, ep.Caller{Owner: "local", Actor: "someone_else", UID: wire.NewLifecycleUID()})
-	if _, found, err := other.GoalResult(ctxT(t), seat.Endpoint, acc.GoalID, ep.On(h.iid)); err != nil || found {
+	if _, found, err := other.GoalResult(ctxT(t), wire.ManagerEndpoint, acc.GoalID, ep.On(h.iid)); err != nil || found {
 		t.Fatalf("another caller read the spawner's goal: found=%v err=%v", found, err)
 	}
 
@@ -89,7 +89,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 		t.Fatalf("presence before despawn: %+v %v", rec, err)
 	}
 
-	var stopped seat.Row
+	var stopped client.Row
 	mustCall(t, h.c, h.iid, "despawn", map[string]any{"name": "shell"}, &stopped)
 	// Read once, right after despawn returned: offline now, not after a TTL.
 	rec, err := h.presenceOf("local.shell")
@@ -111,7 +111,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 func TestExitAtOnceFailsWithExitCode(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("quitter", "sh", []string{"-c", "echo bye; exit 7"}, nil)
-	acc := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "quitter"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "quitter"})
 	res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second)
 	if res.State != ep.GoalFailed || res.Error == nil {
 		t.Fatalf("goal %s %+v, want failed", res.State, res.Error)
@@ -133,10 +133,10 @@ func TestNeverDrawsIsUncertain(t *testing.T) {
 	h.persona("sleeper", "sleep", []string{"30"}, nil)
 	// Draws only after the bound: it comes up, but its goal stays uncertain.
 	h.persona("latecomer", "sh", []string{"-c", "sleep 2; echo late; exec sleep 30"}, nil)
-	sleeper := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "sleeper"})
-	late := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "latecomer"})
+	sleeper := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "sleeper"})
+	late := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "latecomer"})
 
-	for _, acc := range []seat.SpawnAccepted{sleeper, late} {
+	for _, acc := range []client.SpawnAccepted{sleeper, late} {
 		res := goal(t, h.c, h.iid, acc.GoalID, 5*time.Second)
 		if res.State != ep.GoalUncertain {
 			t.Fatalf("%s: goal %s %+v, want uncertain", acc.Name, res.State, res.Error)
@@ -154,7 +154,7 @@ func TestNeverDrawsIsUncertain(t *testing.T) {
 		}
 		return nil
 	})
-	for _, acc := range []seat.SpawnAccepted{sleeper, late} {
+	for _, acc := range []client.SpawnAccepted{sleeper, late} {
 		if res := goal(t, h.c, h.iid, acc.GoalID, time.Second); res.State != ep.GoalUncertain {
 			t.Fatalf("%s: goal flipped to %s", acc.Name, res.State)
 		}
@@ -171,22 +171,22 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 
 	// The second spawn is asked for as soon as the first is accepted, while
 	// the first seat is still being launched: it must not get its name.
-	first := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
-	second := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"})
+	first := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
+	second := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"})
 	if first.Name != "shell" || second.Name != "shell_2" {
 		t.Fatalf("back-to-back unpinned spawns named %s and %s, want shell and shell_2", first.Name, second.Name)
 	}
 	// Nor may a pinned spawn take it in that window.
-	if _, err := spawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != ep.CodeAlreadyExists {
+	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != ep.CodeAlreadyExists {
 		t.Fatalf("pinned spawn onto a seat being launched: %v, want already-exists", err)
 	}
 	// Spawns at once each get a name of their own.
 	const burst = 4
 	var wg sync.WaitGroup
-	accs := make([]seat.SpawnAccepted, burst)
+	accs := make([]client.SpawnAccepted, burst)
 	errs := make([]error, burst)
 	for i := range accs {
-		wg.Go(func() { accs[i], errs[i] = spawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell"}) })
+		wg.Go(func() { accs[i], errs[i] = spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell"}) })
 	}
 	wg.Wait()
 	got := map[string]bool{}
@@ -212,7 +212,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 
 	minted, seatCreds := countFiles(issue.MintedDir(h.paths)), countFiles(h.paths.AuthDir())+countFiles(issue.RunDir(h.paths))
 	before := seatNames(ps(t, h.c, h.iid))
-	_, err := spawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell", Name: "shell"})
+	_, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell"})
 	e := errCode(t, err)
 	if e.Code != ep.CodeAlreadyExists || e.EffectiveOutcome() != ep.NotExecuted {
 		t.Fatalf("pinned spawn onto a live name: %v (%s), want already-exists not-executed", e, e.EffectiveOutcome())
@@ -226,7 +226,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 
 	// Once shell is gone, its name is free for a pinned spawn again.
 	mustCall(t, h.c, h.iid, "despawn", map[string]any{"name": "shell", "graceful": false}, nil)
-	again := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell", Name: "shell"})
+	again := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell"})
 	if again.Name != "shell" || again.UID == first.UID {
 		t.Fatalf("pinned respawn %+v", again)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // extraManager starts another manager instance of the mesh in this
@@ -46,18 +47,18 @@ func (h *harness) extraManager(name string) (*seat.Manager, *nats.Conn) {
 }
 
 // census scatters ps over every registered manager.
-func census(t testing.TB, c *ep.Client) (*ep.ScatterResult, map[string]seat.PsReply) {
+func census(t testing.TB, c *ep.Client) (*ep.ScatterResult, map[string]client.PsReply) {
 	t.Helper()
-	res, err := c.Scatter(ctxT(t), seat.Endpoint, "ps", nil, ep.Timeout(3*time.Second), ep.ProbeAfter(300*time.Millisecond))
+	res, err := c.Scatter(ctxT(t), wire.ManagerEndpoint, "ps", nil, ep.Timeout(3*time.Second), ep.ProbeAfter(300*time.Millisecond))
 	if err != nil && res == nil {
 		t.Fatalf("scatter ps: %v", err)
 	}
-	out := map[string]seat.PsReply{}
+	out := map[string]client.PsReply{}
 	for _, r := range res.Replies {
 		if r.Error != nil {
 			t.Fatalf("ps on %s: %v", r.InstanceID, r.Error)
 		}
-		var p seat.PsReply
+		var p client.PsReply
 		if err := json.Unmarshal(r.Data, &p); err != nil {
 			t.Fatalf("ps on %s: %s: %v", r.InstanceID, r.Data, err)
 		}
@@ -78,11 +79,11 @@ func TestTwoManagersPsAttributes(t *testing.T) {
 		t.Fatalf("instance ids not distinct: %s %s %s", h.iid, b.InstanceID(), c.InstanceID())
 	}
 
-	onA := mustSpawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "shell", Name: "left"})
-	onB := mustSpawn(t, h.c, b.InstanceID(), seat.SpawnArgs{Persona: "shell", Name: "right"})
+	onA := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "left"})
+	onB := mustSpawn(t, h.c, b.InstanceID(), client.SpawnArgs{Persona: "shell", Name: "right"})
 	for _, x := range []struct {
 		iid string
-		acc seat.SpawnAccepted
+		acc client.SpawnAccepted
 	}{{h.iid, onA}, {b.InstanceID(), onB}} {
 		// Goal facts are not per instance: either manager can answer.
 		if res := goal(t, h.c, x.iid, x.acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {

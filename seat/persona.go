@@ -17,6 +17,8 @@ import (
 	"strings"
 
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // ErrNoPersona is returned when no agent file names the persona.
@@ -87,12 +89,12 @@ func (p *Persona) TypedIn() bool { return injects(p) }
 
 // personaInfo is what a spawner is told of the persona: never its prompt, its
 // environment or its launch command.
-func personaInfo(a *config.AgentFile) PersonaInfo {
+func personaInfo(a *config.AgentFile) client.PersonaInfo {
 	h := a.Agent
 	if h == "" {
 		h = "claude"
 	}
-	return PersonaInfo{
+	return client.PersonaInfo{
 		Name: a.Name, Role: a.Role, Description: a.Description, Harness: h, Capabilities: a.Capabilities,
 		Subscribe: a.Subscribe, AllowSubscribe: a.AllowSubscribe, AllowPublish: a.AllowPublish,
 	}
@@ -101,7 +103,7 @@ func personaInfo(a *config.AgentFile) PersonaInfo {
 // DescribePersonas is what the project's personas are to a spawner, by
 // name; with only set, that one persona (ErrNoPersona when there is none).
 // A persona that would not start says why in its Error.
-func DescribePersonas(projectDir, only string) ([]PersonaInfo, error) {
+func DescribePersonas(projectDir, only string) ([]client.PersonaInfo, error) {
 	names := ListPersonas(projectDir)
 	if only != "" {
 		if !slices.Contains(names, only) {
@@ -109,14 +111,14 @@ func DescribePersonas(projectDir, only string) ([]PersonaInfo, error) {
 		}
 		names = []string{only}
 	}
-	out := make([]PersonaInfo, 0, len(names))
+	out := make([]client.PersonaInfo, 0, len(names))
 	for _, n := range names {
 		p, err := LoadPersona(projectDir, n)
 		if p != nil {
 			out = append(out, personaInfo(p.AgentFile))
 			continue
 		}
-		info := PersonaInfo{Name: n, Error: err.Error()}
+		info := client.PersonaInfo{Name: n, Error: err.Error()}
 		if a, ferr := config.LoadAgentFile(filepath.Join(config.AgentsDir(projectDir), n+".md")); ferr == nil {
 			info = personaInfo(a)
 			info.Error = err.Error()
@@ -136,4 +138,28 @@ func ListPersonas(projectDir string) []string {
 		}
 	}
 	return out
+}
+
+// PersonaChoices lists the personas of a project for a person picking one
+// to spawn, each with what runs and whether messages are typed in, or why
+// no seat can be spawned from it; with none it says where it looked.
+func PersonaChoices(projectDir string) ([]client.PersonaChoice, error) {
+	names := ListPersonas(projectDir)
+	if len(names) == 0 {
+		return nil, fmt.Errorf("none in %s: add one as <name>.md", config.AgentsDir(projectDir))
+	}
+	out := make([]client.PersonaChoice, 0, len(names))
+	for _, n := range names {
+		c := client.PersonaChoice{Name: n}
+		if !wire.ValidToken(n) {
+			c.Invalid = fmt.Sprintf("%q is not one token of A-Z a-z 0-9 _ (at most %d characters), and seats are named after their persona: rename %s and its name: line",
+				n, wire.MaxTokenLength, filepath.Join(config.AgentsDir(projectDir), n+".md"))
+		} else if p, err := LoadPersona(projectDir, n); err != nil {
+			c.Invalid = err.Error()
+		} else {
+			c.Harness, c.Typed = p.Harness, p.TypedIn()
+		}
+		out = append(out, c)
+	}
+	return out, nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -23,7 +23,7 @@ func TestPersonasOnlyForSpawnersAndNeverTheirSecrets(t *testing.T) {
 
 	plain := h.rawAgent("plain")
 	for _, rq := range []ep.Request{{Rail: ep.RailOne}, {Rail: ep.RailInst, InstanceID: h.iid}} {
-		rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, seat.Endpoint, client.CmdPersonas, plain.caller, ep.NewNonce()
+		rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, wire.ManagerEndpoint, wire.ManagerPersonas, plain.caller, ep.NewNonce()
 		subj, err := rq.Subject()
 		if err != nil {
 			t.Fatal(err)
@@ -35,7 +35,7 @@ func TestPersonasOnlyForSpawnersAndNeverTheirSecrets(t *testing.T) {
 		waitFor(t, 5*time.Second, func() error { return plain.refused(subj) })
 	}
 	deputy := h.client(h.op, plain.caller)
-	_, err := deputy.Call(ctxT(t), seat.Endpoint, client.CmdPersonas, seat.PersonasArgs{}, ep.On(h.iid))
+	_, err := deputy.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerPersonas, client.PersonasArgs{}, ep.On(h.iid))
 	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
 		t.Fatalf("personas as a plain agent past the broker: %v", e)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 func dialCreds(url, creds string) (*nats.Conn, error) {
@@ -78,7 +79,7 @@ func TestNameWithAnUnrevokedCredentialIsNotHandedOut(t *testing.T) {
 	if acc := h.ready("alice"); acc.Name != "alice_2" {
 		t.Fatalf("with alice's credential live the seat is named %q, want alice_2", acc.Name)
 	}
-	_, err := spawn(t, h.c, h.iid, seat.SpawnArgs{Persona: "alice", Name: "alice"})
+	_, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "alice", Name: "alice"})
 	if e := errCode(t, err); e.Code != ep.CodeAlreadyExists {
 		t.Fatalf("pinned spawn of minted alice: %v, want %s", e, ep.CodeAlreadyExists)
 	}

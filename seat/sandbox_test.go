@@ -16,11 +16,12 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 // launchDir is where a spawned seat's creds and launch material live.
-func (h *harness) launchDir(acc seat.SpawnAccepted) string {
+func (h *harness) launchDir(acc client.SpawnAccepted) string {
 	return seat.LaunchDir(issue.RunDir(h.paths), acc.Name, acc.UID)
 }
 
@@ -66,7 +67,7 @@ func (h *harness) prober(t *testing.T, name, out string, secrets map[string]stri
 }
 
 // secrets are the store's files no seat may read, and another seat's creds.
-func (h *harness) secrets(t *testing.T, other seat.SpawnAccepted) map[string]string {
+func (h *harness) secrets(t *testing.T, other client.SpawnAccepted) map[string]string {
 	t.Helper()
 	return map[string]string{
 		"keys":       broker.KeysFile(h.paths),
@@ -78,7 +79,7 @@ func (h *harness) secrets(t *testing.T, other seat.SpawnAccepted) map[string]str
 }
 
 // probe spawns the prober and returns what it saw and its ps row.
-func (h *harness) probe(t *testing.T, persona, out string) (string, seat.Row, seat.SpawnAccepted) {
+func (h *harness) probe(t *testing.T, persona, out string) (string, client.Row, client.SpawnAccepted) {
 	t.Helper()
 	acc := h.ready(persona)
 	waitScreen(t, h.c, h.iid, acc.Name, "probed", 10*time.Second)
@@ -91,7 +92,7 @@ func (h *harness) probe(t *testing.T, persona, out string) (string, seat.Row, se
 	return string(b), r, acc
 }
 
-func assertSealed(t *testing.T, r seat.Row, saw string) {
+func assertSealed(t *testing.T, r client.Row, saw string) {
 	t.Helper()
 	if strings.Contains(saw, "LEAK") || !strings.Contains(saw, "DENY keys") || !strings.Contains(saw, "DENY proc-keys") {
 		t.Errorf("seat %s (%s) reached what it must not:\n%s", r.Name, r.Sandbox, saw)
@@ -260,7 +261,7 @@ func TestUnsandboxedSeatIsReported(t *testing.T) {
 		t.Errorf("cotal ps does not say the seat is unsandboxed:\n%s", b)
 	}
 	b, err = exec.Command(cotalBin, "--space", space, "--store-dir", h.paths.StoreDir, "ps", "--json").Output()
-	var cs struct{ Rows []seat.Row }
+	var cs struct{ Rows []client.Row }
 	if err != nil || json.Unmarshal(b, &cs) != nil {
 		t.Fatalf("cotal ps --json: %v\n%s", err, b)
 	}
@@ -289,7 +290,7 @@ func TestSandboxedSeatStopsWithinTheBound(t *testing.T) {
 			t.Fatalf("%s is %q", acc.Name, r.Sandbox)
 		}
 		start := time.Now()
-		var r seat.Row
+		var r client.Row
 		mustCall(t, h.c, h.iid, "despawn", map[string]any{"name": acc.Name, "graceful": true}, &r)
 		took := time.Since(start)
 		if took < c.min || took > c.max || r.Process != c.wantProcess {

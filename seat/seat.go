@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/keeper"
 	"github.com/cotal-go/cotal/seat/pty"
 )
@@ -101,10 +102,10 @@ func ms(t time.Time) int64 {
 }
 
 // row reports the seat.
-func (s *Seat) row() Row {
+func (s *Seat) row() client.Row {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := Row{
+	r := client.Row{
 		Name: s.name, ID: s.id.ID(), LifecycleUID: s.uid, Role: s.role, Persona: s.persona, Harness: s.harness,
 		State: s.state, StartedMs: ms(s.created), GoalID: s.goalID, Mesh: string(presence.Offline),
 		Sandbox: s.sandbox, Custody: s.custodyMode, ReattachedMs: ms(s.reattachedAt), LostMs: ms(s.lostAt), Lost: s.lostWhy,

@@ -7,35 +7,20 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
 // The self commands the seat's MCP server steers its connector through,
-// and their arguments, are seat/client's.
-const (
-	CmdConnector   = client.CmdConnector
-	CmdInboxWindow = client.CmdInboxWindow
-	CmdAttention   = client.CmdAttention
-	CmdChannelMode = client.CmdChannelMode
-	CmdHello       = client.CmdHello
-)
-
-type (
-	HelloArgs        = client.HelloArgs        // the MCP client that connected
-	InboxWindowArgs  = client.InboxWindowArgs  // one inbox read
-	AttentionArgs    = client.AttentionArgs    // sets the attention mode
-	ChannelModeArgs  = client.ChannelModeArgs  // sets one channel's override
-	ChannelModeReply = client.ChannelModeReply // the overrides in force after
-)
 
 func (m *Manager) selfConnectorCommands() []ep.Command {
 	self := []ep.Mode{ep.ModeSelf}
 	return []ep.Command{
-		{Name: CmdConnector, Modes: self, Input: ep.SchemaFor(struct{}{}), Output: ep.SchemaFor(mesh.ConnectorState{}), Capability: "self", Handler: m.selfConnector},
-		{Name: CmdInboxWindow, Modes: self, Input: ep.SchemaFor(InboxWindowArgs{}), Output: ep.SchemaFor(mesh.Window{}), Capability: "self", Handler: m.selfInboxWindow},
-		{Name: CmdAttention, Modes: self, Input: ep.SchemaFor(AttentionArgs{}), Output: ep.SchemaFor(mesh.PresenceState{}), Capability: "self", Handler: m.selfAttention},
-		{Name: CmdChannelMode, Modes: self, Input: ep.SchemaFor(ChannelModeArgs{}), Output: ep.SchemaFor(ChannelModeReply{}), Capability: "self", Handler: m.selfChannelMode},
-		{Name: CmdHello, Modes: self, Input: ep.SchemaFor(HelloArgs{}), Output: ep.SchemaFor(struct{}{}), Capability: "self", Handler: m.selfHello},
+		{Name: wire.ManagerConnector, Modes: self, Input: ep.SchemaFor(struct{}{}), Output: ep.SchemaFor(mesh.ConnectorState{}), Capability: "self", Handler: m.selfConnector},
+		{Name: wire.ManagerInboxWindow, Modes: self, Input: ep.SchemaFor(client.InboxWindowArgs{}), Output: ep.SchemaFor(mesh.Window{}), Capability: "self", Handler: m.selfInboxWindow},
+		{Name: wire.ManagerSetAttention, Modes: self, Input: ep.SchemaFor(client.AttentionArgs{}), Output: ep.SchemaFor(mesh.PresenceState{}), Capability: "self", Handler: m.selfAttention},
+		{Name: wire.ManagerChannelMode, Modes: self, Input: ep.SchemaFor(client.ChannelModeArgs{}), Output: ep.SchemaFor(client.ChannelModeReply{}), Capability: "self", Handler: m.selfChannelMode},
+		{Name: wire.ManagerHello, Modes: self, Input: ep.SchemaFor(client.HelloArgs{}), Output: ep.SchemaFor(struct{}{}), Capability: "self", Handler: m.selfHello},
 	}
 }
 
@@ -48,7 +33,7 @@ func (m *Manager) selfConnector(_ context.Context, c *ep.Call) (any, *ep.Error) 
 }
 
 func (m *Manager) selfInboxWindow(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a InboxWindowArgs
+	var a client.InboxWindowArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -61,7 +46,7 @@ func (m *Manager) selfInboxWindow(ctx context.Context, c *ep.Call) (any, *ep.Err
 }
 
 func (m *Manager) selfAttention(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a AttentionArgs
+	var a client.AttentionArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -77,7 +62,7 @@ func (m *Manager) selfAttention(_ context.Context, c *ep.Call) (any, *ep.Error) 
 }
 
 func (m *Manager) selfChannelMode(_ context.Context, c *ep.Call) (any, *ep.Error) {
-	var a ChannelModeArgs
+	var a client.ChannelModeArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
 		return nil, e
@@ -91,7 +76,7 @@ func (m *Manager) selfChannelMode(_ context.Context, c *ep.Call) (any, *ep.Error
 	if modes == nil {
 		modes = map[string]mesh.ChannelMode{}
 	}
-	return ChannelModeReply{Modes: modes}, nil
+	return client.ChannelModeReply{Modes: modes}, nil
 }
 
 // selfHello is the seat's MCP server saying its client connected: the seat
@@ -101,8 +86,10 @@ func (m *Manager) selfHello(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
-	var a HelloArgs
-	_ = c.Decode(&a)
+	var a client.HelloArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s.helloOnce.Do(func() { close(s.hello) })
 	m.logf("seat %s: its MCP client connected (%s)", s.name, a.Client)
 	return struct{}{}, nil

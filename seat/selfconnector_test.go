@@ -15,7 +15,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // Every command the manager serves in self mode is one an agent's
@@ -23,7 +23,7 @@ import (
 // is dropped by the broker and its caller waits out its deadline.
 func TestEverySelfCommandIsGranted(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
-	d, err := h.c.Describe(ctxT(t), seat.Endpoint, h.iid)
+	d, err := h.c.Describe(ctxT(t), wire.ManagerEndpoint, h.iid)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +33,11 @@ func TestEverySelfCommandIsGranted(t *testing.T) {
 			continue
 		}
 		n++
-		if !slices.Contains(broker.SelfCommands, c.Name) {
-			t.Errorf("the manager serves %s in self mode, but broker.SelfCommands %v does not grant it", c.Name, broker.SelfCommands)
+		if !slices.Contains(wire.ManagerSelfCommands, c.Name) {
+			t.Errorf("the manager serves %s in self mode, but wire.ManagerSelfCommands %v does not grant it", c.Name, wire.ManagerSelfCommands)
 		}
 	}
-	for _, want := range []string{seat.CmdConnector, seat.CmdInboxWindow, seat.CmdAttention, seat.CmdChannelMode} {
+	for _, want := range []string{wire.ManagerConnector, wire.ManagerInboxWindow, wire.ManagerSetAttention, wire.ManagerChannelMode} {
 		if _, ok := d.Command(want); !ok {
 			t.Errorf("the manager does not serve %s", want)
 		}
@@ -62,12 +62,12 @@ func TestSelfConnectorCommandsServeOnlyTheSeatItself(t *testing.T) {
 	}
 	acc := h.ready("shell")
 	mallory := h.agentClient("mallory")
-	for _, cmd := range []string{seat.CmdConnector, seat.CmdInboxWindow, seat.CmdChannelMode} {
+	for _, cmd := range []string{wire.ManagerConnector, wire.ManagerInboxWindow, wire.ManagerChannelMode} {
 		args := map[string]any{}
-		if cmd == seat.CmdChannelMode {
+		if cmd == wire.ManagerChannelMode {
 			args = map[string]any{"channel": "team", "mode": "muted"}
 		}
-		_, err := mallory.Call(ctxT(t), seat.Endpoint, cmd, args, ep.Self(), ep.On(h.iid), ep.Timeout(5*time.Second))
+		_, err := mallory.Call(ctxT(t), wire.ManagerEndpoint, cmd, args, ep.Self(), ep.On(h.iid), ep.Timeout(5*time.Second))
 		if e := errCode(t, err); e.Code != ep.CodeNotFound || e.EffectiveOutcome() != ep.NotExecuted {
 			t.Errorf("%s by an agent that is no seat: %v (%s), want not-found, not executed", cmd, e, e.EffectiveOutcome())
 		}
@@ -89,7 +89,7 @@ func TestSelfConnectorCommandsServeOnlyTheSeatItself(t *testing.T) {
 	}
 	t.Cleanup(nc.Close)
 	forged := h.client(nc, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
-	if _, err := forged.Call(ctxT(t), seat.Endpoint, seat.CmdChannelMode, seat.ChannelModeArgs{Channel: "team", Mode: "muted"},
+	if _, err := forged.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerChannelMode, client.ChannelModeArgs{Channel: "team", Mode: "muted"},
 		ep.Self(), ep.On(h.iid), ep.Timeout(3*time.Second)); err == nil {
 		t.Fatal("a call naming the seat as its caller, from another credential, was answered")
 	}

@@ -19,7 +19,9 @@ const selfStopTimeout = 15 * time.Second
 // hear an answer sent later.
 func (m *Manager) selfStop(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a client.StopArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.seatOf(c.Caller())
 	if e != nil {
 		return nil, e

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -20,7 +20,7 @@ func TestSelfStopReachesOnlyTheCallersOwnSeat(t *testing.T) {
 	one, two := h.ready("shell"), h.ready("shell")
 
 	ag := h.rawAgent("plain")
-	forged := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: seat.Endpoint, Command: client.CmdStop, Mode: ep.ModeSelf,
+	forged := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: wire.ManagerEndpoint, Command: wire.ManagerStop, Mode: ep.ModeSelf,
 		Caller: ep.Caller{Owner: one.Owner, Actor: one.Actor, UID: one.UID}, Nonce: ep.NewNonce()}
 	subj, err := forged.Subject()
 	if err != nil {
@@ -32,18 +32,18 @@ func TestSelfStopReachesOnlyTheCallersOwnSeat(t *testing.T) {
 	_ = ag.nc.Flush()
 	waitFor(t, 5*time.Second, func() error { return ag.refused(subj) })
 
-	_, err = h.client(ag.nc, ag.caller).Call(ctxT(t), seat.Endpoint, client.CmdStop, client.StopArgs{}, ep.Self(), ep.On(h.iid))
+	_, err = h.client(ag.nc, ag.caller).Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerStop, client.StopArgs{}, ep.Self(), ep.On(h.iid))
 	if e := errCode(t, err); e.Code != ep.CodeNotFound {
 		t.Fatalf("a self stop by an agent that is no seat: %v", e)
 	}
-	for _, acc := range []seat.SpawnAccepted{one, two} {
+	for _, acc := range []client.SpawnAccepted{one, two} {
 		if r, _ := row(ps(t, h.c, h.iid), acc.Name); r.Process != "running" {
 			t.Fatalf("%s after the refused stops: %+v", acc.Name, r)
 		}
 	}
 
 	no := false
-	selfCall(t, h, one, client.CmdStop, client.StopArgs{Graceful: &no})
+	selfCall(t, h, one, wire.ManagerStop, client.StopArgs{Graceful: &no})
 	waitFor(t, 10*time.Second, func() error {
 		if r, _ := row(ps(t, h.c, h.iid), one.Name); r.Process == "running" {
 			return fmt.Errorf("%s still running after stopping itself", one.Name)

@@ -17,6 +17,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -29,7 +30,7 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 	defer m.mu.Unlock()
 	taken := func(n string) bool {
 		s, ok := m.seats[n]
-		return m.reserved[n] || (ok && s.live()) || elsewhere(n)
+		return m.reserved[n] || (ok && s.live()) || elsewhere(n) || m.opts.Minter.Reserved(n) != nil
 	}
 	live := len(m.reserved)
 	for _, s := range m.seats {
@@ -40,7 +41,13 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 	if live >= m.opts.MaxSeats {
 		return "", ep.Refuse(ep.CodeResourceExhausted, "manager %s runs %d seats, its limit", m.iid, m.opts.MaxSeats)
 	}
+	if why := wire.ReservedActor(base); why != "" {
+		return "", ep.Refuse(ep.CodePermissionDenied, "no seat may be named %q: %s", base, why)
+	}
 	if pinned {
+		if err := m.opts.Minter.Reserved(base); err != nil {
+			return "", ep.Refuse(ep.CodePermissionDenied, "%v", err)
+		}
 		if taken(base) {
 			return "", ep.Refuse(ep.CodeAlreadyExists, "the name %q is taken (a live seat or an unrevoked credential holds it); stop it or pick another name", base)
 		}
@@ -55,6 +62,39 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 	return name, nil
 }
 
+// seatRole is the role a spawned seat serves: the persona's, unless the
+// spawn asks for another, which only the operator may give freely; an agent
+// spawner may give a role its own capabilities name (role:<r>). A seat's
+// role decides whose tasks it takes, so a spawner choosing it freely could
+// take another role's work.
+func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked string) (string, *ep.Error) {
+	asked = strings.ToLower(strings.TrimSpace(asked))
+	if asked == "" || asked == p.Role {
+		return p.Role, nil
+	}
+	if !wire.ValidToken(asked) {
+		return "", ep.Refuse(ep.CodeBadRequest, "role %q must be one token of a-z 0-9 _", asked)
+	}
+	rec, e := m.callerRecord(ctx, c.Caller())
+	if e != nil {
+		return "", e
+	}
+	if rec.Profile == profileOperator || rec.Can(capRolePrefix+asked) {
+		return asked, nil
+	}
+	held := "no role: capability"
+	var roles []string
+	for _, cp := range rec.Capabilities {
+		if strings.HasPrefix(cp, capRolePrefix) {
+			roles = append(roles, cp)
+		}
+	}
+	if len(roles) > 0 {
+		held = "only " + strings.Join(roles, ", ")
+	}
+	return "", ep.Refuse(ep.CodePermissionDenied, "%s may not give its seat role %q: persona %s serves %q, and the spawner holds %s", c.Caller().ID(), asked, p.Name, p.Role, held)
+}
+
 func (m *Manager) unreserve(name string) {
 	m.mu.Lock()
 	delete(m.reserved, name)
@@ -64,9 +104,9 @@ func (m *Manager) unreserve(name string) {
 // spawn accepts at once and runs the seat in the background; the goal's
 // one terminal fact says how it went.
 func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
-	var a SpawnArgs
-	if err := c.Decode(&a); err != nil {
-		return nil, ep.Refuse(ep.CodeBadRequest, "spawn args: %v", err)
+	var a client.SpawnArgs
+	if e := c.Decode(&a); e != nil {
+		return nil, e
 	}
 	p, err := LoadPersona(m.opts.ProjectDir, a.Persona)
 	if err != nil {
@@ -75,6 +115,10 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 			code = ep.CodeNotFound
 		}
 		return nil, ep.Refuse(code, "%v", err)
+	}
+	role, e := m.seatRole(ctx, c, p, a.Role)
+	if e != nil {
+		return nil, e
 	}
 	h, err := harnessFor(p)
 	if err != nil {
@@ -110,10 +154,6 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		}
 		return nil, ep.Refuse(ep.CodeConflict, "goal %s was accepted by an earlier incarnation; read its result", g.ID())
 	}
-	role := p.Role
-	if a.Role != "" {
-		role = a.Role
-	}
 	minted, err := m.opts.Minter.MintSeat(ctx, MintRequest{
 		Name: name, Role: role, Subscribe: p.Subscribe, AllowSubscribe: p.AllowSubscribe,
 		AllowPublish: p.AllowPublish, Capabilities: p.Capabilities, HostedBy: m.iid,
@@ -140,12 +180,12 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	return m.accepted(s, g), nil
 }
 
-func (m *Manager) accepted(s *Seat, g *ep.Goal) SpawnAccepted {
+func (m *Manager) accepted(s *Seat, g *ep.Goal) client.SpawnAccepted {
 	fp := g.Fingerprint()
-	return SpawnAccepted{
+	return client.SpawnAccepted{
 		Name: s.name, Owner: s.id.Owner, Actor: s.id.Actor, UID: s.uid, GoalID: g.ID(), Fingerprint: fp,
 		ReadinessDeadlineMs: m.opts.Readiness.Milliseconds(),
-		Executor:            Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
+		Executor:            client.Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
 	}
 }
 
@@ -175,7 +215,7 @@ var testHookStarted func(ctx context.Context)
 // ready (it drew output and was still running a moment later), failed (it
 // exited first) or, after the readiness bound, uncertain (the goal's own
 // timer writes that; the seat is kept and watched).
-func (m *Manager) launch(s *Seat, p *Persona, a SpawnArgs, g *ep.Goal) {
+func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 	args := append([]string(nil), p.Args...)
 	if a.Prompt != "" && p.Harness != "command" {
 		args = append(args, a.Prompt)
@@ -223,7 +263,7 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 	defer bound.Stop()
 	if g != nil {
 		c, cancel := fctx()
-		_ = g.Progress(c, "running", map[string]any{"step": "launched", "pid": proc.PID()})
+		_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepLaunched, PID: proc.PID()})
 		cancel()
 	}
 
@@ -261,8 +301,8 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 			break
 		}
 		c, cancel = fctx()
-		_ = g.Progress(c, "running", map[string]any{"step": "ready"})
-		err = g.Succeed(c, SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
+		_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepReady})
+		err = g.Succeed(c, client.SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
 		cancel()
 		if errors.Is(err, ep.ErrGoalTerminal) {
 			m.logf("seat %s came up after its goal ended uncertain", s.name)
@@ -436,7 +476,7 @@ func (m *Manager) uncertainGoal(g *ep.Goal, why string) {
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
 	defer cancel()
-	if _, err := g.Finish(ctx, ep.GoalUncertain, map[string]string{"reason": why}, nil); err != nil {
+	if _, err := g.Finish(ctx, ep.GoalUncertain, ep.Uncertain{Reason: why}, nil); err != nil {
 		m.logf("%s (writing it on goal %s: %v)", why, g.ID(), err)
 	}
 }

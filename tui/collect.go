@@ -238,7 +238,7 @@ func (c *collector) prefill(ctx context.Context, e *mesh.Endpoint) {
 // postOf turns a delivery into a feed line; the channel comes from the
 // subject, never the payload.
 func postOf(kind wire.Kind, s wire.Subject, m wire.Message, historical bool) Post {
-	p := Post{ID: m.ID, Kind: string(kind), From: wire.SenderLabel(s.Sender, m.From), FromID: s.Sender.ID(), Text: m.Text(), At: time.UnixMilli(m.TS), Historical: historical}
+	p := Post{ID: m.ID, Kind: string(kind), From: wire.SenderLabel(s.Sender, m.From), FromID: s.Sender.ID(), Text: wire.Inert(m.Text()), At: time.UnixMilli(m.TS), Historical: historical}
 	switch kind {
 	case wire.KindChannel:
 		p.Channel = s.Channel

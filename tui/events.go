@@ -3,8 +3,6 @@ package tui
 import (
 	"time"
 
-	"github.com/charmbracelet/bubbles/key"
-
 	"github.com/cotal-go/cotal/mesh/presence"
 )
 
@@ -18,14 +16,6 @@ type shared struct {
 	filter string    // the / filter, lowercased: the roster, SEATS and the feed show what matches
 	self   string    // how the operator's posts are labelled (its actor), here as everywhere
 	selfID string    // the operator's presence id
-}
-
-// component is one region of the screen.
-type component interface {
-	SetSize(w, h int)
-	View() string
-	ShortHelp() []key.Binding
-	FullHelp() [][]key.Binding
 }
 
 // Post is one feed line: a channel post (or a DM or task) as received.

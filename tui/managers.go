@@ -19,7 +19,7 @@ import (
 // guards it.
 type Managers struct {
 	dial     func() (*client.Client, error)
-	personas func(context.Context) ([]PersonaChoice, error)
+	personas func(context.Context) ([]client.PersonaChoice, error)
 	spawnOn  string
 	changed  chan struct{}
 
@@ -31,7 +31,7 @@ type Managers struct {
 // NewManagers reaches the managers through the clients dial makes (it
 // owns their connections from then on). personas lists what a spawn may
 // use; spawns go to the manager instance spawnOn, or any when "".
-func NewManagers(dial func() (*client.Client, error), personas func(context.Context) ([]PersonaChoice, error), spawnOn string) *Managers {
+func NewManagers(dial func() (*client.Client, error), personas func(context.Context) ([]client.PersonaChoice, error), spawnOn string) *Managers {
 	return &Managers{dial: dial, personas: personas, spawnOn: spawnOn, changed: make(chan struct{}, 1)}
 }
 
@@ -144,7 +144,9 @@ func (d *Managers) Screen(ctx context.Context, s Seat) (Screen, error) {
 }
 
 // Personas names the personas a spawn may use.
-func (d *Managers) Personas(ctx context.Context) ([]PersonaChoice, error) { return d.personas(ctx) }
+func (d *Managers) Personas(ctx context.Context) ([]client.PersonaChoice, error) {
+	return d.personas(ctx)
+}
 
 // Spawn asks the manager for a seat of persona.
 func (d *Managers) Spawn(ctx context.Context, persona string) (SpawnTicket, error) {

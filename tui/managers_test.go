@@ -61,8 +61,8 @@ func hostManagers(t *testing.T, personas map[string]string) (*Managers, string, 
 		}
 		return client.New(c), nil
 	}
-	list := func(context.Context) ([]PersonaChoice, error) {
-		return []PersonaChoice{{Name: "quick", Harness: "command"}, {Name: "shell", Harness: "command"}}, nil
+	list := func(context.Context) ([]client.PersonaChoice, error) {
+		return []client.PersonaChoice{{Name: "quick", Harness: "command"}, {Name: "shell", Harness: "command"}}, nil
 	}
 	d := NewManagers(dial, list, m.Manager().InstanceID())
 	t.Cleanup(d.Close)

@@ -45,7 +45,7 @@ func startMesh(tb testing.TB) *realMesh {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	if err := broker.Provision(ctx, nc, testSpace, true); err != nil {
+	if err := broker.Provision(ctx, nc, testSpace, true, 0); err != nil {
 		tb.Fatal(err)
 	}
 	js, _ := jetstream.New(nc)

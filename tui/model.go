@@ -137,7 +137,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // as every other reader labels the operator's posts; the live copy of a
 // channel post that follows has its id and is dropped.
 func (m *Model) sentPost(msg sentMsg) Post {
-	p := Post{ID: msg.Receipt.ID, From: m.sh.self, FromID: m.sh.selfID, Text: msg.Out.Text, At: msg.At}
+	p := Post{ID: msg.Receipt.ID, From: m.sh.self, FromID: m.sh.selfID, Text: wire.Inert(msg.Out.Text), At: msg.At}
 	switch msg.Out.Sigil {
 	case '@':
 		p.Kind, p.Channel, p.To = "dm", "dm", wire.CleanLabel(cmp.Or(msg.Receipt.ToName, msg.Out.To))

@@ -10,7 +10,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unicode"
+
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Notify is how a desktop notification reaches the person when a seat
@@ -99,18 +100,15 @@ func (e *notifyEnvError) Error() string {
 	return NotifyEnv + "=" + e.value + " is not a way to notify: use off, auto, osc9, osc777 or notify-send"
 }
 
-// notifyText keeps a notification to one short line of printable text, so
+// notifyText keeps a notification to one short line of inert text, so
 // nothing in it can end the escape or start another.
 func notifyText(s string, max int) string {
 	s = strings.Map(func(r rune) rune {
-		switch {
-		case r == '\n' || r == '\t':
+		if r == '\n' || r == '\t' {
 			return ' '
-		case unicode.IsControl(r):
-			return -1
 		}
 		return r
-	}, s)
+	}, wire.Inert(s))
 	if r := []rune(s); len(r) > max {
 		s = string(r[:max-1]) + "…"
 	}

@@ -44,12 +44,13 @@ func TestPickNotify(t *testing.T) {
 	}
 }
 
-// The escapes carry one line of printable text, so a name or an activity
-// can neither end the escape nor start another, and they are written after
+// The escapes carry one line of inert text (controls shown as visible
+// escapes), so a name or an activity can neither end the escape nor start
+// another, and they are written after
 // the frame they were raised in, never inside it.
 func TestNotificationEscapesFollowTheFrame(t *testing.T) {
 	evil := "bob\x1b]52;c;bad\a\nsteals; the clipboard"
-	if got, want := string(Notify{Via: NotifyOSC9}.escape("cotal · dev", evil)), "\x1b]9;cotal · dev: bob]52;c;bad steals; the clipboard\a"; got != want {
+	if got, want := string(Notify{Via: NotifyOSC9}.escape("cotal · dev", evil)), "\x1b]9;cotal · dev: bob\\x1b]52;c;bad\\a steals; the clipboard\a"; got != want {
 		t.Errorf("OSC 9 %q, want %q", got, want)
 	}
 	if got, want := string(Notify{Via: NotifyOSC777}.escape("cotal;dev", "x needs you")), "\x1b]777;notify;cotal,dev;x needs you\a"; got != want {

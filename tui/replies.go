@@ -9,6 +9,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -148,7 +149,7 @@ func (m *Model) readReplies() tea.Cmd {
 	m.openPage("REPLIES TO YOU", func(w int) []string {
 		var lines []string
 		if len(unread) == 0 {
-			lines = append(lines, fmt.Sprintf("%s waiting in your inbox; they show in the feed as they are read.", plural(m.needs.unread.N, "reply")))
+			lines = append(lines, fmt.Sprintf("%s waiting in your inbox; they show in the feed as they are read.", render.Plural(m.needs.unread.N, "reply")))
 		}
 		for i := range unread {
 			e := feedEntry{Post: unread[i], count: 1, last: unread[i].At}

@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/lipgloss"
 
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -268,7 +269,7 @@ func (r *rosterView) columns() cols {
 
 func (r *rosterView) View() string {
 	st := &r.sh.styles
-	title := "ROSTER · " + plural(r.agents, "agent") + " · " + plural(r.eps, "endpoint")
+	title := "ROSTER · " + render.Plural(r.agents, "agent") + " · " + render.Plural(r.eps, "endpoint")
 	if r.filtering() {
 		title += fmt.Sprintf(" · filter %q: %d shown", r.filter.Value(), len(r.rows))
 	}

@@ -12,6 +12,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // Bounds of the seat commands run as tea.Cmds.
@@ -27,7 +28,7 @@ var errNoControl = errors.New("no manager to ask: this dashboard cannot act on s
 // The results of the seat commands, each carried back to Update.
 type (
 	personasMsg struct {
-		names []PersonaChoice
+		names []client.PersonaChoice
 		err   error
 	}
 	spawnAcceptedMsg struct {
@@ -135,7 +136,7 @@ func spawnOutcomeText(m spawnDoneMsg) (string, bool) {
 
 // personaPicker is the list a spawn starts from.
 type personaPicker struct {
-	names  []PersonaChoice
+	names  []client.PersonaChoice
 	cursor int
 }
 
@@ -176,7 +177,7 @@ func (p *personaPicker) lines(st *Styles, h int) []string {
 		} else {
 			name = "  " + name
 		}
-		out = append(out, name+strings.Repeat(" ", nameW-len(wire.CleanLabel(c.Name)))+"  "+c.about(st))
+		out = append(out, name+strings.Repeat(" ", nameW-len(wire.CleanLabel(c.Name)))+"  "+personaAbout(*c, st))
 	}
 	if first > 0 || end < len(p.names) {
 		out = append(out, st.Dim.Render(moreLine(first, len(p.names)-end)))
@@ -184,9 +185,9 @@ func (p *personaPicker) lines(st *Styles, h int) []string {
 	return out
 }
 
-// about is what the picker says of a persona: what runs and whether
+// personaAbout is what the picker says of a persona: what runs and whether
 // messages are typed in, or why it cannot be spawned.
-func (c *PersonaChoice) about(st *Styles) string {
+func personaAbout(c client.PersonaChoice, st *Styles) string {
 	switch {
 	case c.Invalid != "":
 		return st.Crashed.Render("invalid: " + oneLine(c.Invalid))

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -200,7 +201,7 @@ func (s *seatsView) View() string {
 		head += fmt.Sprintf(" · %d exited removed from view (ps lists them)", n)
 	}
 	if n := len(s.missing); n > 0 {
-		head += " · " + plural(n, "manager") + " not answering: list incomplete"
+		head += " · " + render.Plural(n, "manager") + " not answering: list incomplete"
 	}
 	if len(s.seats) == 0 {
 		var why string

@@ -14,6 +14,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/seat/attach/tty"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // fakeControl records the seat commands the model issues and answers them.
@@ -31,10 +32,10 @@ func (f *fakeControl) record(call string) error {
 	return f.err
 }
 
-func (f *fakeControl) Personas(context.Context) ([]PersonaChoice, error) {
-	var cs []PersonaChoice
+func (f *fakeControl) Personas(context.Context) ([]client.PersonaChoice, error) {
+	var cs []client.PersonaChoice
 	for _, n := range f.personas {
-		cs = append(cs, PersonaChoice{Name: n, Harness: "command", Typed: true})
+		cs = append(cs, client.PersonaChoice{Name: n, Harness: "command", Typed: true})
 	}
 	return cs, f.record("personas")
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/seat/attach/tty"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // SeatSource is the managers' view of their seats. The collector calls it;
@@ -23,7 +24,7 @@ type SeatSource interface {
 // SeatControl acts on seats. The model calls it only inside tea.Cmds.
 type SeatControl interface {
 	// Personas names the personas a spawn may use, or says where it looked.
-	Personas(ctx context.Context) ([]PersonaChoice, error)
+	Personas(ctx context.Context) ([]client.PersonaChoice, error)
 	// Spawn asks a manager to start a seat; it returns once accepted.
 	Spawn(ctx context.Context, persona string) (SpawnTicket, error)
 	// AwaitSpawn follows an accepted spawn to its one outcome.
@@ -191,12 +192,4 @@ func (f *seatFocus) load() (Seat, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.seat, f.set
-}
-
-// PersonaChoice is one persona the spawn picker lists.
-type PersonaChoice struct {
-	Name    string
-	Harness string // claude, codex, opencode or command; "" when unreadable
-	Typed   bool   // messages are typed into its seats' terminals
-	Invalid string // why no seat can be spawned from it; "" when one can
 }

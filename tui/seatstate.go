@@ -67,11 +67,3 @@ func (s *Seat) held() (string, bool) {
 
 // minutes is a stall's length as the roster says it: "7m".
 func minutes(d time.Duration) string { return fmt.Sprintf("%dm", int(math.Round(d.Minutes()))) }
-
-// plural is "1 agent", "2 agents".
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
-}

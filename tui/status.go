@@ -7,6 +7,8 @@ import (
 
 	"github.com/charmbracelet/bubbles/key"
 	"github.com/charmbracelet/lipgloss"
+
+	"github.com/cotal-go/cotal/mesh/render"
 )
 
 // rateWindow is how many seconds of post counts the status bar keeps.
@@ -108,7 +110,7 @@ func (s *statusBar) View() string {
 	case m.fresh(s.sh.now):
 		head += sep + st.Error.Render("! "+age(s.sh.now, m.at)+" ago: "+oneLine(m.text))
 	case s.log.unseen > 0:
-		head += sep + st.Error.Render("! "+plural(s.log.unseen, "error")+" · m shows them")
+		head += sep + st.Error.Render("! "+render.Plural(s.log.unseen, "error")+" · m shows them")
 	}
 	var parts []string
 	switch c.Mode {
@@ -121,7 +123,7 @@ func (s *statusBar) View() string {
 	if c.Sync != "" {
 		parts = append(parts, "sync "+c.Sync)
 	}
-	parts = append(parts, fmt.Sprintf("%s, %d online", plural(s.peers, "peer"), s.online), fmt.Sprintf("%.1f msg/s", s.rate()))
+	parts = append(parts, fmt.Sprintf("%s, %d online", render.Plural(s.peers, "peer"), s.online), fmt.Sprintf("%.1f msg/s", s.rate()))
 	line := head + sep + strings.Join(parts, sep)
 	if room := s.w - lipgloss.Width(line) - 1; room >= 10 {
 		line += " " + st.Working.Render(sparkline(s.perSecond(min(room, 30))))

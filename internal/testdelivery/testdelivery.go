@@ -22,15 +22,21 @@ func Start(t testing.TB, b *broker.Broker, space string) *delivery.Service {
 	return StartWith(t, b, space, delivery.Options{})
 }
 
-// StartWith is Start with options (the space and a test
-// log are filled in).
+// StartWith is Start with options (the space and a test log are filled
+// in; a Logf of the caller's gets every line too).
 func StartWith(t testing.TB, b *broker.Broker, space string, opts delivery.Options) *delivery.Service {
 	t.Helper()
 	nc, err := b.Connect("delivery")
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Space, opts.Logf = space, func(f string, a ...any) { t.Logf("delivery: "+f, a...) }
+	also := opts.Logf
+	opts.Space, opts.Logf = space, func(f string, a ...any) {
+		t.Logf("delivery: "+f, a...)
+		if also != nil {
+			also(f, a...)
+		}
+	}
 	svc, err := delivery.Start(testmesh.Ctx(t), nc, opts)
 	if err != nil {
 		t.Fatal(err)

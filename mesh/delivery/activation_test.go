@@ -6,8 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -56,17 +58,12 @@ func TestActivationOverAnEvictedWindowIsLiveOnly(t *testing.T) {
 	h.putMembership(id, "cap", 0)
 	ctx := ctxT(t)
 	subj := wire.Root(space) + ".chat.local.poster.cap"
+	var posts []*nats.Msg
 	for i := range 1005 {
 		body := fmt.Sprintf(`{"id":"e%d","ts":1,"space":%q,"from":{"id":"local.poster","name":"poster"},"channel":"cap","parts":[{"kind":"text","text":"%d"}]}`, i, space, i)
-		if _, err := h.js.PublishAsync(subj, []byte(body)); err != nil {
-			t.Fatal(err)
-		}
+		posts = append(posts, &nats.Msg{Subject: subj, Data: []byte(body)})
 	}
-	select {
-	case <-h.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		t.Fatal("publishes not acked")
-	}
+	testmesh.Store(t, h.op, posts...)
 	h.startService()
 	e := h.connect(path, mesh.Options{OneShot: true, Subscribe: []string{}})
 	r, err := e.Join(ctx, "cap")

@@ -9,8 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/delivery"
@@ -375,17 +377,12 @@ func TestConformance45And46_RetentionCaps(t *testing.T) {
 	// The CHAT cap in action: 1005 posts by one sender keep the newest 1000.
 	ctx := ctxT(t)
 	subj := wire.Root(space) + ".chat.local.poster.cap"
+	var posts []*nats.Msg
 	for i := range 1005 {
 		body := fmt.Sprintf(`{"id":"c%d","ts":1,"space":%q,"from":{"id":"local.poster","name":"poster"},"channel":"cap","parts":[{"kind":"text","text":"%d"}]}`, i, space, i)
-		if _, err := h.js.PublishAsync(subj, []byte(body)); err != nil {
-			t.Fatal(err)
-		}
+		posts = append(posts, &nats.Msg{Subject: subj, Data: []byte(body)})
 	}
-	select {
-	case <-h.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		t.Fatal("publishes not acked")
-	}
+	testmesh.Store(t, h.op, posts...)
 	st, _ := h.js.Stream(ctx, wire.ChatStream(space))
 	info, _ := st.Info(ctx, jetstream.WithSubjectFilter(subj))
 	if n := info.State.Subjects[subj]; n != 1000 {
@@ -474,20 +471,14 @@ func TestOverflowSaysSoOnce(t *testing.T) {
 	h := newHarness(t, false)
 	back, gone := durableMember(t, h, "m", "team")
 	gone()
-	ctx := ctxT(t)
 	subj := wire.Root(space) + ".chat.local.poster.team"
 	const n = delivery.MaxStoredCopies + 10
+	var posts []*nats.Msg
 	for i := range n {
 		body := fmt.Sprintf(`{"id":"o%d","ts":1,"space":%q,"from":{"id":"local.poster","name":"poster"},"channel":"team","parts":[{"kind":"text","text":"p%04d"}]}`, i, space, i)
-		if _, err := h.js.PublishAsync(subj, []byte(body)); err != nil {
-			t.Fatal(err)
-		}
+		posts = append(posts, &nats.Msg{Subject: subj, Data: []byte(body)})
 	}
-	select {
-	case <-h.js.PublishAsyncComplete():
-	case <-ctx.Done():
-		t.Fatal("publishes not acked")
-	}
+	testmesh.Store(t, h.op, posts...)
 	h.settled()
 	e := back()
 	var got []string

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // the endpoint's commands answer with the narrower wire replies of
 // mesh/agentsvc.go. Error set means the operation failed.
 type opReply struct {
-	Error       string
+	Error       *ep.Error // the caller's answer when the operation did not stand
 	Durable     bool
 	Generation  uint64
 	Reason      string
@@ -34,22 +35,32 @@ type opReply struct {
 // limit.
 const maxHistoryBytes = 900 << 10
 
-// checkRead resolves the caller's ACL row and checks the channel against it.
-func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel string) string {
+// checkRead resolves the caller's ACL row and checks the channel against
+// it: a channel outside it, or a lifecycle with none, is refused; a row
+// that cannot be read is no refusal of the caller.
+func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel string) *ep.Error {
 	row, found, err := s.aclRow(ctx, p, uid)
 	if err != nil {
-		return "reading the read ACL: " + err.Error()
+		return unsettled("reading the read ACL: %v", err)
 	}
 	if !found {
-		return fmt.Sprintf("no read ACL on record for %s (lifecycle %s is not provisioned for durable delivery)", p, uid)
+		return ep.Refuse(ep.CodePermissionDenied, "no read ACL on record for %s (lifecycle %s is not provisioned for durable delivery)", p, uid)
 	}
 	if row.Ended() || s.life.isEnded(p, uid) {
-		return fmt.Sprintf("lifecycle %s of %s has ended: it holds no channels any more", uid, p)
+		return ep.Refuse(ep.CodePermissionDenied, "lifecycle %s of %s has ended: it holds no channels any more", uid, p)
 	}
 	if !wire.Covered(row.AllowSubscribe, channel) {
-		return fmt.Sprintf("channel %q is not within your read ACL [%s]", channel, strings.Join(row.AllowSubscribe, ", "))
+		return ep.Refuse(ep.CodePermissionDenied, "channel %q is not within your read ACL [%s]", channel, strings.Join(row.AllowSubscribe, ", "))
 	}
-	return ""
+	return nil
+}
+
+// unsettled is a failure of the service itself (storage that did not
+// answer), never a refusal of the caller: unavailable, and whether the
+// operation stands is unknown (a write may have landed). A refusal that
+// is unavailable and not executed means no delivery service answered.
+func unsettled(format string, args ...any) *ep.Error {
+	return &ep.Error{Code: ep.CodeUnavailable, Message: fmt.Sprintf(format, args...), Outcome: ep.Unknown}
 }
 
 // durableJoin gives a member lifecycle a durable hold on a channel, or on
@@ -58,12 +69,12 @@ func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel 
 // copying them here, so nothing published after the join is missed.
 func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channel string) opReply {
 	if err := wire.ValidateChannel(channel); err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: ep.Refuse(ep.CodeBadRequest, "%v", err)}
 	}
 	if !wire.IsConcrete(channel) && !isFamily(channel) {
 		return opReply{Reason: fmt.Sprintf("%q is followed live only: a durable hold needs a channel or a family ending in .>", channel)}
 	}
-	if e := s.checkRead(ctx, p, uid, channel); e != "" {
+	if e := s.checkRead(ctx, p, uid, channel); e != nil {
 		return opReply{Error: e}
 	}
 	cur, had := s.store.get(p, uid, channel)
@@ -72,7 +83,7 @@ func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channe
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: unsettled("reading the channel frontier: %v", err)}
 	}
 	m := Membership{Channel: channel, Owner: p.ID(), LifecycleUID: uid, State: StateActive, JoinCursor: front, Generation: cur.Generation + 1, rev: cur.rev}
 	if had && !cur.Left() {
@@ -81,11 +92,11 @@ func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channe
 	}
 	m, err = s.store.put(ctx, m)
 	if err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: unsettled("writing the membership: %v", err)}
 	}
 	fence, err := s.fence(ctx)
 	if err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: unsettled("reading the fan-out's fence: %v", err)}
 	}
 	if err := s.catchUp(ctx, m, fence); err != nil {
 		return s.abandonJoin(ctx, m, fence, "catch-up failed: "+err.Error())
@@ -200,15 +211,15 @@ func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, chann
 		return opReply{AlreadyLeft: true}
 	}
 	if gen != 0 && gen != cur.Generation {
-		return opReply{Error: fmt.Sprintf("stale generation %d: the hold on %q is at generation %d", gen, channel, cur.Generation)}
+		return opReply{Error: ep.Refuse(ep.CodeFailedPrecondition, "stale generation %d: the hold on %q is at generation %d", gen, channel, cur.Generation)}
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: unsettled("reading the channel frontier: %v", err)}
 	}
 	cur.LeaveCursor, cur.State = front, StateLeft
 	if _, err := s.store.put(ctx, cur); err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: unsettled("writing the membership: %v", err)}
 	}
 	return opReply{Generation: cur.Generation}
 }
@@ -218,7 +229,7 @@ func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, chann
 // The caller's read ACL is checked by the endpoint before this runs.
 func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) opReply {
 	if err := wire.ValidateConcreteChannel(req.Channel); err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: ep.Refuse(ep.CodeBadRequest, "%v", err)}
 	}
 	limit := req.Limit
 	if limit <= 0 {
@@ -231,7 +242,7 @@ func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) opReply
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: unsettled("reading the channel frontier: %v", err)}
 	}
 	upTo := front
 	if req.UpToSeq > 0 {
@@ -250,7 +261,7 @@ func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) opReply
 		return true
 	})
 	if err != nil {
-		return opReply{Error: err.Error()}
+		return opReply{Error: unsettled("reading the history: %v", err)}
 	}
 	for size(items) > maxHistoryBytes && len(items) > 0 {
 		items, complete = items[1:], false

@@ -47,7 +47,13 @@ func newBenchHarness(b *testing.B) *harness { return newHarnessTB(b, false) }
 
 func newHarnessTB(t testing.TB, noService bool) *harness {
 	t.Helper()
-	b, op := testmesh.Start(t, space, false)
+	return newHarnessWith(t, noService, broker.Options{})
+}
+
+// newHarnessWith is newHarness on a broker started with o.
+func newHarnessWith(t testing.TB, noService bool, o broker.Options) *harness {
+	t.Helper()
+	b, op := testmesh.StartWith(t, space, o)
 	js, _ := jetstream.New(op)
 	reg, err := mesh.OpenRegistry(ctxT(t), js, space)
 	if err != nil {
@@ -119,6 +125,23 @@ func collect(t *testing.T, e *mesh.Endpoint, d time.Duration) []*mesh.Item {
 		}
 	}
 	return items
+}
+
+// collectAtLeast reads until n items have come or wait has passed: a
+// copy the fan-out has not made yet is not a copy lost, so one read that
+// returns what has arrived so far is not the answer.
+func collectAtLeast(t *testing.T, e *mesh.Endpoint, n int, wait time.Duration) []*mesh.Item {
+	t.Helper()
+	var got []*mesh.Item
+	deadline := time.Now().Add(wait)
+	for len(got) < n {
+		left := time.Until(deadline)
+		if left <= 0 {
+			break
+		}
+		got = append(got, collect(t, e, left)...)
+	}
+	return got
 }
 
 func texts(items []*mesh.Item) []string {

@@ -42,19 +42,38 @@ func (s *Service) commands() []ep.Command {
 			}}
 	}
 	return []ep.Command{
-		cmd(mesh.CmdJoin, mesh.JoinArgs{}, mesh.JoinReply{}, s.epJoin),
-		cmd(mesh.CmdLeave, mesh.LeaveArgs{}, mesh.LeaveReply{}, s.epLeave),
-		cmd(mesh.CmdMemberships, struct{}{}, mesh.MembershipsReply{}, s.epMemberships),
-		cmd(mesh.CmdHistory, mesh.HistoryArgs{}, mesh.HistoryReply{}, s.epHistory),
-		cmd(mesh.CmdRoster, struct{}{}, mesh.RosterReply{}, s.epRoster),
-		cmd(mesh.CmdChannels, mesh.ChannelsArgs{}, mesh.ChannelsReply{}, s.epChannels),
-		cmd(mesh.CmdLookup, mesh.LookupArgs{}, mesh.LookupReply{}, s.epLookup),
-		cmd(mesh.CmdTake, mesh.TakeArgs{}, mesh.TakeReply{}, s.epTake),
-		cmd(mesh.CmdSettle, mesh.SettleArgs{}, mesh.SettleReply{}, s.epSettle),
-		cmd(mesh.CmdPresence, mesh.PresenceArgs{}, mesh.PresenceReply{}, s.epPresence),
-		cmd(mesh.CmdMentions, mesh.MentionsArgs{}, mesh.MentionsReply{}, s.epMentions),
+		cmd(wire.DeliveryJoin, mesh.JoinArgs{}, mesh.JoinReply{}, s.epJoin),
+		cmd(wire.DeliveryLeave, mesh.LeaveArgs{}, mesh.LeaveReply{}, s.epLeave),
+		cmd(wire.DeliveryMemberships, struct{}{}, mesh.MembershipsReply{}, s.epMemberships),
+		cmd(wire.DeliveryHistory, mesh.HistoryArgs{}, mesh.HistoryReply{}, s.epHistory),
+		cmd(wire.DeliveryRoster, struct{}{}, mesh.RosterReply{}, s.epRoster),
+		cmd(wire.DeliveryChannels, mesh.ChannelsArgs{}, mesh.ChannelsReply{}, s.epChannels),
+		cmd(wire.DeliveryLookup, mesh.LookupArgs{}, mesh.LookupReply{}, s.epLookup),
+		cmd(wire.DeliveryTake, mesh.TakeArgs{}, mesh.TakeReply{}, s.epTake),
+		cmd(wire.DeliverySettle, mesh.SettleArgs{}, mesh.SettleReply{}, s.epSettle),
+		cmd(wire.DeliveryPresence, mesh.PresenceArgs{}, mesh.PresenceReply{}, s.epPresence),
+		cmd(wire.DeliveryMentions, mesh.MentionsArgs{}, mesh.MentionsReply{}, s.epMentions),
+		cmd(wire.DeliveryStored, mesh.StoredArgs{}, mesh.StoredReply{}, s.epStored),
 	}
 }
+
+// epStored says whether the newest message on one of the caller's own
+// subjects (its sender tokens are the caller's) carries an id.
+func (s *Service) epStored(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+	var a mesh.StoredArgs
+	_ = c.Decode(&a)
+	sub, err := wire.ParseSubject(a.Subject)
+	if err != nil || sub.Space != wire.SanitizeToken(s.space) || sub.Sender != ci.p {
+		return nil, ep.Refuse(ep.CodePermissionDenied, "%s may ask only about its own chat, inst and svc subjects", ci.p)
+	}
+	stream, seq, ok := mesh.LastStoredID(ctx, s.js, s.space, a.Subject, a.ID)
+	return mesh.StoredReply{Found: ok, Stream: stream, Seq: seq}, nil
+}
+
+// MaxCallsPerCaller is how many delivery calls one principal may have in
+// flight at once (an agent long-polls one take at a time): one identity
+// cannot take the endpoint's 4096 slots from the others.
+const MaxCallsPerCaller = 64
 
 // startEndpoint serves the delivery endpoint; it runs while the lease is held.
 func (s *Service) startEndpoint(ctx context.Context) error {
@@ -63,9 +82,9 @@ func (s *Service) startEndpoint(ctx context.Context) error {
 		iid = ep.NewInstanceID()
 	}
 	srv, err := ep.NewServer(s.nc, ep.ServerOptions{
-		Space: s.space, Endpoint: mesh.DeliveryEndpoint, InstanceID: iid,
+		Space: s.space, Endpoint: wire.DeliveryEndpoint, InstanceID: iid,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: ServiceActor}, UID: s.incarn},
-		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, Logf: s.opts.Logf,
+		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, MaxPerCaller: MaxCallsPerCaller, Logf: s.opts.Logf,
 	})
 	if err != nil {
 		return err
@@ -130,34 +149,33 @@ func (s *Service) identity(ctx context.Context, p wire.Principal) (wire.Identity
 	return rec, nil
 }
 
-// failed turns an operation's error text into a refusal that ran.
-func failed(code, msg string) *ep.Error {
-	return ep.Failed(code, "%s", msg)
-}
-
 func (s *Service) epJoin(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.JoinArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	if ci.profile == "observer" {
 		return mesh.JoinReply{Reason: "an observer follows channels live only"}, nil
 	}
 	s.ctlMu.Lock()
 	rep := s.durableJoin(ctx, ci.p, ci.uid, a.Channel)
 	s.ctlMu.Unlock()
-	if rep.Error != "" {
-		return nil, failed(ep.CodePermissionDenied, rep.Error)
+	if rep.Error != nil {
+		return nil, rep.Error
 	}
 	return mesh.JoinReply{Durable: rep.Durable, Generation: rep.Generation, Frontier: rep.Frontier, Existing: rep.Existing, Reason: rep.Reason}, nil
 }
 
 func (s *Service) epLeave(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.LeaveArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s.ctlMu.Lock()
 	rep := s.durableLeave(ctx, ci.p, ci.uid, a.Channel, a.Generation)
 	s.ctlMu.Unlock()
-	if rep.Error != "" {
-		return nil, failed(ep.CodeFailedPrecondition, rep.Error)
+	if rep.Error != nil {
+		return nil, rep.Error
 	}
 	return mesh.LeaveReply{AlreadyLeft: rep.AlreadyLeft, Generation: rep.Generation}, nil
 }
@@ -174,7 +192,9 @@ func (s *Service) epMemberships(_ context.Context, _ *ep.Call, ci callerInfo) (a
 
 func (s *Service) epHistory(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.HistoryArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	if err := wire.ValidateConcreteChannel(a.Channel); err != nil {
 		return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)
 	}
@@ -182,8 +202,8 @@ func (s *Service) epHistory(ctx context.Context, c *ep.Call, ci callerInfo) (any
 		return nil, ep.Refuse(ep.CodePermissionDenied, "channel %q is not within your read ACL [%s]", a.Channel, strings.Join(ci.read, ", "))
 	}
 	rep := s.readHistory(ctx, a)
-	if rep.Error != "" {
-		return nil, failed(ep.CodeUnavailable, rep.Error)
+	if rep.Error != nil {
+		return nil, rep.Error
 	}
 	items := rep.Items
 	if items == nil {
@@ -215,7 +235,9 @@ func msOf(t time.Time) int64 {
 
 func (s *Service) epChannels(ctx context.Context, c *ep.Call, _ callerInfo) (any, *ep.Error) {
 	var a mesh.ChannelsArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	def, err := s.reg.Defaults(ctx)
 	if err != nil {
 		return nil, ep.Failed(ep.CodeUnavailable, "reading the channel registry: %v", err)
@@ -243,7 +265,9 @@ func (s *Service) epChannels(ctx context.Context, c *ep.Call, _ callerInfo) (any
 // or a name, which on a workstation is the actor of owner local.
 func (s *Service) epLookup(ctx context.Context, c *ep.Call, _ callerInfo) (any, *ep.Error) {
 	var a mesh.LookupArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	out := mesh.LookupReply{Identities: []mesh.IdentityInfo{}}
 	for _, q := range a.Names {
 		info := mesh.IdentityInfo{Query: q}
@@ -271,7 +295,9 @@ func (s *Service) epLookup(ctx context.Context, c *ep.Call, _ callerInfo) (any, 
 
 func (s *Service) epTake(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.TakeArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	h, e := s.host(ctx, ci)
 	if e != nil {
 		return nil, e
@@ -285,7 +311,9 @@ func (s *Service) epTake(ctx context.Context, c *ep.Call, ci callerInfo) (any, *
 
 func (s *Service) epSettle(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.SettleArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	h, e := s.host(ctx, ci)
 	if e != nil {
 		return nil, e
@@ -295,7 +323,9 @@ func (s *Service) epSettle(ctx context.Context, c *ep.Call, ci callerInfo) (any,
 
 func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.PresenceArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	if ci.profile == "observer" {
 		return nil, ep.Refuse(ep.CodePermissionDenied, "an observer is not on the roster")
 	}
@@ -314,7 +344,9 @@ func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (an
 // copy, as the fan-out will decide it.
 func (s *Service) epMentions(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.MentionsArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	ms, err := s.ResolveMentions(ctx, ci.p, a.Channel, a.Names)
 	if err != nil {
 		return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)

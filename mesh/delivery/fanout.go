@@ -3,6 +3,8 @@ package delivery
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
@@ -51,8 +53,11 @@ type target struct {
 }
 
 // onChat is the fan-out writer: every CHAT post, in stream order. The post
-// is acked only after every copy is stored; any failure naks it and the
-// whole set is redone (copies are idempotent by their ids).
+// is acked only after every copy is stored; a failure naks it and the whole
+// set is redone (copies are idempotent by their ids), up to maxDeliver
+// tries. A post whose copies cannot be stored at all (larger than a copy
+// may be), or still not after maxDeliver tries, is terminated: one log line,
+// and a notice to its sender.
 func (s *Service) onChat(m jetstream.Msg) {
 	meta, err := m.Metadata()
 	if err != nil {
@@ -64,25 +69,36 @@ func (s *Service) onChat(m jetstream.Msg) {
 		_ = m.Ack() // not a post anyone is owed
 		return
 	}
+	seq := meta.Sequence.Stream
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
 	s.endMu.RLock()
 	defer s.endMu.RUnlock()
-	targets, err := s.targets(ctx, d, meta.Sequence.Stream)
-	if err != nil {
-		s.logf("fan-out of CHAT seq %d: %v (retrying)", meta.Sequence.Stream, err)
+	retry := func(err error) {
+		if meta.NumDelivered >= maxDeliver {
+			s.fanoutFailed(ctx, m, d, seq, fmt.Sprintf("still failing after %d tries: %v", meta.NumDelivered, err))
+			return
+		}
+		s.logf("fan-out of CHAT seq %d: %v (retrying)", seq, err)
 		_ = m.NakWithDelay(retryDelay)
+	}
+	targets, err := s.targets(ctx, d, seq)
+	if err != nil {
+		retry(err)
 		return
 	}
 	// All copies go out at once and the post is acked when every one is
 	// stored: the fsyncs overlap instead of queueing one behind another.
 	futures := make([]jetstream.PubAckFuture, 0, len(targets))
 	for _, t := range targets {
-		e := Entry{Msg: d.Msg, Channel: d.Subject.Channel, Seq: meta.Sequence.Stream, Reason: t.reason, Generation: t.gen}
+		e := Entry{Msg: d.Msg, Channel: d.Subject.Channel, Seq: seq, Reason: t.reason, Generation: t.gen}
 		f, err := s.writeEntryAsync(t, e)
+		if errors.Is(err, nats.ErrMaxPayload) {
+			s.fanoutFailed(ctx, m, d, seq, fmt.Sprintf("a stored copy of it would be larger than the %d bytes a message may be", s.nc.MaxPayload()))
+			return
+		}
 		if err != nil {
-			s.logf("fan-out of CHAT seq %d to %s: %v (retrying)", meta.Sequence.Stream, t.p, err)
-			_ = m.NakWithDelay(retryDelay)
+			retry(fmt.Errorf("to %s: %w", t.p, err))
 			return
 		}
 		futures = append(futures, f)
@@ -91,15 +107,48 @@ func (s *Service) onChat(m jetstream.Msg) {
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
-			s.logf("fan-out of CHAT seq %d: %v (retrying)", meta.Sequence.Stream, err)
-			_ = m.NakWithDelay(retryDelay)
+			var apiErr *jetstream.APIError
+			if errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.JSErrCodeStreamMessageExceedsMaximum {
+				s.fanoutFailed(ctx, m, d, seq, "a stored copy of it is larger than the backstop stream takes")
+				return
+			}
+			retry(err)
 			return
 		case <-ctx.Done():
-			_ = m.NakWithDelay(retryDelay)
+			retry(ctx.Err())
 			return
 		}
 	}
 	_ = m.DoubleAck(ctx)
+}
+
+// fanoutFailed terminates a post whose copies cannot be stored, saying so
+// once in the log and once to its sender: a notice stored on the backstop
+// of each of the sender's live lifecycles, which arrives like a copy.
+func (s *Service) fanoutFailed(ctx context.Context, m jetstream.Msg, d wire.Delivery, seq uint64, why string) {
+	_ = m.Term()
+	ch, sender := d.Subject.Channel, d.Subject.Sender
+	s.logf("fan-out of CHAT seq %d (%s to #%s) terminated: %s; its members get no stored copy", seq, sender, ch, why)
+	text := fmt.Sprintf("cotal: your post %s to #%s (CHAT seq %d) reached no member's stored copies: %s. It is in the channel's history; members who were not listening did not get it.", d.Msg.ID, ch, seq, why)
+	for _, uid := range s.life.liveUIDs(sender) {
+		s.storeNotice(ctx, sender, uid, ch, text)
+	}
+}
+
+// storeNotice stores one of the service's own notices on a member
+// lifecycle's backstop subject.
+func (s *Service) storeNotice(ctx context.Context, p wire.Principal, uid, channel, text string) {
+	msg := wire.Message{
+		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: s.space, Channel: channel,
+		From: wire.Sender{ID: NoticeSender.ID(), Name: NoticeSender.Actor}, Parts: wire.TextParts(text),
+	}
+	body, _ := json.Marshal(mesh.Frame{Version: 1, Channel: channel, Msg: msg})
+	out := nats.NewMsg(wire.DlvSubject(s.space, p, uid))
+	out.Header.Set(mesh.FrameHeader, "1")
+	out.Data = body
+	if _, err := s.js.PublishMsg(ctx, out); err != nil {
+		s.logf("notice for %s.%s: %v", p, uid, err)
+	}
 }
 
 // writeEntryAsync stores one copy without waiting for its ack.
@@ -133,6 +182,12 @@ func (s *Service) targets(ctx context.Context, d wire.Delivery, seq uint64) ([]t
 			}
 			seen[key] = true
 			live, err := s.life.live(ctx, m.Principal(), m.LifecycleUID)
+			if errors.Is(err, errForeignEntry) {
+				// That member's row is unreadable: it gets no copy of
+				// this post, and the others are not held up by it.
+				s.warnOnce("acl:"+m.Owner+"."+m.LifecycleUID, "fan-out skips %s.%s: %v", m.Owner, m.LifecycleUID, err)
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}

@@ -79,10 +79,16 @@ func (l *lifecycles) follow(w jetstream.KeyWatcher, ready chan<- struct{}, put f
 	}
 }
 
+// validACLRow reports whether row is what the space writes under key:
+// anything else there (garbage, an answer aimed at the key) is no row.
+func validACLRow(key string, row wire.ACLRow) bool {
+	return row.Principal != "" && row.Principal+"."+row.LifecycleUID == key
+}
+
 func (l *lifecycles) putACL(key string, val []byte, deleted bool) {
 	var row wire.ACLRow
-	if !deleted && json.Unmarshal(val, &row) != nil {
-		return
+	if !deleted && (json.Unmarshal(val, &row) != nil || !validACLRow(key, row)) {
+		return // not a row: the view keeps what it had
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -142,12 +148,16 @@ func (l *lifecycles) row(ctx context.Context, p wire.Principal, uid string) (wir
 	if err != nil {
 		return wire.ACLRow{}, false, err
 	}
-	if err := json.Unmarshal(ent.Value(), &row); err != nil {
-		return wire.ACLRow{}, false, err
+	if err := json.Unmarshal(ent.Value(), &row); err != nil || !validACLRow(key, row) {
+		return wire.ACLRow{}, false, fmt.Errorf("%w: the read ACL under %s is not a row the space wrote", errForeignEntry, key)
 	}
 	l.putACL(key, ent.Value(), false)
 	return row, true, nil
 }
+
+// errForeignEntry is a trusted key holding what no trusted writer put
+// there: its reader retries later rather than take it for a value.
+var errForeignEntry = errors.New("foreign entry")
 
 // live reports whether a member lifecycle may still be owed copies: its
 // ACL row exists and has not ended, and its principal is not retired.

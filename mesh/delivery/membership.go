@@ -3,7 +3,6 @@ package delivery
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 	"sync"
@@ -75,6 +74,8 @@ type store struct {
 
 	mu   sync.Mutex
 	rows map[string]*Membership
+
+	skipped []string // keys the last load found no membership under
 }
 
 func newStore(kv jetstream.KeyValue, writer string) *store {
@@ -88,13 +89,15 @@ func (s *store) load(ctx context.Context) error {
 		return err
 	}
 	rows := map[string]*Membership{}
+	s.skipped = nil
 	for key := range lister.Keys() {
 		ent, err := s.kv.Get(ctx, key)
 		if err != nil {
 			continue
 		}
 		var m Membership
-		if json.Unmarshal(ent.Value(), &m) != nil {
+		if json.Unmarshal(ent.Value(), &m) != nil || m.Owner == "" || membershipKey(m.Principal(), m.LifecycleUID, m.Channel) != key {
+			s.skipped = append(s.skipped, key) // no row the service wrote
 			continue
 		}
 		m.rev = ent.Revision()
@@ -185,5 +188,3 @@ func (s *store) owed(p wire.Principal, uid, channel string, seq uint64) bool {
 	}
 	return false
 }
-
-var errLostRace = errors.New("membership changed concurrently")

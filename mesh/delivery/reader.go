@@ -26,6 +26,7 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	}
 	var e Entry
 	if err := json.Unmarshal(m.Data(), &e); err != nil || wire.ValidateConcreteChannel(e.Channel) != nil {
+		s.warnOnce("entry:"+p.ID()+"."+uid, "stored copy for %s.%s skipped: it is no copy the fan-out wrote", p, uid)
 		_ = m.Ack()
 		return
 	}
@@ -42,6 +43,9 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	}()
 	row, found, err := s.aclRow(ctx, p, uid)
 	if err != nil {
+		// Held, not dropped: the copy waits until the row reads again
+		// (the next start rewrites it), and only this member waits.
+		s.warnOnce("acl:"+p.ID()+"."+uid, "stored copies for %s.%s wait: %v", p, uid, err)
 		_ = m.NakWithDelay(retryDelay)
 		return
 	}
@@ -170,17 +174,7 @@ func (s *Service) noteStored(ctx context.Context, p wire.Principal, uid, channel
 		return
 	}
 	text := fmt.Sprintf("cotal: your stored copies overflowed: the backstop keeps the newest %d per member and has started dropping the oldest; read the channel history (cotal history <channel>) for what you missed", MaxStoredCopies)
-	msg := wire.Message{
-		ID: wire.NewID(), TS: time.Now().UnixMilli(), Space: s.space, Channel: channel,
-		From: wire.Sender{ID: NoticeSender.ID(), Name: NoticeSender.Actor}, Parts: wire.TextParts(text),
-	}
-	body, _ := json.Marshal(mesh.Frame{Version: 1, Channel: channel, Msg: msg})
-	out := nats.NewMsg(wire.DlvSubject(s.space, p, uid))
-	out.Header.Set(mesh.FrameHeader, "1")
-	out.Data = body
-	if _, err := s.js.PublishMsg(ctx, out); err != nil {
-		s.logf("overflow notice for %s.%s: %v", p, uid, err)
-	}
+	s.storeNotice(ctx, p, uid, channel, text)
 }
 
 // backlog is the service's running estimate of one member's backstop.

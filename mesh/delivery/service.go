@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -97,6 +98,8 @@ type Service struct {
 	stored   map[string]*backlog // member principal.uid -> backstop estimate
 	consumes []jetstream.ConsumeContext
 	endpoint *ep.Server // the delivery endpoint, served while the lease is held
+
+	warned map[string]time.Time // under mu: when warnOnce last spoke of a key
 
 	hostsMu sync.Mutex
 	hosts   map[string]*agentHost // mediated lifecycles by principal.uid
@@ -203,8 +206,12 @@ func (s *Service) acquire() error {
 	rev, err := s.leaseKV.Create(s.ctx, LeaseKey, b)
 	takeOver := s.takeOver
 	s.takeOver = false
-	if err != nil && takeOver && errors.Is(err, jetstream.ErrKeyExists) {
-		rev, err = s.takeLease(b)
+	if err != nil && errors.Is(err, jetstream.ErrKeyExists) {
+		if takeOver {
+			rev, err = s.takeLease(b)
+		} else {
+			rev, err = s.takeForeignLease(b)
+		}
 	}
 	if err != nil {
 		return err
@@ -231,15 +238,55 @@ func (s *Service) takeLease(b []byte) (uint64, error) {
 	return rev, nil
 }
 
+// valid reports whether a lease record is one a delivery service wrote.
+func (l lease) valid() bool { return l.Holder != "" && wire.ValidLifecycleUID(l.Incarnation) }
+
+// readLease decodes a lease entry; ok is false for a value no service wrote.
+func readLease(ent jetstream.KeyValueEntry) (lease, bool) {
+	var l lease
+	return l, json.Unmarshal(ent.Value(), &l) == nil && l.valid()
+}
+
+// takeForeignLease takes the lease key when what it holds is no service's
+// lease (no one entitled wrote it), compare-and-set on its revision; a
+// real lease of another service is left alone.
+func (s *Service) takeForeignLease(b []byte) (uint64, error) {
+	ent, err := s.leaseKV.Get(s.ctx, LeaseKey)
+	if err != nil {
+		return 0, err
+	}
+	if _, ok := readLease(ent); ok {
+		return 0, jetstream.ErrKeyExists
+	}
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, ent.Revision())
+	if err != nil {
+		return 0, err
+	}
+	s.logf("delivery service: the lease key held %d bytes that are no service's lease; it took the lease", len(ent.Value()))
+	return rev, nil
+}
+
 // renew rewrites the lease every LeaseRenew; a lost compare-and-set
-// means another service took over.
+// means another service took over. A lease key rewritten with something
+// that is no service's lease is taken back at once, so garbage there never
+// stops delivery.
 func (s *Service) renew() error {
 	ent, err := s.leaseKV.Get(s.ctx, LeaseKey)
 	if err != nil {
 		return err
 	}
 	if ent.Revision() != s.leaseRev.Load() {
-		return errors.New("the lease was rewritten by someone else")
+		if _, ok := readLease(ent); ok {
+			return errors.New("the lease was rewritten by someone else")
+		}
+		b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
+		rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, ent.Revision())
+		if err != nil {
+			return fmt.Errorf("taking back the lease from a foreign value: %w", err)
+		}
+		s.logf("delivery service: the lease key was overwritten with %d bytes that are no service's lease; it took the lease back", len(ent.Value()))
+		s.leaseRev.Store(rev)
+		return nil
 	}
 	if time.Since(ent.Created()) < LeaseRenew {
 		return nil
@@ -258,6 +305,9 @@ func (s *Service) renew() error {
 func (s *Service) serve() error {
 	if err := s.store.load(s.ctx); err != nil {
 		return fmt.Errorf("loading memberships: %w", err)
+	}
+	if n := len(s.store.skipped); n > 0 {
+		s.logf("delivery service: %d key(s) of the members bucket hold no membership it wrote (%s); they are skipped", n, strings.Join(s.store.skipped[:min(n, 5)], ", "))
 	}
 	fan, err := ensureConsumer(s.ctx, s.js, wire.ChatStream(s.space), jetstream.ConsumerConfig{
 		Durable: FanoutConsumer, FilterSubject: wire.ChatSubjects(s.space),
@@ -410,8 +460,26 @@ func (s *Service) aclRow(ctx context.Context, p wire.Principal, uid string) (wir
 		return wire.ACLRow{}, false, err
 	}
 	var row wire.ACLRow
-	if err := json.Unmarshal(ent.Value(), &row); err != nil {
-		return wire.ACLRow{}, false, err
+	key := wire.ACLKey(p, uid)
+	if err := json.Unmarshal(ent.Value(), &row); err != nil || !validACLRow(key, row) {
+		return wire.ACLRow{}, false, fmt.Errorf("%w: the read ACL under %s is not a row the space wrote", errForeignEntry, key)
 	}
 	return row, true, nil
+}
+
+// warnOnce logs a problem with one key at most once a minute, so an entry
+// retried every few seconds is said, not repeated.
+func (s *Service) warnOnce(key, format string, args ...any) {
+	s.mu.Lock()
+	if s.warned == nil {
+		s.warned = map[string]time.Time{}
+	}
+	last, seen := s.warned[key]
+	if seen && time.Since(last) < time.Minute {
+		s.mu.Unlock()
+		return
+	}
+	s.warned[key] = time.Now()
+	s.mu.Unlock()
+	s.logf(format, args...)
 }

@@ -64,9 +64,6 @@ func WithGoal(goalID string) CallOption { return func(o *callOptions) { o.goalID
 // WithID sets the request id (default a fresh UUID); a goal accepted under it is found again by id and fingerprint.
 func WithID(id string) CallOption { return func(o *callOptions) { o.id = id } }
 
-// WithCorrelation propagates trace context.
-func WithCorrelation(c Correlation) CallOption { return func(o *callOptions) { o.correlation = &c } }
-
 func buildOptions(opts []CallOption) callOptions {
 	var o callOptions
 	for _, f := range opts {

@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"unicode/utf16"
 	"unicode/utf8"
+
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // maxNesting bounds arrays and objects inside one another, matching encoding/json, so hostile input cannot exhaust the stack.
@@ -33,7 +35,7 @@ type jcsParser struct {
 }
 
 func (p *jcsParser) fail(format string, args ...any) error {
-	return refuse(ErrInvalidJSON, "invalid JSON at byte %d: "+format, append([]any{p.pos}, args...)...)
+	return wire.Refuse(ErrInvalidJSON, "invalid JSON at byte %d: "+format, append([]any{p.pos}, args...)...)
 }
 
 func (p *jcsParser) space() {
@@ -113,7 +115,7 @@ func (p *jcsParser) object(dst []byte, depth int) ([]byte, error) {
 			return nil, err
 		}
 		if seen[key] {
-			return nil, refuse(ErrDuplicateKey, "JSON object names %q twice", key)
+			return nil, wire.Refuse(ErrDuplicateKey, "JSON object names %q twice", key)
 		}
 		seen[key] = true
 		p.space()
@@ -217,7 +219,7 @@ func (p *jcsParser) str() (string, error) {
 		default:
 			r, n := utf8.DecodeRune(p.in[p.pos:])
 			if r == utf8.RuneError && n <= 1 {
-				return "", refuse(ErrInvalidText, "JSON string holds invalid UTF-8 at byte %d", p.pos)
+				return "", wire.Refuse(ErrInvalidText, "JSON string holds invalid UTF-8 at byte %d", p.pos)
 			}
 			out = append(out, p.in[p.pos:p.pos+n]...)
 			p.pos += n
@@ -257,10 +259,10 @@ func (p *jcsParser) escape() (rune, error) {
 	case hi < 0xd800 || hi > 0xdfff:
 		return hi, nil
 	case hi >= 0xdc00:
-		return 0, refuse(ErrInvalidText, "JSON string holds a lone low surrogate \\u%04x", hi)
+		return 0, wire.Refuse(ErrInvalidText, "JSON string holds a lone low surrogate \\u%04x", hi)
 	}
 	if p.pos+1 >= len(p.in) || p.in[p.pos] != '\\' || p.in[p.pos+1] != 'u' {
-		return 0, refuse(ErrInvalidText, "JSON string holds a lone high surrogate \\u%04x", hi)
+		return 0, wire.Refuse(ErrInvalidText, "JSON string holds a lone high surrogate \\u%04x", hi)
 	}
 	p.pos += 2
 	lo, err := p.hex4()
@@ -268,7 +270,7 @@ func (p *jcsParser) escape() (rune, error) {
 		return 0, err
 	}
 	if lo < 0xdc00 || lo > 0xdfff {
-		return 0, refuse(ErrInvalidText, "JSON string holds a high surrogate \\u%04x not followed by a low one", hi)
+		return 0, wire.Refuse(ErrInvalidText, "JSON string holds a high surrogate \\u%04x not followed by a low one", hi)
 	}
 	return utf16.DecodeRune(hi, lo), nil
 }
@@ -333,7 +335,7 @@ func (p *jcsParser) number(dst []byte) ([]byte, error) {
 	lit := string(p.in[start:p.pos])
 	f, err := strconv.ParseFloat(lit, 64)
 	if err != nil && (math.IsInf(f, 0) || math.IsNaN(f)) {
-		return nil, refuse(ErrNumberRange, "JSON number %.40s overflows a double", lit)
+		return nil, wire.Refuse(ErrNumberRange, "JSON number %.40s overflows a double", lit)
 	}
 	return appendJCSNumber(dst, f), nil
 }

@@ -23,6 +23,8 @@ type ContractStore struct {
 	js    jetstream.JetStream
 	space string
 
+	logf func(format string, args ...any) // the server's log; nil discards
+
 	mu  sync.Mutex
 	mem map[string][]byte // digest -> canonical bytes, verified
 }
@@ -76,7 +78,13 @@ func (c *ContractStore) keep(digest string, canon []byte) {
 	c.mu.Unlock()
 }
 
-// Put stores a JSON document create-only under its digest and returns the digest. Storing what is already there is a no-op; the stored copy is verified, so a corrupt incumbent is reported, never trusted.
+func (c *ContractStore) log(format string, args ...any) {
+	if c.logf != nil {
+		c.logf(format, args...)
+	}
+}
+
+// Put stores a JSON document create-only under its digest and returns the digest. Storing what is already there is a no-op; a stored copy is verified, so a corrupt incumbent is never trusted: when the subject holds no message that hashes to it, the document is stored again after what is there (the stream denies deletes, so a foreign message can only be outlived, never removed).
 func (c *ContractStore) Put(ctx context.Context, doc []byte) (string, error) {
 	canon, err := Canonical(doc)
 	if err != nil {
@@ -87,13 +95,8 @@ func (c *ContractStore) Put(ctx context.Context, doc []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if _, err := createOnly(ctx, c.js, subj, canon); err != nil {
-		if !errors.Is(err, ErrExists) {
-			return "", err
-		}
-		if _, err := c.Get(ctx, d); err != nil {
-			return "", err
-		}
+	if _, err := writeFact(ctx, c.js, c.nc, wire.EPCStream(c.space), subj, canon, hashesTo(d), c.logf); err != nil && !errors.Is(err, ErrExists) {
+		return "", err
 	}
 	c.keep(d, canon)
 	return d, nil
@@ -108,17 +111,28 @@ func (c *ContractStore) Get(ctx context.Context, digest string) ([]byte, error) 
 	if err != nil {
 		return nil, err
 	}
-	data, _, err := lastOnSubject(ctx, c.nc, wire.EPCStream(c.space), subj)
+	want := normDigest(digest)
+	r, err := validOnSubject(ctx, c.nc, wire.EPCStream(c.space), subj, hashesTo(want))
+	if r.skipped > 0 {
+		c.log("contract store: epc.%s holds %d message(s) that do not hash to it; they are skipped", digest, r.skipped)
+	}
 	if err != nil {
+		if r.skipped > 0 && errors.Is(err, ErrNoMessage) {
+			return nil, fmt.Errorf("%w: epc.%s holds %d document(s), none hashing to it", ErrContractCorrupt, digest, r.skipped)
+		}
 		return nil, err
 	}
-	got, err := Digest(data)
-	if err != nil || got != normDigest(digest) {
-		return nil, fmt.Errorf("%w: epc.%s holds a document hashing to %s", ErrContractCorrupt, digest, got)
+	canon, _ := Canonical(r.data)
+	c.keep(want, canon)
+	return r.data, nil
+}
+
+// hashesTo accepts a document whose canonical form hashes to digest.
+func hashesTo(digest string) func([]byte) bool {
+	return func(b []byte) bool {
+		got, err := Digest(b)
+		return err == nil && got == digest
 	}
-	canon, _ := Canonical(data)
-	c.keep(got, canon)
-	return data, nil
 }
 
 func normDigest(d string) string {

@@ -45,8 +45,47 @@ func TestContractStore(t *testing.T) {
 	if _, err := store.Get(ctxT(t), other); !errors.Is(err, ep.ErrContractCorrupt) {
 		t.Fatalf("corrupt artifact: %v", err)
 	}
-	if _, err := store.Put(ctxT(t), []byte(`{"type":"string"}`)); !errors.Is(err, ep.ErrContractCorrupt) {
-		t.Fatalf("put over a corrupt incumbent: %v", err)
+	// Putting the real document stores it again after the foreign one (the
+	// stream denies deletes), and every reader, a fresh one too, finds it.
+	if d, err := store.Put(ctxT(t), []byte(`{"type":"string"}`)); err != nil || d != other {
+		t.Fatalf("put over a corrupt incumbent: %s %v", d, err)
+	}
+	fresh, err := ep.NewContractStore(h.op, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := fresh.Get(ctxT(t), other); err != nil || string(got) != `{"type":"string"}` {
+		t.Fatalf("get past a corrupt incumbent: %s %v", got, err)
+	}
+}
+
+// TestContractStoreOutlivesForeignMessages: a subject whose messages were
+// all written by someone else (PubAck bodies and garbage, after the real
+// artifact or before it) never stops a reader: it finds the artifact that
+// hashes to the digest, or stores it again.
+func TestContractStoreOutlivesForeignMessages(t *testing.T) {
+	h := newHarness(t)
+	store, err := ep.NewContractStore(h.op, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	artifact := []byte(`{"type":"boolean"}`)
+	d, err := store.Put(ctxT(t), artifact)
+	if err != nil {
+		t.Fatal(err)
+	}
+	subj, _ := ep.ContractSubject(space, d)
+	for _, foreign := range []string{`{"stream":"CHAT_x","seq":7}`, "not json", `{"type":"integer"}`} {
+		if _, err := h.js.Publish(ctxT(t), subj, []byte(foreign)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fresh, _ := ep.NewContractStore(h.op, space)
+	if got, err := fresh.Get(ctxT(t), d); err != nil || string(got) != string(artifact) {
+		t.Fatalf("get under foreign messages: %s %v", got, err)
+	}
+	if d2, err := fresh.Put(ctxT(t), artifact); err != nil || d2 != d {
+		t.Fatalf("put under foreign messages: %s %v", d2, err)
 	}
 }
 

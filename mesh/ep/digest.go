@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // digestPrefix starts every content address.
@@ -90,7 +92,7 @@ func AuthDigest(auth json.RawMessage) (string, error) {
 	p := jcsParser{in: auth}
 	p.space()
 	if p.pos >= len(p.in) || p.in[p.pos] != '"' {
-		return "", refuse(ErrInvalidJSON, "auth slot must be a JSON string")
+		return "", wire.Refuse(ErrInvalidJSON, "auth slot must be a JSON string")
 	}
 	s, err := p.str()
 	if err != nil {
@@ -98,7 +100,7 @@ func AuthDigest(auth json.RawMessage) (string, error) {
 	}
 	p.space()
 	if p.pos != len(p.in) {
-		return "", refuse(ErrInvalidJSON, "auth slot must be one JSON string")
+		return "", wire.Refuse(ErrInvalidJSON, "auth slot must be one JSON string")
 	}
 	return rawDigest([]byte(s)), nil
 }

@@ -2,8 +2,6 @@ package ep
 
 import (
 	"errors"
-
-	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 var (
@@ -31,6 +29,3 @@ var (
 	// ErrInvalidDigest is returned when a digest reference is not sha256:<64 lowercase hex> (or the bare hex where allowed).
 	ErrInvalidDigest = errors.New("invalid digest")
 )
-
-// refuse builds a person-readable error that errors.Is matches to kind.
-var refuse = wire.Refuse

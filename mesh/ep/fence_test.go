@@ -2,7 +2,10 @@ package ep_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
 )
@@ -35,9 +38,17 @@ func TestConformanceInstanceAddressingUnpinnedCallCarriesItsIncarnation(t *testi
 	if n := b.casts.Load(); n != 1 {
 		t.Fatalf("inst-b ran the command %d times, want once: the refused attempt must not run", n)
 	}
+	// The tap's handler runs apart from the call: wait for both attempts
+	// to reach it, then require no third.
+	var reqs []*nats.Msg
+	waitFor(t, func() error {
+		if reqs = requests.All(); len(reqs) < 2 {
+			return fmt.Errorf("%d requests published, want 2", len(reqs))
+		}
+		return nil
+	})
 	_ = h.op.Flush()
-	reqs := requests.All()
-	if len(reqs) != 2 {
+	if reqs = requests.All(); len(reqs) != 2 {
 		t.Fatalf("%d requests published, want 2", len(reqs))
 	}
 	var first ep.EndpointRequest

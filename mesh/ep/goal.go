@@ -125,13 +125,13 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 		Executor: Executor{InstanceID: c.InstanceID(), Epoch: c.Epoch()}, ReadinessDeadlineMs: o.Readiness.Milliseconds(), At: time.Now().UTC()}
 	raw, _ := json.Marshal(b)
 	g = &Goal{s: c.server, caller: c.Caller(), id: b.GoalID, fp: fp, binding: b}
-	if _, err := createOnly(ctx, c.server.js, subj, raw); err != nil {
+	if incumbent, err := c.server.writeFact(ctx, subj, raw, validBinding(b.GoalID)); err != nil {
 		if !errors.Is(err, ErrExists) {
 			return nil, false, Refuse(CodeUnavailable, "recording goal %s: %v", b.GoalID, err)
 		}
-		prev, rerr := c.server.readBinding(ctx, subj)
-		if rerr != nil {
-			return nil, false, Refuse(CodeUnavailable, "reading goal %s: %v", b.GoalID, rerr)
+		var prev GoalBinding
+		if err := json.Unmarshal(incumbent, &prev); err != nil {
+			return nil, false, Refuse(CodeUnavailable, "reading goal %s: %v", b.GoalID, err)
 		}
 		if prev.Fingerprint != fp {
 			return nil, false, Refuse(CodeConflict, "goal %s was already used for another request", b.GoalID)
@@ -146,7 +146,7 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 		g.timer = time.AfterFunc(o.Readiness, func() {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 			defer cancel()
-			reason, _ := json.Marshal(map[string]string{"reason": fmt.Sprintf("not ready within %s of acceptance", o.Readiness)})
+			reason, _ := json.Marshal(Uncertain{Reason: fmt.Sprintf("not ready within %s of acceptance", o.Readiness)})
 			if _, err := g.finish(ctx, GoalUncertain, reason, nil); err != nil && !errors.Is(err, ErrGoalTerminal) {
 				g.s.logf("goal %s: writing uncertain: %v", g.id, err)
 			}
@@ -155,29 +155,25 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 	return g, false, nil
 }
 
-// RejectGoal records a rejection create-only and returns the refusal to answer with (not-executed).
-func (c *Call) RejectGoal(ctx context.Context, e *Error) *Error {
-	e = notExecuted(e)
-	fp, _ := c.Fingerprint()
-	subj, err := c.bindSubject()
-	if err != nil {
-		return e
-	}
-	raw, _ := json.Marshal(GoalBinding{GoalID: c.goalID(), Fingerprint: fp, State: GoalRejected,
-		Executor: Executor{InstanceID: c.InstanceID(), Epoch: c.Epoch()}, Error: e, At: time.Now().UTC()})
-	if _, err := createOnly(ctx, c.server.js, subj, raw); err != nil && !errors.Is(err, ErrExists) {
-		c.server.logf("recording the rejection of goal %s: %v", c.goalID(), err)
-	}
-	return e
+// writeFact writes one create-only fact of this server's on EPF_.
+func (s *Server) writeFact(ctx context.Context, subj string, raw []byte, valid func([]byte) bool) ([]byte, error) {
+	return writeFact(ctx, s.js, s.nc, wire.EPFStream(s.opts.Space), subj, raw, valid, s.logf)
 }
 
-func (s *Server) readBinding(ctx context.Context, subj string) (GoalBinding, error) {
-	data, _, err := lastOnSubject(ctx, s.nc, wire.EPFStream(s.opts.Space), subj)
-	if err != nil {
-		return GoalBinding{}, err
+// validBinding accepts a goal binding of goal id.
+func validBinding(id string) func([]byte) bool {
+	return func(data []byte) bool {
+		var b GoalBinding
+		return json.Unmarshal(data, &b) == nil && b.GoalID == id && (b.State == GoalAccepted || b.State == GoalRejected)
 	}
-	var b GoalBinding
-	return b, json.Unmarshal(data, &b)
+}
+
+// validResult accepts a terminal fact of goal id.
+func validResult(id string) func([]byte) bool {
+	return func(data []byte) bool {
+		var r GoalResult
+		return json.Unmarshal(data, &r) == nil && r.GoalID == id && TerminalGoalState(r.State)
+	}
 }
 
 // Progress publishes a progress event at this instance's epoch; a fenced server publishes nothing.
@@ -239,13 +235,10 @@ func (g *Goal) finish(ctx context.Context, state string, data json.RawMessage, e
 	r := GoalResult{GoalID: g.id, Fingerprint: g.fp, State: state, Data: data, Error: e,
 		Executor: Executor{InstanceID: g.s.opts.InstanceID, Epoch: g.s.Epoch()}, At: time.Now().UTC()}
 	raw, _ := json.Marshal(r)
-	if _, err := createOnly(ctx, g.s.js, subj, raw); err != nil {
+	if prev, err := g.s.writeFact(ctx, subj, raw, validResult(g.id)); err != nil {
 		if errors.Is(err, ErrExists) {
-			prev, _, rerr := lastOnSubject(ctx, g.s.nc, wire.EPFStream(g.s.opts.Space), subj)
 			var incumbent GoalResult
-			if rerr == nil {
-				_ = json.Unmarshal(prev, &incumbent)
-			}
+			_ = json.Unmarshal(prev, &incumbent)
 			return incumbent, fmt.Errorf("goal %s: %w (%s)", g.id, ErrGoalTerminal, incumbent.State)
 		}
 		return GoalResult{}, err

@@ -33,15 +33,18 @@ func GoalResultCommand() Command {
 			var in struct {
 				GoalID string `json:"goalId"`
 			}
-			if err := c.Decode(&in); err != nil {
-				return nil, Refuse(CodeBadRequest, "%v", err)
+			if e := c.Decode(&in); e != nil {
+				return nil, e
 			}
 			s := c.server
 			subj, err := GoalResultSubject(s.opts.Space, s.opts.Endpoint, c.Caller(), in.GoalID)
 			if err != nil {
 				return nil, Refuse(CodeBadRequest, "%v", err)
 			}
-			data, _, err := lastOnSubject(ctx, s.nc, wire.EPFStream(s.opts.Space), subj)
+			read, err := validOnSubject(ctx, s.nc, wire.EPFStream(s.opts.Space), subj, validResult(in.GoalID))
+			if read.skipped > 0 {
+				s.logf("%s holds %d message(s) that are not a valid fact; they are skipped", subj, read.skipped)
+			}
 			if errors.Is(err, ErrNoMessage) {
 				return GoalResultAnswer{GoalID: in.GoalID}, nil
 			}
@@ -49,9 +52,7 @@ func GoalResultCommand() Command {
 				return nil, Failed(CodeUnavailable, "reading goal %s: %v", in.GoalID, err)
 			}
 			var r GoalResult
-			if err := json.Unmarshal(data, &r); err != nil {
-				return nil, Failed(CodeInternal, "goal %s result is unreadable: %v", in.GoalID, err)
-			}
+			_ = json.Unmarshal(read.data, &r)
 			return GoalResultAnswer{GoalID: in.GoalID, Result: &r}, nil
 		},
 	}
@@ -71,4 +72,10 @@ func (c *Client) GoalResult(ctx context.Context, endpoint, goalID string, opts .
 		return GoalResult{}, false, nil
 	}
 	return *a.Result, true, nil
+}
+
+// Uncertain is the data of a goal that ended uncertain: why neither
+// outcome could be told within its bound.
+type Uncertain struct {
+	Reason string `json:"reason"`
 }

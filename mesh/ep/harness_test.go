@@ -112,11 +112,23 @@ func (in *instance) commands(h *harness, iid string) []ep.Command {
 		{Name: "echo", Capability: "read", Input: json.RawMessage(echoInput), Output: json.RawMessage(echoOutput),
 			Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) {
 				var a struct{ Text string }
-				_ = c.Decode(&a)
+				if e := c.Decode(&a); e != nil {
+					return nil, e
+				}
 				if a.Text == "fail" {
 					return nil, &ep.Error{Code: ep.CodeFailedPrecondition, Message: "asked to fail"}
 				}
 				return map[string]string{"text": a.Text, "instance": c.InstanceID()}, nil
+			}},
+		{Name: "mismatch", Capability: "read", // its schema takes a string its handler cannot hold
+			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"n":{"type":"string"}}}`),
+			Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) {
+				var a struct{ N int }
+				if e := c.Decode(&a); e != nil {
+					return nil, e
+				}
+				in.casts.Add(1) // never reached: the args do not decode
+				return nil, nil
 			}},
 		{Name: "liar", Capability: "read", Output: json.RawMessage(echoOutput),
 			Handler: func(context.Context, *ep.Call) (any, *ep.Error) { return map[string]int{"nope": 1}, nil }},
@@ -148,7 +160,9 @@ func (in *instance) commands(h *harness, iid string) []ep.Command {
 			Input: json.RawMessage(`{"type":"object","required":["instance"],"properties":{"instance":{"type":"string"}}}`),
 			Handler: func(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 				var a struct{ Instance string }
-				_ = c.Decode(&a)
+				if e := c.Decode(&a); e != nil {
+					return nil, e
+				}
 				key, _ := ep.SvcKey(endpoint, a.Instance, "spec")
 				if err := h.kv.Delete(ctx, key); err != nil {
 					return nil, ep.Failed(ep.CodeInternal, "%v", err)
@@ -159,7 +173,9 @@ func (in *instance) commands(h *harness, iid string) []ep.Command {
 			Output: json.RawMessage(`{"type":"object","required":["goalId","fingerprint"]}`),
 			Handler: func(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 				var a struct{ How string }
-				_ = c.Decode(&a)
+				if e := c.Decode(&a); e != nil {
+					return nil, e
+				}
 				g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: 300 * time.Millisecond})
 				if e != nil {
 					return nil, e

@@ -27,12 +27,12 @@ func FactSubject(space, endpoint string, topic ...string) (string, error) {
 
 func (t *tokens) topic(what string, topic []string) {
 	if len(topic) == 0 {
-		t.fail(refuse(ErrInvalidToken, "%s topic needs at least one token", what))
+		t.fail(wire.Refuse(ErrInvalidToken, "%s topic needs at least one token", what))
 		return
 	}
 	for _, tok := range topic {
 		if !validTopicToken(tok) {
-			t.fail(refuse(ErrInvalidToken, "%s topic token %q must be 1 or more characters of A-Z a-z 0-9 _ - (no dots or wildcards)", what, tok))
+			t.fail(wire.Refuse(ErrInvalidToken, "%s topic token %q must be 1 or more characters of A-Z a-z 0-9 _ - (no dots or wildcards)", what, tok))
 			return
 		}
 	}
@@ -53,7 +53,7 @@ func ContractSubject(space, hexDigest string) (string, error) {
 func digestHex(ref string) (string, error) {
 	hex := strings.TrimPrefix(ref, digestPrefix)
 	if len(hex) != 64 || !wire.AllBytes(hex, func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }) {
-		return "", refuse(ErrInvalidDigest, "digest %q must be sha256: followed by 64 characters of 0-9 a-f", ref)
+		return "", wire.Refuse(ErrInvalidDigest, "digest %q must be sha256: followed by 64 characters of 0-9 a-f", ref)
 	}
 	return hex, nil
 }

@@ -159,7 +159,7 @@ func (t *tokens) target(m Mode, tg Target) {
 	switch m {
 	case ModeNone, ModeSelf:
 		if tg != (Target{}) {
-			t.fail(refuse(ErrInvalidToken, "a %s request carries no subject target, got %+v", modeLabel(m), tg))
+			t.fail(wire.Refuse(ErrInvalidToken, "a %s request carries no subject target, got %+v", modeLabel(m), tg))
 			return
 		}
 		if m == ModeSelf {
@@ -167,7 +167,7 @@ func (t *tokens) target(m Mode, tg Target) {
 		}
 	case ModeOwner, ModeAny, ModeChild, ModeLedger:
 		if tg.Actor != "" || tg.UID != "" {
-			t.fail(refuse(ErrInvalidToken, "%s mode carries only the target owner on the subject; the actor and uid ride the body", m))
+			t.fail(wire.Refuse(ErrInvalidToken, "%s mode carries only the target owner on the subject; the actor and uid ride the body", m))
 			return
 		}
 		t.lit(string(m))
@@ -178,7 +178,7 @@ func (t *tokens) target(m Mode, tg Target) {
 		t.add(actorTok("target actor", tg.Actor))
 		t.add(uidTok("target lifecycle uid", tg.UID))
 	default:
-		t.fail(refuse(ErrInvalidToken, "mode %q must be empty (untargeted) or one of self, owner, any, child, ledger, handle, exact", m))
+		t.fail(wire.Refuse(ErrInvalidToken, "mode %q must be empty (untargeted) or one of self, owner, any, child, ledger, handle, exact", m))
 	}
 }
 
@@ -202,7 +202,7 @@ func (r Request) Subject() (string, error) {
 	switch r.Rail {
 	case RailOne, RailAll:
 		if r.InstanceID != "" {
-			return "", refuse(ErrInvalidToken, "instance id %q belongs only on the inst rail, not %q", r.InstanceID, r.Rail)
+			return "", wire.Refuse(ErrInvalidToken, "instance id %q belongs only on the inst rail, not %q", r.InstanceID, r.Rail)
 		}
 		t.lit(string(r.Rail))
 		t.add(EndpointToken(r.Endpoint))
@@ -211,7 +211,7 @@ func (r Request) Subject() (string, error) {
 		t.add(EndpointToken(r.Endpoint))
 		t.add(idTok("instance id", r.InstanceID))
 	default:
-		return "", refuse(ErrInvalidToken, "rail %q must be one, all or inst", r.Rail)
+		return "", wire.Refuse(ErrInvalidToken, "rail %q must be one, all or inst", r.Rail)
 	}
 	t.add(commandTok(r.Command))
 	t.target(r.Mode, r.Target)
@@ -223,7 +223,7 @@ func (r Request) Subject() (string, error) {
 // ParseRequest splits a request subject; the word after <command> decides the mode, and the arity must then be exact. Anything else is ErrNotRail and must be ignored.
 func ParseRequest(subject string) (Request, error) {
 	notRail := func(format string, args ...any) (Request, error) {
-		return Request{}, refuse(ErrNotRail, "subject %.120q is not an ep request: "+format, append([]any{subject}, args...)...)
+		return Request{}, wire.Refuse(ErrNotRail, "subject %.120q is not an ep request: "+format, append([]any{subject}, args...)...)
 	}
 	if len(subject) > MaxSubjectBytes {
 		return notRail("longer than %d bytes", MaxSubjectBytes)
@@ -301,7 +301,7 @@ func (r Reply) Subject() (string, error) {
 // ParseReply splits a reply subject; the no-responders sentinel and every other shape are ErrNotRail.
 func ParseReply(subject string) (Reply, error) {
 	notRail := func(format string, args ...any) (Reply, error) {
-		return Reply{}, refuse(ErrNotRail, "subject %.120q is not an ep reply: "+format, append([]any{subject}, args...)...)
+		return Reply{}, wire.Refuse(ErrNotRail, "subject %.120q is not an ep reply: "+format, append([]any{subject}, args...)...)
 	}
 	if len(subject) > MaxSubjectBytes {
 		return notRail("longer than %d bytes", MaxSubjectBytes)

@@ -2,11 +2,11 @@ package ep_test
 
 import (
 	"errors"
-	"github.com/cotal-go/cotal/broker"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
 )
 

@@ -4,11 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// SchemaFor is the closed JSON Schema 2020-12 of a Go value's JSON form, so a command's contract is generated from the struct its handler decodes and cannot drift from it. Object fields follow their json tags; a field without omitempty is required; a struct is closed (no other properties). A `schema:"..."` tag adds constraints, comma-separated: minLength=N, maxLength=N, minimum=N, maximum=N, minItems=N, maxItems=N, pattern=RE (last, may hold commas), enum=a|b|c. A nil v is the void schema.
+// SchemaFor is the closed JSON Schema 2020-12 of a Go value's JSON form, so a command's contract is generated from the struct its handler decodes and cannot drift from it. Object fields follow their json tags; a field without omitempty is required; a struct is closed (no other properties). A struct with a field tagged `json:"-" schema:"open"` keeps fields of its own beyond those it names, so its schema is open and checks only its required fields. A `schema:"..."` tag adds constraints, comma-separated: minLength=N, maxLength=N, minimum=N, maximum=N, minItems=N, maxItems=N, pattern=RE (last, may hold commas), enum=a|b|c. A nil v is the void schema.
 func SchemaFor(v any) json.RawMessage {
 	if v == nil {
 		return json.RawMessage(VoidSchema)
@@ -33,11 +34,22 @@ func schemaOf(t reflect.Type, tag string) map[string]any {
 		s["type"] = "object"
 		props, required := map[string]any{}, []string{}
 		addFields(t, props, &required)
+		if open(t) {
+			// Fields it does not name are its own, with any type, and so
+			// may be those it does name: only the required ones are
+			// checked.
+			for name := range props {
+				if !slices.Contains(required, name) {
+					delete(props, name)
+				}
+			}
+		} else {
+			s["additionalProperties"] = false
+		}
 		s["properties"] = props
 		if len(required) > 0 {
 			s["required"] = required
 		}
-		s["additionalProperties"] = false
 	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
 		s["type"] = []string{"array", "null"}
 		s["items"] = schemaOf(t.Elem(), "")
@@ -57,6 +69,18 @@ func schemaOf(t reflect.Type, tag string) map[string]any {
 	}
 	constrain(s, tag)
 	return s
+}
+
+// open reports whether a struct keeps the fields its JSON form carries
+// beyond its own (a field tagged `json:"-" schema:"open"`, filled by its
+// own UnmarshalJSON): its schema is open, as an extension part's must be.
+func open(t reflect.Type) bool {
+	for i := range t.NumField() {
+		if f := t.Field(i); f.Tag.Get("json") == "-" && f.Tag.Get("schema") == "open" {
+			return true
+		}
+	}
+	return false
 }
 
 func addFields(t reflect.Type, props map[string]any, required *[]string) {

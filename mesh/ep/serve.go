@@ -24,15 +24,17 @@ type Call struct {
 // Caller is the forge-locked caller triple from the subject.
 func (c *Call) Caller() Caller { return c.Subject.Caller }
 
-// Args is the request's validated args (nil for void).
-func (c *Call) Args() json.RawMessage { return c.Request.Args }
-
-// Decode unmarshals the validated args into v.
-func (c *Call) Decode(v any) error {
+// Decode unmarshals the validated args into v. Args the contract let
+// through that v cannot hold (a schema and a handler's type apart) are
+// refused as a bad request: the handler has not acted on them.
+func (c *Call) Decode(v any) *Error {
 	if len(c.Request.Args) == 0 {
 		return nil
 	}
-	return json.Unmarshal(c.Request.Args, v)
+	if err := json.Unmarshal(c.Request.Args, v); err != nil {
+		return Refuse(CodeBadRequest, "%s args do not fit the command: %v", c.Request.Op.Command, err)
+	}
+	return nil
 }
 
 // InstanceID and Epoch name the incarnation serving the call.
@@ -59,10 +61,19 @@ func (s *Server) dispatch(m *nats.Msg, c *command) {
 		s.gate.RUnlock()
 		return
 	}
+	who := subj.Caller.ID()
+	if !s.admitCaller(who) {
+		s.gate.RUnlock()
+		if id, call := peekCall(m.Data); call {
+			s.answer(subj, id, nil, Refuse(CodeResourceExhausted, "%s holds %d calls in flight at %s instance %s, its limit; retry when one ends", who, s.opts.MaxPerCaller, s.opts.Endpoint, s.opts.InstanceID))
+		}
+		return
+	}
 	select {
 	case s.sem <- struct{}{}:
 	default:
 		s.gate.RUnlock()
+		s.releaseCaller(who)
 		if id, call := peekCall(m.Data); call {
 			s.answer(subj, id, nil, Refuse(CodeResourceExhausted, "%s instance %s is at its %d in-flight limit; retry later", s.opts.Endpoint, s.opts.InstanceID, s.opts.MaxInFlight))
 		}
@@ -73,8 +84,28 @@ func (s *Server) dispatch(m *nats.Msg, c *command) {
 	go func() {
 		defer s.inflight.Done()
 		defer func() { <-s.sem }()
+		defer s.releaseCaller(who)
 		s.serve(m, subj, c, received)
 	}()
+}
+
+// admitCaller takes one of the caller's MaxPerCaller slots, if it has one.
+func (s *Server) admitCaller(who string) bool {
+	s.perMu.Lock()
+	defer s.perMu.Unlock()
+	if s.per[who] >= s.opts.MaxPerCaller {
+		return false
+	}
+	s.per[who]++
+	return true
+}
+
+func (s *Server) releaseCaller(who string) {
+	s.perMu.Lock()
+	defer s.perMu.Unlock()
+	if s.per[who]--; s.per[who] <= 0 {
+		delete(s.per, who)
+	}
 }
 
 // peekCall reads just id and replyExpected from a body that failed to decode, so a call still hears why while a cast stays silent.

@@ -80,6 +80,8 @@ func TestServePipeline(t *testing.T) {
 			body: echo(func(b map[string]any) { b["bind"] = map[string]any{"instanceId": "inst-a", "epoch": epoch} }), code: ep.CodeBadRequest, outcome: ep.NotExecuted},
 		{name: "handler failure is executed", body: echo(func(b map[string]any) { b["args"] = map[string]any{"text": "fail"} }),
 			code: ep.CodeFailedPrecondition, outcome: ep.Executed},
+		{name: "args the handler cannot decode", req: ep.Request{Command: "mismatch"},
+			body: validBody(t, d, "mismatch", map[string]any{"n": "seven"}), code: ep.CodeBadRequest, outcome: ep.NotExecuted},
 		{name: "output outside its schema is internal", req: ep.Request{Command: "liar"}, body: validBody(t, d, "liar", nil), code: ep.CodeInternal, outcome: ep.Executed},
 		{name: "sender mismatch", body: echo(func(b map[string]any) { b["from"] = map[string]any{"id": "local.mallory", "name": "mallory"} }),
 			code: ep.CodeSenderMismatch, outcome: ep.NotExecuted},
@@ -187,7 +189,7 @@ func TestServeSubscriptions(t *testing.T) {
 		}
 		seen[s.Subject] = s.Queue
 	}
-	for _, cmd := range []string{"describe", "echo", "liar", "whoami", "poke", "count", "rereg", "forget", "start", "goal-result"} {
+	for _, cmd := range []string{"describe", "echo", "mismatch", "liar", "whoami", "poke", "count", "rereg", "forget", "start", "goal-result"} {
 		one, all, inst := ep.ServeSubjects(space, endpoint, "inst-a", cmd)
 		if q, ok := seen[one]; !ok || q != "test_echo" {
 			t.Errorf("%s: one rail %s queue %q (present %v)", cmd, one, q, ok)
@@ -283,7 +285,7 @@ func TestDescribeEveryRail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !d.Answer.Public || d.Answer.Descriptor.Endpoint != endpoint || len(d.Commands) != 10 {
+	if !d.Answer.Public || d.Answer.Descriptor.Endpoint != endpoint || len(d.Commands) != 11 {
 		t.Fatalf("describe: %+v", d.Answer)
 	}
 	for _, iid := range []string{"inst-a", "inst-b"} {

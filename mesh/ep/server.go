@@ -51,7 +51,11 @@ type ServerOptions struct {
 	View    func(ctx context.Context, caller Caller) (visible func(command string) bool, err error)
 
 	MaxInFlight int // concurrent handlers; default 256, beyond it calls are refused resource-exhausted
-	Logf        func(format string, args ...any)
+	// MaxPerCaller bounds the handlers one caller principal (all its
+	// lifecycles) may hold at once, so one identity cannot take every slot
+	// from the others; default an eighth of MaxInFlight, at least 8.
+	MaxPerCaller int
+	Logf         func(format string, args ...any)
 }
 
 // Handler runs one admitted request. A nil error with a value is the reply's data; an *Error without an outcome is read as executed.
@@ -106,6 +110,8 @@ type Server struct {
 	gate     sync.RWMutex // held for reading while a request joins inflight, for writing while Close shuts the door
 	draining bool         // under gate: no new request joins inflight
 	sem      chan struct{}
+	perMu    sync.Mutex
+	per      map[string]int // caller principal -> its handlers running; under perMu
 	inflight sync.WaitGroup
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -136,6 +142,9 @@ func NewServer(nc *nats.Conn, opts ServerOptions) (*Server, error) {
 	if opts.MaxInFlight <= 0 {
 		opts.MaxInFlight = 256
 	}
+	if opts.MaxPerCaller <= 0 {
+		opts.MaxPerCaller = max(opts.MaxInFlight/8, 8)
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return nil, err
@@ -144,7 +153,8 @@ func NewServer(nc *nats.Conn, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{nc: nc, js: js, opts: opts, token: tok, contracts: store, cmds: map[string]*command{}, sem: make(chan struct{}, opts.MaxInFlight)}
+	s := &Server{nc: nc, js: js, opts: opts, token: tok, contracts: store, cmds: map[string]*command{}, sem: make(chan struct{}, opts.MaxInFlight), per: map[string]int{}}
+	store.logf = s.logf
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if err := s.register(describeCommand(s), true); err != nil {
 		return nil, err
@@ -200,9 +210,6 @@ func (s *Server) register(c Command, builtin bool) error {
 	s.order = append(s.order, c.Name)
 	return nil
 }
-
-// InstanceID is the served instance.
-func (s *Server) InstanceID() string { return s.opts.InstanceID }
 
 // Epoch is the epoch Start committed; zero before.
 func (s *Server) Epoch() uint64 { return s.epoch.Load() }

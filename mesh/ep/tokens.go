@@ -63,7 +63,7 @@ func EndpointToken(name string) (string, error) {
 		}
 	}
 	if !validEndpointToken(tok) {
-		return "", refuse(ErrInvalidToken, "endpoint %q must be DNS labels of a-z 0-9 - (no leading or trailing -) joined by '.', at most %d characters", name, MaxEndpointToken)
+		return "", wire.Refuse(ErrInvalidToken, "endpoint %q must be DNS labels of a-z 0-9 - (no leading or trailing -) joined by '.', at most %d characters", name, MaxEndpointToken)
 	}
 	return tok, nil
 }
@@ -107,49 +107,49 @@ func parseEpoch(s string) (uint64, bool) {
 // sized refuses a subject longer than MaxSubjectBytes.
 func sized(subject string) (string, error) {
 	if len(subject) > MaxSubjectBytes {
-		return "", refuse(ErrSubjectTooLong, "ep subject is %d bytes, over the %d-byte limit: %.80s…", len(subject), MaxSubjectBytes, subject)
+		return "", wire.Refuse(ErrSubjectTooLong, "ep subject is %d bytes, over the %d-byte limit: %.80s…", len(subject), MaxSubjectBytes, subject)
 	}
 	return subject, nil
 }
 
 func commandTok(command string) (string, error) {
 	if !ValidCommand(command) {
-		return "", refuse(ErrInvalidToken, "command %q must be 1-32 characters of a-z 0-9 -", command)
+		return "", wire.Refuse(ErrInvalidToken, "command %q must be 1-32 characters of a-z 0-9 -", command)
 	}
 	return command, nil
 }
 
 func idTok(what, v string) (string, error) {
 	if !ValidID(v) {
-		return "", refuse(ErrInvalidToken, "%s %q must be 1-64 characters of A-Z a-z 0-9 _ -", what, v)
+		return "", wire.Refuse(ErrInvalidToken, "%s %q must be 1-64 characters of A-Z a-z 0-9 _ -", what, v)
 	}
 	return v, nil
 }
 
 func nonceTok(nonce string) (string, error) {
 	if !ValidNonce(nonce) {
-		return "", refuse(ErrInvalidToken, "nonce %q must be 22-64 characters of A-Z a-z 0-9 _ - (use NewNonce)", nonce)
+		return "", wire.Refuse(ErrInvalidToken, "nonce %q must be 22-64 characters of A-Z a-z 0-9 _ - (use NewNonce)", nonce)
 	}
 	return nonce, nil
 }
 
 func ownerTok(what, v string) (string, error) {
 	if !wire.ValidOwner(v) {
-		return "", refuse(ErrInvalidToken, "%s %q must be local or u_ followed by 26 characters of a-z 2-7", what, v)
+		return "", wire.Refuse(ErrInvalidToken, "%s %q must be local or u_ followed by 26 characters of a-z 2-7", what, v)
 	}
 	return v, nil
 }
 
 func actorTok(what, v string) (string, error) {
 	if !wire.ValidToken(v) {
-		return "", refuse(ErrInvalidToken, "%s %q must be 1-%d characters of A-Z a-z 0-9 _", what, v, wire.MaxTokenLength)
+		return "", wire.Refuse(ErrInvalidToken, "%s %q must be 1-%d characters of A-Z a-z 0-9 _", what, v, wire.MaxTokenLength)
 	}
 	return v, nil
 }
 
 func uidTok(what, v string) (string, error) {
 	if !wire.ValidLifecycleUID(v) {
-		return "", refuse(ErrInvalidToken, "%s %q must be 26-32 characters of a-z 0-9", what, v)
+		return "", wire.Refuse(ErrInvalidToken, "%s %q must be 26-32 characters of a-z 0-9", what, v)
 	}
 	return v, nil
 }

@@ -1,6 +1,7 @@
 package render
 
 import (
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -30,7 +31,33 @@ func Item(kind wire.Kind, sub wire.Subject, m wire.Message, historical bool, me 
 		b.WriteString(" " + who + "] ")
 	}
 	b.WriteString(wire.IndentBody(m.Text()))
+	b.WriteString(otherParts(m))
 	return b.String()
+}
+
+// otherParts names the parts of m that are not text (data, artifacts,
+// extension kinds and kinds the schema does not define), so a message made
+// only of them still says what came; their contents are not shown.
+func otherParts(m wire.Message) string {
+	var names []string
+	for _, p := range m.Parts {
+		if p.Kind == wire.PartText {
+			continue
+		}
+		n := wire.CleanLabel(p.Kind) + " part"
+		name := p.Name
+		if raw, ok := p.Extra["name"]; ok && name == "" {
+			_ = json.Unmarshal(raw, &name)
+		}
+		if name = wire.CleanLabel(name); name != "" {
+			n += ` "` + name + `"`
+		}
+		names = append(names, n)
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (also: " + strings.Join(names, ", ") + ")"
 }
 
 // Mentions reports whether m @mentions this principal's name.

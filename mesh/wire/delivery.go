@@ -19,12 +19,13 @@ const (
 	DeliverySettle      = "settle"      // ack or release what take handed out
 	DeliveryPresence    = "presence"    // write the caller's presence (and heartbeat)
 	DeliveryMentions    = "mentions"    // which @mentions of a post get a stored copy
+	DeliveryStored      = "stored"      // whether a message id of the caller's is stored already
 )
 
 // DeliveryCommands is every command of the delivery endpoint: an agent is
 // granted one self-mode request row for each.
 var DeliveryCommands = []string{DeliveryJoin, DeliveryLeave, DeliveryMemberships, DeliveryHistory, DeliveryRoster,
-	DeliveryChannels, DeliveryLookup, DeliveryTake, DeliverySettle, DeliveryPresence, DeliveryMentions}
+	DeliveryChannels, DeliveryLookup, DeliveryTake, DeliverySettle, DeliveryPresence, DeliveryMentions, DeliveryStored}
 
 // ObserverDeliveryCommands are the reads an observer may make: the roster,
 // the registry, identities and history, never an inbox or a presence.

@@ -1,6 +1,9 @@
 package wire
 
-import "time"
+import (
+	"strings"
+	"time"
+)
 
 // streamName and bucketName pass the space through SanitizeToken because JetStream names allow no dots or spaces.
 func streamName(prefix, space string) string { return prefix + "_" + SanitizeToken(space) }
@@ -61,7 +64,12 @@ func DMConsumer(p Principal, uid string) string { return "dm_" + p.Dash() + "-" 
 func DlvConsumer(p Principal, uid string) string { return "dlv_" + p.Dash() + "-" + uid }
 
 // SvcConsumer is a role's shared durable on the TASK stream; every holder of the role pulls from it.
-func SvcConsumer(role string) string { return "svc_" + roleToken(role) }
+func SvcConsumer(role string) string { return svcPrefix + roleToken(role) }
+
+// SvcConsumerRole is the role whose queue a SvcConsumer name is.
+func SvcConsumerRole(name string) (string, bool) { return strings.CutPrefix(name, svcPrefix) }
+
+const svcPrefix = "svc_"
 
 // subjectsUnder is one stream's subject list: everything under one kind token of the space root.
 func subjectsUnder(space, kind string) string { return Root(space) + "." + kind + ".>" }

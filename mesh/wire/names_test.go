@@ -1,6 +1,7 @@
 package wire_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -70,5 +71,17 @@ func TestStreamSubjectsCoverBuilders(t *testing.T) {
 				t.Errorf("%q does not capture %q", tt.filter, tt.subject)
 			}
 		})
+	}
+}
+
+func TestSvcConsumerRoleRoundTrips(t *testing.T) {
+	for _, role := range []string{"reviewer", "Reviewer", "ops_1"} {
+		got, ok := wire.SvcConsumerRole(wire.SvcConsumer(role))
+		if !ok || got != strings.ToLower(role) {
+			t.Errorf("SvcConsumerRole(SvcConsumer(%q)) = %q, %v", role, got, ok)
+		}
+	}
+	if _, ok := wire.SvcConsumerRole("dm_local_x_uid"); ok {
+		t.Error("a DM durable read as a role queue")
 	}
 }

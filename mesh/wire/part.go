@@ -16,19 +16,16 @@ const (
 
 // Part is one piece of message content; an extension part keeps its own fields in Extra so it survives a relay untouched.
 type Part struct {
-	Kind      string                     `json:"kind"`
-	Text      string                     `json:"text,omitempty"`
-	Data      json.RawMessage            `json:"data,omitempty"`
-	Name      string                     `json:"name,omitempty"`
-	MediaType string                     `json:"mediaType,omitempty"`
-	Digest    string                     `json:"digest,omitempty"`
-	Size      *int64                     `json:"size,omitempty"`
-	Extra     map[string]json.RawMessage `json:"-"`
-}
-
-// isExtensionKind reports whether a part kind is not one of the schema's own.
-func isExtensionKind(kind string) bool {
-	return kind != PartText && kind != PartData && kind != PartArtifact
+	Kind      string          `json:"kind"`
+	Text      string          `json:"text,omitempty"`
+	Data      json.RawMessage `json:"data,omitempty"`
+	Name      string          `json:"name,omitempty"`
+	MediaType string          `json:"mediaType,omitempty"`
+	Digest    string          `json:"digest,omitempty"`
+	Size      *int64          `json:"size,omitempty"`
+	// Extra is every field of an extension part, and the fields a schema
+	// kind's part carries beyond its own; its schema is open.
+	Extra map[string]json.RawMessage `json:"-" schema:"open"`
 }
 
 // MarshalJSON writes kind first, always writes text for a text part, and appends Extra fields the typed fields did not already write.

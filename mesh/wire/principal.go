@@ -14,6 +14,11 @@ func (p Principal) ID() string { return p.Owner + "." + p.Actor }
 // Dash is the dash-form used where JetStream names forbid dots.
 func (p Principal) Dash() string { return p.Owner + "-" + p.Actor }
 
+// ReplyInbox is the reply-inbox prefix of one lifecycle of p (its
+// connection's nats.CustomInboxPrefix): `<prefix>.>` is the only inbox its
+// credential may subscribe to, so no other identity reads its replies.
+func ReplyInbox(p Principal, uid string) string { return "_INBOX_" + p.Dash() + "-" + uid }
+
 // String prints the dot-form, the way peers see the principal.
 func (p Principal) String() string { return p.ID() }
 
@@ -45,4 +50,26 @@ func ParsePrincipal(id string) (Principal, error) {
 		return Principal{}, err
 	}
 	return p, nil
+}
+
+// ServiceEndpoints are the control-surface endpoints the mesh itself
+// serves; no principal may take one of their names.
+var ServiceEndpoints = []string{DeliveryEndpoint, "manager"}
+
+// ReservedActor says why no credential may be minted, and no seat spawned,
+// under actor ("" when it is free of these rules): `cotal` and `cotal_*`
+// are the mesh's own services, and the service endpoints' names would read
+// as the mesh speaking. Names compare case-insensitively, as a person
+// addressing a peer by name does.
+func ReservedActor(actor string) string {
+	low := strings.ToLower(actor)
+	if low == "cotal" || strings.HasPrefix(low, "cotal_") {
+		return "names cotal and cotal_* belong to the mesh's own services"
+	}
+	for _, s := range ServiceEndpoints {
+		if low == s {
+			return "it is the name of the mesh's " + s + " service"
+		}
+	}
+	return ""
 }

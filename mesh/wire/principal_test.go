@@ -103,3 +103,13 @@ func TestParsePrincipal(t *testing.T) {
 		})
 	}
 }
+
+func TestReplyInboxIsTheLifecycles(t *testing.T) {
+	p := wire.Principal{Owner: "local", Actor: "alice"}
+	if got, want := wire.ReplyInbox(p, "u1"), "_INBOX_local-alice-u1"; got != want {
+		t.Fatalf("ReplyInbox = %q, want %q", got, want)
+	}
+	if wire.ReplyInbox(p, "u1") == wire.ReplyInbox(p, "u2") {
+		t.Fatal("two lifecycles of a principal share a reply inbox")
+	}
+}

@@ -148,3 +148,34 @@ func (s Subject) String() string {
 	}
 	return ""
 }
+
+// storedToken is the kind token of the stored notices.
+const storedToken = "stored"
+
+// StoredFilter is every stored notice of one sender: the space's CHAT, DM
+// and TASK streams acknowledge nothing to a publisher (a PubAck goes to
+// whatever reply subject the publisher names, so it could be aimed at any
+// key or stream of the space) and instead republish the headers of each
+// message they store here, the sender's tokens first, so that only the
+// sender may subscribe.
+func StoredFilter(space string, sender Principal) string {
+	return Root(space) + "." + storedToken + "." + sender.Owner + "." + sender.Actor + ".>"
+}
+
+// StoredRepublish is the republish rule of a stream agents publish to: the
+// source pattern of its subjects and the stored-notice subject each maps
+// to, with the sender's owner and actor moved to the front. ok is false for
+// a stream that takes no agent's publishes.
+func StoredRepublish(space, stream string) (source, destination string, ok bool) {
+	root := Root(space)
+	to := root + "." + storedToken + "."
+	switch stream {
+	case ChatStream(space): // chat.<owner>.<actor>.<channel...>
+		return root + ".chat.*.*.>", to + "{{wildcard(1)}}.{{wildcard(2)}}.chat.>", true
+	case DMStream(space): // inst.<to owner>.<to actor>.<owner>.<actor>
+		return root + ".inst.*.*.*.*", to + "{{wildcard(3)}}.{{wildcard(4)}}.inst.{{wildcard(1)}}.{{wildcard(2)}}", true
+	case TaskStream(space): // svc.<role>.<owner>.<actor>
+		return root + ".svc.*.*.*", to + "{{wildcard(2)}}.{{wildcard(3)}}.svc.{{wildcard(1)}}", true
+	}
+	return "", "", false
+}

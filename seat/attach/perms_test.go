@@ -46,7 +46,7 @@ func startAuthMesh(t *testing.T) *authMesh {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := broker.Provision(testmesh.Ctx(t), op, space, false); err != nil {
+	if err := broker.Provision(testmesh.Ctx(t), op, space, false, 0); err != nil {
 		t.Fatal(err)
 	}
 	raw, err := os.ReadFile(broker.KeysFile(paths))

@@ -104,9 +104,6 @@ func NewRegistry(opts RegistryOptions) (*Registry, error) {
 	}, nil
 }
 
-// Signer is the key the registry signs grants with.
-func (r *Registry) Signer() *Signer { return r.signer }
-
 // Offer mints a grant for holder to attach to target. It refuses, before
 // minting anything, once offered and live sessions reach the ceiling
 // (naming --max-sessions) or after Close.

@@ -86,8 +86,7 @@ type Server struct {
 	ready chan struct{} // capacity one: the holder asked for a repaint
 	stop  chan Reason   // capacity one: End was called
 	done  chan struct{} // closed when pump has finished
-	once  sync.Once
-	ended atomic.Value // Reason
+	ended atomic.Value  // Reason
 
 	bytesOut, bytesIn, dropped, repaints atomic.Int64
 	garbledIn                            atomic.Int64
@@ -139,9 +138,6 @@ func (s *Server) Reason() Reason {
 	r, _ := s.ended.Load().(Reason)
 	return r
 }
-
-// Grant is the grant the session was redeemed from.
-func (s *Server) Grant() Grant { return s.grant }
 
 // Stats reports the session's counters.
 func (s *Server) Stats() Stats {

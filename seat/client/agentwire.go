@@ -2,16 +2,11 @@ package client
 
 import "encoding/json"
 
-// What a seat's harness reports of itself, and the commands it reports
-// through: its hooks (`cotal hook <event>` inside the seat) reach the
-// seat's connector in self mode, and a person answers what it waits on
-// through the operator's answer command.
-const (
-	CmdHook     = "hook"      // a harness hook: its event and input; the reply is what the hook prints
-	CmdHookWait = "hook-wait" // a hook still waiting on a person asks again
-	CmdHookDone = "hook-done" // a hook wrote its output (or was stopped): what it handed over is settled
-	CmdAnswer   = "answer"    // the operator answers what a seat waits on (approve or deny)
-)
+// What a seat's harness reports of itself, and the wire types of what it
+// reports through: its hooks (`cotal hook <event>` inside the seat) reach
+// the seat's connector in self mode (wire.ManagerHook, ManagerHookWait,
+// ManagerHookDone), and a person answers what it waits on through the
+// operator's answer command (wire.ManagerAnswer).
 
 // Agent states a harness reports (AgentState.State).
 const (

@@ -121,14 +121,14 @@ func (c *Client) Census(ctx context.Context, on string) (*Census, error) {
 		if on != "" {
 			opts = append(opts, ep.On(on))
 		}
-		r, err := c.ep.Call(ctx, Endpoint, "ps", nil, opts...)
+		r, err := c.ep.Call(ctx, wire.ManagerEndpoint, wire.ManagerPs, nil, opts...)
 		if err != nil {
 			return nil, c.restarted(err)
 		}
 		res = &ep.ScatterResult{Complete: true, Replies: []ep.ScatterReply{{InstanceID: r.Responder.InstanceID, Epoch: r.Responder.Epoch, Data: r.Data}}}
 	} else {
 		var err error
-		res, err = c.ep.Scatter(ctx, Endpoint, "ps", nil, ep.Timeout(censusTimeout), ep.ProbeAfter(censusProbe))
+		res, err = c.ep.Scatter(ctx, wire.ManagerEndpoint, wire.ManagerPs, nil, ep.Timeout(censusTimeout), ep.ProbeAfter(censusProbe))
 		if err != nil {
 			return nil, err
 		}

@@ -63,9 +63,6 @@ type Seat struct {
 	Any     bool // the operator's any mode, on the lifecycle Owner and UID name
 }
 
-// owned reports whether the seat is addressed in owner mode.
-func (s Seat) owned() bool { return s.UID != "" && !s.Any }
-
 // targeted reports whether the seat is addressed by its lifecycle.
 func (s Seat) targeted() bool { return s.UID != "" }
 
@@ -94,7 +91,7 @@ func (c *Client) lifecycle(ctx context.Context, s Seat) (Seat, error) {
 		return s, nil
 	}
 	var r Row
-	res, err := c.call(ctx, "inspect", NameArgs{Name: s.Name}, &r, s.options()...)
+	res, err := c.call(ctx, wire.ManagerInspect, NameArgs{Name: s.Name}, &r, s.options()...)
 	if err != nil {
 		return s, err
 	}
@@ -124,7 +121,7 @@ func typing(err error) error {
 
 // call runs one manager command and decodes its answer into out.
 func (c *Client) call(ctx context.Context, command string, args, out any, opts ...ep.CallOption) (*ep.Result, error) {
-	r, err := c.ep.Call(ctx, Endpoint, command, args, opts...)
+	r, err := c.ep.Call(ctx, wire.ManagerEndpoint, command, args, opts...)
 	if err != nil {
 		return nil, c.restarted(err)
 	}
@@ -137,14 +134,14 @@ func (c *Client) call(ctx context.Context, command string, args, out any, opts .
 // Screen is the seat's current screen as text.
 func (c *Client) Screen(ctx context.Context, s Seat) (ScreenReply, error) {
 	var r ScreenReply
-	_, err := c.call(ctx, "screen", NameArgs{Name: s.Name}, &r, s.options()...)
+	_, err := c.call(ctx, wire.ManagerScreen, NameArgs{Name: s.Name}, &r, s.options()...)
 	return r, err
 }
 
 // Inspect is the seat's row.
 func (c *Client) Inspect(ctx context.Context, s Seat) (Row, error) {
 	var r Row
-	_, err := c.call(ctx, "inspect", NameArgs{Name: s.Name}, &r, s.options()...)
+	_, err := c.call(ctx, wire.ManagerInspect, NameArgs{Name: s.Name}, &r, s.options()...)
 	return r, err
 }
 
@@ -152,7 +149,7 @@ func (c *Client) Inspect(ctx context.Context, s Seat) (Row, error) {
 // and returns its row once it is offline.
 func (c *Client) Stop(ctx context.Context, s Seat, graceful bool) (Row, error) {
 	var r Row
-	_, err := c.call(ctx, "despawn", DespawnArgs{Name: s.Name, Graceful: &graceful}, &r, s.options()...)
+	_, err := c.call(ctx, wire.ManagerDespawn, DespawnArgs{Name: s.Name, Graceful: &graceful}, &r, s.options()...)
 	return r, err
 }
 
@@ -166,7 +163,7 @@ func (c *Client) Input(ctx context.Context, s Seat, text string, enter bool) (In
 	if err != nil {
 		return r, typing(err)
 	}
-	_, err = c.call(ctx, "input", InputArgs{Name: s.Name, Text: text, Enter: &enter}, &r, s.options()...)
+	_, err = c.call(ctx, wire.ManagerInput, InputArgs{Name: s.Name, Text: text, Enter: &enter}, &r, s.options()...)
 	return r, typing(err)
 }
 
@@ -179,7 +176,7 @@ func (c *Client) Keys(ctx context.Context, s Seat, keys ...string) (InputReply, 
 	if err != nil {
 		return r, typing(err)
 	}
-	_, err = c.call(ctx, "keys", KeysArgs{Name: s.Name, Keys: keys}, &r, s.options()...)
+	_, err = c.call(ctx, wire.ManagerKeys, KeysArgs{Name: s.Name, Keys: keys}, &r, s.options()...)
 	return r, typing(err)
 }
 
@@ -192,7 +189,7 @@ func (c *Client) Personas(ctx context.Context, name, on string) (PersonasReply, 
 	if on != "" {
 		opts = append(opts, ep.On(on))
 	}
-	_, err := c.call(ctx, CmdPersonas, PersonasArgs{Name: name}, &r, opts...)
+	_, err := c.call(ctx, wire.ManagerPersonas, PersonasArgs{Name: name}, &r, opts...)
 	return r, err
 }
 
@@ -201,7 +198,7 @@ func (c *Client) Personas(ctx context.Context, name, on string) (PersonasReply, 
 // with seat/attach.
 func (c *Client) Attach(ctx context.Context, s Seat) (json.RawMessage, error) {
 	var r AttachReply
-	if _, err := c.call(ctx, "attach", AttachArgs{Name: s.Name}, &r, s.options()...); err != nil {
+	if _, err := c.call(ctx, wire.ManagerAttach, AttachArgs{Name: s.Name}, &r, s.options()...); err != nil {
 		return nil, err
 	}
 	return r.Grant, nil
@@ -216,7 +213,7 @@ func (c *Client) restarted(err error) error {
 	if e == nil || e.Code != ep.CodeExpired || !e.HasDetail(ep.BindRefusedKind) {
 		return err
 	}
-	c.ep.Forget(Endpoint)
+	c.ep.Forget(wire.ManagerEndpoint)
 	again := *e
 	again.Message = "the manager restarted since this client last asked it; nothing was done, try again (" + e.Message + ")"
 	return &again
@@ -226,6 +223,6 @@ func (c *Client) restarted(err error) error {
 // holds) with allow or deny; message is told to the model with a deny.
 func (c *Client) Answer(ctx context.Context, s Seat, decision, message string) (AnswerReply, error) {
 	var r AnswerReply
-	_, err := c.call(ctx, CmdAnswer, AnswerArgs{Name: s.Name, Decision: decision, Message: message}, &r, s.options()...)
+	_, err := c.call(ctx, wire.ManagerAnswer, AnswerArgs{Name: s.Name, Decision: decision, Message: message}, &r, s.options()...)
 	return r, err
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Self is what a seat's own process asks of its connector, through the
@@ -34,7 +35,7 @@ func (s Self) call(ctx context.Context, command string, args, out any) error {
 // there for the next read.
 func (s Self) Inbox(ctx context.Context, peek bool) ([]InboxItem, error) {
 	var r InboxReply
-	err := s.call(ctx, "inbox", InboxArgs{Peek: peek}, &r)
+	err := s.call(ctx, wire.ManagerInbox, InboxArgs{Peek: peek}, &r)
 	return r.Items, err
 }
 
@@ -43,7 +44,7 @@ func (s Self) Inbox(ctx context.Context, peek bool) ([]InboxItem, error) {
 // what it returned, and with peek nothing.
 func (s Self) InboxWindow(ctx context.Context, peek bool) (mesh.Window, error) {
 	var w mesh.Window
-	err := s.call(ctx, CmdInboxWindow, InboxWindowArgs{Peek: peek}, &w)
+	err := s.call(ctx, wire.ManagerInboxWindow, InboxWindowArgs{Peek: peek}, &w)
 	return w, err
 }
 
@@ -51,21 +52,21 @@ func (s Self) InboxWindow(ctx context.Context, peek bool) (mesh.Window, error) {
 // returns its presence after.
 func (s Self) SetStatus(ctx context.Context, a StatusArgs) (StatusSet, error) {
 	var r StatusSet
-	err := s.call(ctx, "set-status", a, &r)
+	err := s.call(ctx, wire.ManagerSetStatus, a, &r)
 	return r, err
 }
 
 // Join puts the seat on a channel.
 func (s Self) Join(ctx context.Context, channel string) (JoinedReply, error) {
 	var r JoinedReply
-	err := s.call(ctx, "join", ChannelArgs{Channel: channel}, &r)
+	err := s.call(ctx, wire.ManagerJoin, ChannelArgs{Channel: channel}, &r)
 	return r, err
 }
 
 // Leave takes the seat off a channel; it reports whether it was on it.
 func (s Self) Leave(ctx context.Context, channel string) (bool, error) {
 	var r LeftReply
-	err := s.call(ctx, "leave", ChannelArgs{Channel: channel}, &r)
+	err := s.call(ctx, wire.ManagerLeave, ChannelArgs{Channel: channel}, &r)
 	return r.Left, err
 }
 
@@ -73,7 +74,7 @@ func (s Self) Leave(ctx context.Context, channel string) (bool, error) {
 // the seat, whose process (the caller among it) then ends.
 func (s Self) Stop(ctx context.Context, graceful bool) (StopReply, error) {
 	var r StopReply
-	err := s.call(ctx, CmdStop, StopArgs{Graceful: &graceful}, &r)
+	err := s.call(ctx, wire.ManagerStop, StopArgs{Graceful: &graceful}, &r)
 	return r, err
 }
 
@@ -81,18 +82,18 @@ func (s Self) Stop(ctx context.Context, graceful bool) (StopReply, error) {
 // reply is what the hook prints.
 func (s Self) Hook(ctx context.Context, a HookArgs) (HookReply, error) {
 	var r HookReply
-	err := s.call(ctx, CmdHook, a, &r)
+	err := s.call(ctx, wire.ManagerHook, a, &r)
 	return r, err
 }
 
 // HookWait asks again for the answer a hook waits on.
 func (s Self) HookWait(ctx context.Context, token string) (HookReply, error) {
 	var r HookReply
-	err := s.call(ctx, CmdHookWait, HookWaitArgs{Token: token}, &r)
+	err := s.call(ctx, wire.ManagerHookWait, HookWaitArgs{Token: token}, &r)
 	return r, err
 }
 
 // HookDone says how a hook ended: it wrote its output, or it was stopped.
 func (s Self) HookDone(ctx context.Context, a HookDoneArgs) error {
-	return s.call(ctx, CmdHookDone, a, &struct{}{})
+	return s.call(ctx, wire.ManagerHookDone, a, &struct{}{})
 }

@@ -2,16 +2,10 @@ package client
 
 import "github.com/cotal-go/cotal/mesh"
 
-// Self commands the seat's MCP server (`cotal mcp` inside the seat) reads
-// and steers its connector through; each acts on the caller's own seat.
-const (
-	CmdConnector   = "connector"     // the connector's state: channels, modes, presence, pending
-	CmdInboxWindow = "inbox-window"  // one inbox read for a model (mesh.Endpoint.TakeWindow)
-	CmdAttention   = "set-attention" // the global attention mode, mirrored to presence
-	CmdChannelMode = "channel-mode"  // a per-channel override: normal, quiet or muted
-	CmdHello       = "hello"         // the seat's MCP server has a client: a harness seat is ready
-	CmdStop        = "stop"          // the seat stops itself (every agent's: it reaches only its own seat)
-)
+// The wire types of the self commands the seat's MCP server (`cotal mcp`
+// inside the seat) reads and steers its connector through; each acts on
+// the caller's own seat (the names are wire.ManagerConnector and the
+// rest).
 
 // StopArgs stop the caller's own seat: gracefully (SIGTERM, SIGKILL after
 // 3 s) unless Graceful is false.

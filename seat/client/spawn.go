@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // How AwaitSpawn polls for a spawn's outcome.
@@ -49,16 +50,15 @@ func (c *Client) Spawn(ctx context.Context, a SpawnArgs, on string) (Spawned, er
 		opts = append(opts, ep.On(on))
 	}
 	var acc SpawnAccepted
-	r, err := c.call(ctx, "spawn", a, &acc, opts...)
+	r, err := c.call(ctx, wire.ManagerSpawn, a, &acc, opts...)
 	if err != nil {
 		return Spawned{}, err
 	}
 	return Spawned{SpawnAccepted: acc, Manager: r.Responder.InstanceID, Reply: r.Data, since: since}, nil
 }
 
-// Step is one progress event of a spawn: Step is "launched" (with the
-// seat's PID) or "ready" (it drew output and kept running); State is the
-// goal's state word.
+// Step is one progress event of a spawn: Step is StepLaunched (with the
+// seat's PID) or StepReady; State is the goal's state word.
 type Step struct {
 	State string
 	Step  string
@@ -88,7 +88,7 @@ func (c *Client) AwaitSpawn(ctx context.Context, s Spawned, w Watch) (ep.GoalRes
 	pending := false
 	for {
 		steps()
-		res, ok, err := c.ep.GoalResult(ctx, Endpoint, s.GoalID, ep.On(s.Manager), ep.Timeout(resultTimeout))
+		res, ok, err := c.ep.GoalResult(ctx, wire.ManagerEndpoint, s.GoalID, ep.On(s.Manager), ep.Timeout(resultTimeout))
 		if err == nil && ok {
 			steps() // those that came in while the outcome was read
 			return res, nil
@@ -110,11 +110,10 @@ func (c *Client) AwaitSpawn(ctx context.Context, s Spawned, w Watch) (ep.GoalRes
 }
 
 func stepOf(p ep.GoalProgress) Step {
-	var d struct {
-		Step string `json:"step"`
-		PID  int    `json:"pid"`
+	var d SpawnProgress
+	if json.Unmarshal(p.Data, &d) != nil {
+		return Step{State: p.State} // progress of no step: only its state says anything
 	}
-	_ = json.Unmarshal(p.Data, &d)
 	return Step{State: p.State, Step: d.Step, PID: d.PID}
 }
 
@@ -141,7 +140,7 @@ func (c *Client) follow() uint64 {
 	if c.progress == nil {
 		l := &progressLog{}
 		c.progress = l
-		if filter, err := ep.GoalProgressFilter(c.ep.Space(), Endpoint, c.ep.Caller()); err == nil {
+		if filter, err := ep.GoalProgressFilter(c.ep.Space(), wire.ManagerEndpoint, c.ep.Caller()); err == nil {
 			nc := c.ep.Conn()
 			if _, err := nc.Subscribe(filter, l.add); err == nil {
 				_ = nc.Flush() // the interest is in place before the spawn is sent

@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // ManagerStatus is one registered manager as a status scatter found it:
@@ -29,7 +30,7 @@ type ManagerStatus struct {
 // answered (sorted by instance id). A space with no manager registered is
 // an empty list; complete is the scatter's word that every one answered.
 func (c *Client) Managers(ctx context.Context) (out []ManagerStatus, complete bool, err error) {
-	res, err := c.ep.Scatter(ctx, Endpoint, "status", nil, ep.Timeout(censusTimeout), ep.ProbeAfter(censusProbe))
+	res, err := c.ep.Scatter(ctx, wire.ManagerEndpoint, wire.ManagerStatus, nil, ep.Timeout(censusTimeout), ep.ProbeAfter(censusProbe))
 	if res == nil {
 		if IsNoManager(err) {
 			return nil, true, nil

@@ -6,9 +6,6 @@ import "encoding/json"
 // command's closed JSON Schema from these structs (ep.SchemaFor), so a
 // contract cannot drift from what its handler decodes and returns.
 
-// Endpoint is the manager's endpoint name on the control surface.
-const Endpoint = "manager"
-
 // Row is one seat as ps reports it: the process state and the mesh state
 // side by side, each with its time, because they can disagree.
 type Row struct {
@@ -119,7 +116,7 @@ type AttachReply struct {
 // key names (Escape, Enter, C-c, Up, F1...) or single characters.
 type KeysArgs struct {
 	Name string   `json:"name" schema:"minLength=1,maxLength=64"`
-	Keys []string `json:"keys" schema:"minItems=1,maxItems=256"`
+	Keys []string `json:"keys" schema:"minItems=1,maxItems=256"` // at most MaxKeys
 }
 
 // Running reports whether the seat's process runs.
@@ -154,10 +151,6 @@ type SpawnArgs struct {
 	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
 }
 
-// CmdPersonas lists the personas a manager spawns from (spawn-capable
-// callers and the operator).
-const CmdPersonas = "personas"
-
 // PersonasArgs lists the personas a manager spawns from, or only the one
 // named.
 type PersonasArgs struct {
@@ -181,10 +174,32 @@ type PersonaInfo struct {
 	Error string `json:"error,omitempty"`
 }
 
+// PersonaChoice is one persona of the local project as a person picking
+// one to spawn sees it (the dashboard's picker): what runs and whether
+// messages are typed in, or why no seat can be spawned from it.
+type PersonaChoice struct {
+	Name    string
+	Harness string // claude, codex, opencode or command; "" when unreadable
+	Typed   bool   // messages are typed into its seats' terminals
+	Invalid string // why no seat can be spawned from it; "" when one can
+}
+
 // PersonasReply is the personas of the manager's project, by name.
 type PersonasReply struct {
 	Personas []PersonaInfo `json:"personas"`
 }
+
+// SpawnProgress is the data of a spawn goal's progress event.
+type SpawnProgress struct {
+	Step string `json:"step"`          // StepLaunched or StepReady
+	PID  int    `json:"pid,omitempty"` // the seat's process, from StepLaunched on
+}
+
+// The steps of a spawn.
+const (
+	StepLaunched = "launched" // its process started
+	StepReady    = "ready"    // it drew its first output and kept running: it joins the mesh
+)
 
 // Executor names the manager incarnation that runs a spawn.
 type Executor struct {
@@ -235,6 +250,9 @@ type DespawnArgs struct {
 	Name     string `json:"name" schema:"minLength=1,maxLength=64"`
 	Graceful *bool  `json:"graceful,omitempty"`
 }
+
+// MaxKeys is the most keys one keys command takes.
+const MaxKeys = 256
 
 // MaxInput bounds the text of one input (spec control.md item 58).
 const MaxInput = 65536

@@ -36,11 +36,11 @@ func ABI() int {
 func unavailable() error {
 	if v := ABI(); v < 2 {
 		if v == 0 {
-			return errors.New("Landlock is not available in this kernel")
+			return errors.New("this kernel has no Landlock")
 		}
-		return fmt.Errorf("Landlock ABI %d cannot allow renames across directories (needs 2)", v)
+		return fmt.Errorf("this kernel's Landlock (ABI %d) cannot allow renames across directories (needs ABI 2)", v)
 	}
-	return errors.New("Landlock is not usable here")
+	return errors.New("no usable Landlock here")
 }
 
 // scopeRuleset grants every right everywhere. It filters no path: its

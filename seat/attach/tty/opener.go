@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -48,7 +49,7 @@ func seatError(ctx context.Context, c *client.Client, s client.Seat, err error) 
 	switch {
 	case e == nil:
 	case e.HasDetail(ep.BindRefusedKind):
-		_, _ = c.EP().Describe(ctx, client.Endpoint, s.Manager)
+		_, _ = c.EP().Describe(ctx, wire.ManagerEndpoint, s.Manager)
 	case e.Code == ep.CodeNotFound && !errors.Is(err, ep.ErrNoCommand),
 		e.Code == ep.CodeFailedPrecondition, // attach: the seat is not running
 		e.Code == ep.CodeExpired:            // owner mode: the seat is another lifecycle now

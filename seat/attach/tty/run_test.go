@@ -43,6 +43,9 @@ func TestKeysPassThroughAndDetachRestores(t *testing.T) {
 	p.typeKeys("sleep 30\r")
 	s.waitScreen("sleep 30")
 	p.typeKeys("\x03")
+	// The interrupt flushes what was typed ahead of it: type the echo at
+	// the prompt the shell prints after it.
+	s.waitScreen("sleep 30\n^C\n$")
 	p.typeKeys("echo keys-$((6*7))\r")
 	p.waitShown("keys-42", 1)
 

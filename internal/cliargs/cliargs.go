@@ -1,18 +1,43 @@
-package main
+// Package cliargs makes a cobra command tree answer bad input in words:
+// a typo of a command names the commands it is close to, a missing or an
+// unexpected argument is named from the command's usage line, and every
+// such refusal is a UsageError, which the program exits 2 on. Cobra's own
+// answers print help and exit 0 for an unknown subcommand of a group, and
+// count arguments without naming them. It imports no package of this
+// module.
+package cliargs
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-// forgive makes every command of the tree answer a typo or a missing
+// UsageError is bad input: an unknown command or flag, a missing or
+// unexpected argument, a value a flag does not take.
+type UsageError struct{ Err error }
+
+func (e UsageError) Error() string { return e.Err.Error() }
+func (e UsageError) Unwrap() error { return e.Err }
+
+// Usagef is a UsageError in words.
+func Usagef(format string, a ...any) error { return UsageError{fmt.Errorf(format, a...)} }
+
+// IsUsage reports whether err is, or wraps, a UsageError.
+func IsUsage(err error) bool {
+	var u UsageError
+	return errors.As(err, &u)
+}
+
+// Forgive makes every command of the tree answer a typo or a missing
 // argument in words: an unknown subcommand is named with the ones it is
 // close to, a missing argument by its name in the command's usage, and
 // both exit 2. Cobra's own answers print help and exit 0 for an unknown
 // subcommand of a group, and count arguments without naming them.
-func forgive(root *cobra.Command) {
+func Forgive(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return UsageError{err} })
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var walk func(c *cobra.Command)
@@ -50,9 +75,9 @@ func unknownSubcommand(c *cobra.Command, args []string) error {
 func unknownCommandError(c *cobra.Command, typed string) error {
 	msg := fmt.Sprintf("unknown command %q for %q", typed, c.CommandPath())
 	if s := c.SuggestionsFor(typed); len(s) > 0 {
-		return usagef("%s; did you mean %s?", msg, orList(s))
+		return Usagef("%s; did you mean %s?", msg, OrList(s))
 	}
-	return usagef("%s; `%s --help` lists its commands", msg, c.CommandPath())
+	return Usagef("%s; `%s --help` lists its commands", msg, c.CommandPath())
 }
 
 // namedArgs wraps a command's argument check so that its refusal names
@@ -68,34 +93,34 @@ func namedArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
 		if err == nil {
 			return nil
 		}
-		if missing := missingArg(c, len(args)); missing != nil {
+		if missing := Missing(c, len(args)); missing != nil {
 			return missing
 		}
-		if c.HasSubCommands() && len(positionals(c.Use)) == 0 && len(args) > 0 {
+		if c.HasSubCommands() && len(Positionals(c.Use)) == 0 && len(args) > 0 {
 			return unknownCommandError(c, args[0])
 		}
-		if n := len(required(c.Use)) + len(optional(c.Use)); len(args) > n && !variadic(c.Use) {
+		if n := len(Required(c.Use)) + len(optional(c.Use)); len(args) > n && !variadic(c.Use) {
 			if n == 0 {
-				return usagef("%s: unexpected argument %q (it takes none)", shortPath(c), args[n])
+				return Usagef("%s: unexpected argument %q (it takes none)", ShortPath(c), args[n])
 			}
-			return usagef("%s: unexpected argument %q; usage: %s", shortPath(c), args[n], c.UseLine())
+			return Usagef("%s: unexpected argument %q; usage: %s", ShortPath(c), args[n], c.UseLine())
 		}
-		return usagef("%s: %v; usage: %s", shortPath(c), err, c.UseLine())
+		return Usagef("%s: %v; usage: %s", ShortPath(c), err, c.UseLine())
 	}
 }
 
-// missingArg is the refusal of a command given have arguments, naming the
+// Missing is the refusal of a command given have arguments, naming the
 // first required one missing; nil when none is.
-func missingArg(c *cobra.Command, have int) error {
-	req := required(c.Use)
+func Missing(c *cobra.Command, have int) error {
+	req := Required(c.Use)
 	if have >= len(req) {
 		return nil
 	}
-	return usagef("%s: missing %s; usage: %s", shortPath(c), req[have], c.UseLine())
+	return Usagef("%s: missing %s; usage: %s", ShortPath(c), req[have], c.UseLine())
 }
 
-// shortPath is the command's path without the program's name: "send dm".
-func shortPath(c *cobra.Command) string {
+// ShortPath is the command's path without the program's name: "send dm".
+func ShortPath(c *cobra.Command) string {
 	p := c.CommandPath()
 	if _, rest, ok := strings.Cut(p, " "); ok {
 		return rest
@@ -103,9 +128,9 @@ func shortPath(c *cobra.Command) string {
 	return p
 }
 
-// positionals splits a usage line into its argument words, leaving out
+// Positionals splits a usage line into its argument words, leaving out
 // the command's name, flags and flag values ("--name N", "[--dms]").
-func positionals(use string) []string {
+func Positionals(use string) []string {
 	words := strings.Fields(use)
 	var out []string
 	for i := 1; i < len(words); i++ {
@@ -122,11 +147,11 @@ func positionals(use string) []string {
 	return out
 }
 
-// required lists a usage line's required arguments, "<text...>" counting
+// Required lists a usage line's required arguments, "<text...>" counting
 // as one.
-func required(use string) []string {
+func Required(use string) []string {
 	var out []string
-	for _, w := range positionals(use) {
+	for _, w := range Positionals(use) {
 		if strings.HasPrefix(w, "<") {
 			out = append(out, strings.Replace(w, "...", "", 1))
 		}
@@ -137,7 +162,7 @@ func required(use string) []string {
 // optional lists a usage line's optional arguments.
 func optional(use string) []string {
 	var out []string
-	for _, w := range positionals(use) {
+	for _, w := range Positionals(use) {
 		if strings.HasPrefix(w, "[") {
 			out = append(out, w)
 		}
@@ -148,7 +173,7 @@ func optional(use string) []string {
 // variadic reports whether the last argument of a usage line takes many
 // words.
 func variadic(use string) bool {
-	p := positionals(use)
+	p := Positionals(use)
 	return len(p) > 0 && strings.Contains(p[len(p)-1], "...")
 }
 
@@ -168,46 +193,10 @@ func helpArgs(c *cobra.Command, args []string) error {
 	return nil
 }
 
-// orList joins words as a person lists choices: "a", "a or b", "a, b or c".
-func orList(words []string) string {
+// OrList joins words as a person lists choices: "a", "a or b", "a, b or c".
+func OrList(words []string) string {
 	if len(words) < 2 {
 		return strings.Join(words, "")
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
-}
-
-// closeMatches lists the names a typed one is close to: at most two edits
-// away, or one it starts.
-func closeMatches(typed string, names []string) []string {
-	var out []string
-	for _, n := range names {
-		if n == typed {
-			continue
-		}
-		if editDistance(strings.ToLower(typed), strings.ToLower(n)) <= 2 || strings.HasPrefix(n, typed) {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

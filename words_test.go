@@ -4,44 +4,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/seat/client"
 )
-
-func TestSeatWhyNamesWhatHoldsTheMessages(t *testing.T) {
-	for _, c := range []struct {
-		row  client.Row
-		want string
-	}{
-		{client.Row{State: "ready", Injects: true}, ""},
-		{client.Row{State: "ready", Injects: true, Waiting: 2, Held: "person typing"}, "held: person typing"},
-		{client.Row{State: "starting", Injects: true, Waiting: 1}, "seat starting"},
-		{client.Row{State: "ready", Waiting: 1}, "reads its inbox itself"},
-		{client.Row{State: "ready", Injects: true, Waiting: 3, PullOnly: 3}, "left for the agent's inbox read"},
-		{client.Row{State: "ready", Injects: true, Waiting: 3, PullOnly: 1}, ""},
-	} {
-		if got := seatWhy(c.row); c.want == "" && got != "" || !strings.Contains(got, c.want) {
-			t.Errorf("seatWhy(%+v) = %q, want %q", c.row, got, c.want)
-		}
-	}
-}
-
-func TestIdentityWhy(t *testing.T) {
-	for _, c := range []struct {
-		row  deliveryRow
-		want string
-	}{
-		{deliveryRow{Presence: "idle"}, ""},
-		{deliveryRow{Stored: 1, Presence: "offline"}, "offline"},
-		{deliveryRow{Taken: 200, Presence: "working"}, "inbox full"},
-		{deliveryRow{Stored: 1, Presence: "idle, dnd"}, "not taken yet"},
-		{deliveryRow{Taken: 1, Presence: "idle"}, "not yet read"},
-	} {
-		if got := identityWhy(c.row); c.want == "" && got != "" || !strings.Contains(got, c.want) {
-			t.Errorf("identityWhy(%+v) = %q, want %q", c.row, got, c.want)
-		}
-	}
-}
 
 func TestHowEndedSaysTheSignal(t *testing.T) {
 	for _, c := range []struct {
@@ -66,8 +31,8 @@ func TestHowEndedSaysTheSignal(t *testing.T) {
 func TestDeliveriesSaysNothingWaits(t *testing.T) {
 	var out strings.Builder
 	g := &globals{stdout: &out}
-	printDeliveries(g, []deliveryRow{{Name: "bash1", Presence: "idle"}, {Name: "root", Presence: "operator (you)", Operator: true, Stored: 1,
-		Why: identityWhy(deliveryRow{Operator: true, Stored: 1})}}, false)
+	printDeliveries(g, []host.Delivery{{Name: "bash1", Presence: "idle"}, {Name: "root", Presence: "operator (you)", Operator: true, Stored: 1,
+		Why: "unread: every dashboard shows them; r there (or cotal inbox) reads them"}}, false)
 	s := out.String()
 	if strings.Contains(s, "no answer") || !strings.Contains(s, "nothing waits") || strings.Contains(s, "offline") ||
 		!strings.Contains(s, "every dashboard shows them") {

@@ -1,0 +1,251 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/seat/pty"
+)
+
+// onSeat locates a seat over the managers (or only on) and makes one call
+// on it; a name no manager has is a usage error.
+func onSeat(g *globals, name, on string, call func(context.Context, *client.Client, client.Seat) error) error {
+	cl, nc, err := g.managers()
+	if err != nil {
+		return err
+	}
+	defer nc.Close()
+	row, err := locate(g, cl, name, on)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	if err := call(ctx, cl, row.Seat()); err != nil {
+		return epFailure(g, err)
+	}
+	return nil
+}
+
+// locate finds a seat over the managers (or only on): a name no manager
+// has is a usage error, a refusal is said as epFailure says it.
+func locate(g *globals, cl *client.Client, name, on string) (client.CensusRow, error) {
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	row, err := cl.Locate(ctx, name, on)
+	var none *client.NoSeatError
+	if errors.As(err, &none) {
+		return row, usage(err)
+	}
+	if err != nil {
+		return row, epFailure(g, err)
+	}
+	return row, nil
+}
+
+// redialer is a manager client that dials again after the mesh went away.
+func (g *globals) redialer() *client.Redialer {
+	return client.NewRedialer(func() (*client.Client, error) {
+		c, _, err := g.managers() // the redialer closes the connection through the client
+		return c, err
+	})
+}
+
+func newScreenCmd(g *globals) *cobra.Command {
+	var on string
+	var asJSON, follow bool
+	var every time.Duration
+	cmd := &cobra.Command{
+		Use:   "screen <name>",
+		Short: "Print a seat's current screen (--follow: each time it changes, until Ctrl-C)",
+		Long: `Print a seat's current screen as text. --follow keeps asking, every
+--interval, and prints the screen again each time it changed, until Ctrl-C or
+the seat exits (its last screen is printed). On a terminal each screen
+replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			if !follow {
+				return onSeat(g, name, on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
+					r, err := cl.Screen(ctx, s)
+					if err == nil {
+						printScreen(g, r, asJSON, false)
+					}
+					return err
+				})
+			}
+			if every < minFollowEvery {
+				return usagef("--interval %s: at least %s", every, minFollowEvery)
+			}
+			d := g.redialer()
+			defer d.Close()
+			c, err := d.Client()
+			if err != nil {
+				return err
+			}
+			row, err := locate(g, c, name, on)
+			if err != nil {
+				return err
+			}
+			ctx, stop := untilQuit(cmd.Context(), nil)
+			defer stop()
+			f, ok := g.stdout.(*os.File)
+			onTerm := ok && term.IsTerminal(f.Fd())
+			err = d.FollowScreen(ctx, row.Seat(), every, func(r client.ScreenReply) {
+				switch {
+				case asJSON:
+				case onTerm:
+					fmt.Fprint(g.stdout, "\x1b[H\x1b[2J")
+				default:
+					fmt.Fprintf(g.stdout, "--- %s %s ---\n", name, time.Now().Format("15:04:05.000"))
+				}
+				printScreen(g, r, asJSON, true)
+			}, func(err error) { fmt.Fprintf(g.stderr, "(%s: %s; asking again)\n", name, err) })
+			if errors.Is(err, client.ErrSeatGone) {
+				fmt.Fprintf(g.stderr, "seat %s is gone\n", name)
+				return nil
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON (with --follow, one object per line)")
+	cmd.Flags().BoolVar(&follow, "follow", false, "print the screen each time it changes, until Ctrl-C")
+	cmd.Flags().DurationVar(&every, "interval", 250*time.Millisecond, "with --follow: how often to ask for the screen")
+	return cmd
+}
+
+// minFollowEvery keeps --follow from flooding the manager.
+const minFollowEvery = 50 * time.Millisecond
+
+func printScreen(g *globals, r client.ScreenReply, asJSON, oneLine bool) {
+	switch {
+	case asJSON && oneLine:
+		b, _ := json.Marshal(r)
+		fmt.Fprintln(g.stdout, string(b))
+	case asJSON:
+		printJSON(g.stdout, r)
+	default:
+		fmt.Fprintln(g.stdout, r.Screen)
+	}
+	if !r.Running && !asJSON {
+		fmt.Fprintf(g.stderr, "(%s has exited; this is its last screen)\n", r.Name)
+	}
+}
+
+func newStopCmd(g *globals) *cobra.Command {
+	var on string
+	var force, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "stop <name>",
+		Short: "Stop a seat: SIGTERM, then SIGKILL after 3 s (--force: at once)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
+				r, err := cl.Stop(ctx, s, !force)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return g.resultJSON(struct {
+						client.Row
+						Ended string `json:"ended"`
+					}{r, howEnded(r.Process, !force)})
+				}
+				fmt.Fprintf(g.stdout, "stopped %s: %s; it is offline\n", r.Name, howEnded(r.Process, !force))
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
+	cmd.Flags().BoolVar(&force, "force", false, "SIGKILL at once")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the stopped seat's row as JSON")
+	return cmd
+}
+
+// howEnded says how a stopped seat's process ended, from its ps process
+// column.
+func howEnded(process string, graceful bool) string {
+	switch {
+	case process == "killed SIGTERM":
+		return "it ended on SIGTERM"
+	case process == "killed SIGHUP":
+		return "it ended on SIGHUP (it ignores SIGTERM, as an interactive shell does, so it was hung up instead)"
+	case process == "killed SIGKILL" && graceful:
+		return "it did not end within 3 s of its stop signal and was killed (SIGKILL)"
+	case process == "killed SIGKILL":
+		return "killed at once (SIGKILL)"
+	case strings.HasPrefix(process, "exited "):
+		return "it exited with status " + strings.TrimPrefix(process, "exited ")
+	}
+	return process
+}
+
+func newInputCmd(g *globals) *cobra.Command {
+	var on string
+	var noEnter, keys, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "input <name> <text...>",
+		Short: "Type text into a seat (then Enter, unless --no-enter), or named keys with --keys",
+		Long: `Type text into a seat's terminal as a paste, then a separate Enter unless
+--no-enter. It prints how many bytes the seat's terminal accepted, and only
+after it accepted them. Only the local operator may do this.
+
+The text is 1 to 65536 characters, typed verbatim; put it after -- when it
+starts with a dash: cotal input shell -- -x
+
+--keys types named keys instead, raw, as a keyboard would (no paste markers),
+named as tmux send-keys names them: Escape Enter Tab BSpace Space Up Down Left
+Right Home End PageUp PageDown Insert Delete F1..F12, C-<key> and M-<key>, or a
+single character. An unknown name is refused before anything is typed:
+cotal input --keys vi Escape : q ! Enter`,
+		Args: cobra.MinimumNArgs(2),
+		RunE: func(_ *cobra.Command, args []string) error {
+			text, names := strings.Join(args[1:], " "), args[1:]
+			switch n := utf8.RuneCountInString(text); {
+			case keys && noEnter:
+				return usagef("--no-enter has no meaning with --keys: name Enter when you want it")
+			case keys && len(names) > client.MaxKeys:
+				return usagef("%d keys: --keys takes at most %d at once", len(names), client.MaxKeys)
+			case keys:
+				if _, err := pty.ParseKeys(names...); err != nil {
+					return usagef("%v; nothing was typed", err) // a misspelt key is never sent
+				}
+			case n == 0 || n > client.MaxInput:
+				return usagef("text: %d characters; input takes 1 to %d", n, client.MaxInput)
+			}
+			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
+				var r client.InputReply
+				var err error
+				if keys {
+					r, err = cl.Keys(ctx, s, names...)
+				} else {
+					r, err = cl.Input(ctx, s, text, !noEnter)
+				}
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return g.resultJSON(r)
+				}
+				fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
+	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "do not press Enter after the text")
+	cmd.Flags().BoolVar(&keys, "keys", false, "the arguments after the name are key names, typed raw")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bytes the seat accepted as JSON")
+	return cmd
+}

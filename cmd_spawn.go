@@ -1,0 +1,142 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+func newSpawnCmd(g *globals) *cobra.Command {
+	var a client.SpawnArgs
+	var on string
+	var detach, asJSON bool
+	var followFor time.Duration
+	cmd := &cobra.Command{
+		Use:   "spawn <persona>",
+		Short: "Start a seat from a persona (.cotal/agents/<persona>.md) and follow it until it is up",
+		Long: `Ask a manager to start a seat. The manager accepts at once with the seat's
+name and identity; the spawn then ends in exactly one outcome: succeeded (the
+seat is up), failed (it exited first, with its exit status and last screen
+lines) or uncertain (neither within the readiness bound: inspect the seat with
+"cotal ps" and "cotal screen"; do not spawn it again). --detach returns after
+the acceptance.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			a.Persona = args[0]
+			if a.Name != "" && !wire.ValidToken(a.Name) {
+				return usagef("--name %q: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters)", a.Name, wire.MaxTokenLength)
+			}
+			cl, nc, err := g.managers()
+			if err != nil {
+				return err
+			}
+			defer nc.Close()
+			ctx, cancel := ctxTimeout()
+			defer cancel()
+			sp, err := cl.Spawn(ctx, a, on)
+			if err != nil {
+				return spawnRefused(a.Persona, err)
+			}
+			if !asJSON {
+				fmt.Fprintf(g.stdout, "accepted: seat %s (%s.%s, lifecycle %s) on manager %s; goal %s\n", sp.Name, sp.Owner, sp.Actor, sp.UID, sp.Manager, sp.GoalID)
+			}
+			if detach {
+				if asJSON {
+					fmt.Fprintln(g.stdout, string(sp.Reply))
+				}
+				return nil
+			}
+			wait := sp.Deadline() + followFor
+			fctx, fcancel := context.WithTimeout(context.Background(), wait)
+			defer fcancel()
+			var w client.Watch
+			if !asJSON {
+				w.Step = func(s client.Step) { fmt.Fprintf(g.stdout, "%s: %s\n", sp.Name, describeStep(s)) }
+				w.Pending = func() { fmt.Fprintf(g.stderr, "waiting for %s to come up (at most %s)...\n", sp.Name, sp.Deadline()) }
+			}
+			res, err := cl.AwaitSpawn(fctx, sp, w)
+			if err != nil {
+				return fmt.Errorf("spawn of %s: no outcome within %s; see `cotal ps` and `cotal screen %s`", sp.Name, wait, sp.Name)
+			}
+			return printSpawnResult(g, sp.SpawnAccepted, res, asJSON)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&a.Name, "name", "", "the seat's name (refused if a live seat has it); default the persona's, numbered")
+	fl.StringVar(&a.Cwd, "cwd", "", "working directory of the seat")
+	fl.StringVar(&a.Role, "role", "", "role the seat serves (default the persona's)")
+	fl.StringVar(&a.Prompt, "prompt", "", "first prompt for an agent harness")
+	fl.StringVar(&on, "on", "", "spawn on this manager instance")
+	fl.BoolVarP(&detach, "detach", "d", false, "return once the manager accepted")
+	fl.BoolVar(&asJSON, "json", false, "print as JSON")
+	fl.DurationVar(&followFor, "follow-margin", 10*time.Second, "how long past the readiness bound to wait for the outcome")
+	return cmd
+}
+
+// spawnRefused is a manager's refusal of a spawn as a sentence: bad input
+// (no such persona, a file that does not load, a name that is not a
+// token or is taken) exits 2, anything else 1; either way nothing was
+// started.
+func spawnRefused(persona string, err error) error {
+	e := ep.AsError(err)
+	if e == nil {
+		return err
+	}
+	msg := fmt.Errorf("cannot spawn %s: %s; nothing was started", persona, strings.TrimSuffix(e.Message, "."))
+	switch e.Code {
+	case ep.CodeBadRequest, ep.CodeNotFound, ep.CodeFailedPrecondition, ep.CodeAlreadyExists:
+		return usage(msg)
+	}
+	if e.EffectiveOutcome() == ep.Unknown {
+		return fmt.Errorf("cannot tell whether %s was spawned: %s; see `cotal ps`", persona, e.Message)
+	}
+	return msg
+}
+
+func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, asJSON bool) error {
+	var failed error = exitError{exitFail}
+	if res.State == ep.GoalSucceeded {
+		failed = nil
+	}
+	switch {
+	case asJSON:
+		printJSON(g.stdout, map[string]any{"accepted": acc, "result": res})
+	case res.State == ep.GoalSucceeded:
+		fmt.Fprintf(g.stdout, "ready: %s is up and on the mesh\n", acc.Name)
+	case res.State == ep.GoalUncertain:
+		why := fmt.Sprintf("%s did not show it was up within the bound", acc.Name)
+		var d ep.Uncertain
+		if json.Unmarshal(res.Data, &d) == nil && d.Reason != "" {
+			why = wire.CleanLabel(d.Reason)
+		}
+		fmt.Fprintf(g.stdout, "uncertain: %s; it is kept running: inspect it with `cotal screen %s` and `cotal ps` rather than spawning it again\n", why, acc.Name)
+	default:
+		msg := ""
+		if res.Error != nil {
+			msg = res.Error.Message
+		}
+		fmt.Fprintf(g.stdout, "%s: %s\n", res.State, msg)
+	}
+	return failed
+}
+
+// describeStep is a spawn progress event in words.
+func describeStep(s client.Step) string {
+	switch s.Step {
+	case client.StepLaunched:
+		return fmt.Sprintf("process launched (pid %d)", s.PID)
+	case client.StepReady:
+		return "drew its first output and kept running: joining the mesh"
+	case "":
+		return s.State
+	}
+	return s.Step
+}
