@@ -117,7 +117,8 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g),
-		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny))
+		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny),
+		newPlanCmd(g), newInitCmd(g), newTopologyCmd(g))
 	cliargs.Forgive(root)
 	addCompletions(root, g)
 	return root
@@ -217,9 +218,6 @@ func printJSON(w io.Writer, v any) {
 	b, _ := json.MarshalIndent(v, "", "  ")
 	fmt.Fprintln(w, string(b))
 }
-
-// timeNow is the clock the CLI formats ages against.
-func timeNow() time.Time { return time.Now() }
 
 // oneShot runs fn with a one-shot endpoint (no presence, nothing consumed
 // until asked) acting as --creds or the local operator.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach/tty"
@@ -31,6 +32,9 @@ func addDashboardFlags(fs *pflag.FlagSet) {
 // stdin or stdout is not a terminal, it is `cotal up` instead.
 func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	fs := cmd.Flags()
+	if file, _ := fs.GetString("file"); file != "" {
+		return usagef("-f applies a manifest: run `cotal up -f %s`, then `cotal` for the dashboard", file)
+	}
 	f := &upFlags{sync: config.SyncAlways}
 	f.detach, _ = fs.GetBool("detach")
 	f.open, _ = fs.GetBool("open")
@@ -148,6 +152,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 		return client.New(c), nil
 	}, func(context.Context) ([]client.PersonaChoice, error) { return seat.PersonaChoices(project) }, local)
 	defer desk.Close()
+	desk.SetDeclared(func() []string { return manifest.DeclaredSeats(p) })
 	cfg.SeatSource, cfg.SeatControl = desk, desk
 	if g.server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = g.server, 0, "", ""

@@ -15,6 +15,7 @@ import (
 func newDownCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
 	var withAgents, keepSeats, asJSON bool
+	var file string
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the space's background mesh and wait until it is gone",
@@ -27,6 +28,9 @@ back as they are.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withAgents && keepSeats {
 				return usagef("--with-agents stops the seats and --keep-seats keeps them: pick one")
+			}
+			if file != "" {
+				return runDownFile(cmd.Context(), g, file, timeout, asJSON)
 			}
 			_, p, _, err := g.paths()
 			if err != nil {
@@ -114,6 +118,7 @@ back as they are.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	cmd.Flags().BoolVar(&withAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
 	cmd.Flags().BoolVar(&keepSeats, "keep-seats", false, "leave the seats running in their keepers; the next up takes them back")
+	cmd.Flags().StringVarP(&file, "file", "f", "", "stop only what `cotal up -f FILE` started from this manifest (and the mesh, if it started it and nothing else runs)")
 	return cmd
 }
 

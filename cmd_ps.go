@@ -111,6 +111,9 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		if strings.HasPrefix(r.Sandbox, "unsandboxed") && r.Running() {
 			note("%s is %s", r.Name, r.Sandbox)
 		}
+		if r.Nested != "" && r.Running() {
+			note("%s: %s", r.Name, r.Nested)
+		}
 	}
 	for _, r := range cs.Rows {
 		if r.Running() && r.SuspendedMs != 0 {

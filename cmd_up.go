@@ -28,6 +28,7 @@ type upFlags struct {
 	timeout     time.Duration
 	maxSessions int
 	json        bool
+	ff          fileFlags // -f: the mesh a manifest describes
 }
 
 // check refuses flag values no mesh can run with.
@@ -73,10 +74,14 @@ If the space is already running, up says so and exits 0.`,
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "with --detach: how long to wait for the mesh to be ready")
 	fl.BoolVar(&f.json, "json", false, "with --detach: print the started (or running) mesh as JSON")
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
+	addUpFileFlags(cmd, &f.ff)
 	return cmd
 }
 
 func runUp(ctx context.Context, g *globals, f *upFlags) error {
+	if f.ff.file != "" {
+		return runUpFile(ctx, g, f)
+	}
 	if err := f.check(); err != nil {
 		return err
 	}

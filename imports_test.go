@@ -16,8 +16,10 @@ import (
 // does not exist, fails the test.
 var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
-	"host":                  {"broker", "config", "issue", "mesh", "mesh/delivery", "mesh/ep", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
+	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
 	"issue":                 {"broker", "config", "internal/procid", "mesh/wire", "seat"},
+	"manifest/apply":        {"broker", "config", "issue", "manifest", "mesh", "mesh/ep", "mesh/wire", "seat/client"},
+	"manifest":              {"config", "mesh", "mesh/wire"},
 	"tui/line":              {"mesh", "mesh/presence", "mesh/render", "mesh/wire"},
 	"tui":                   {"mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client"},
 	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,6 +28,10 @@ type claudeWorld struct {
 	home string // Claude Code's HOME
 	dir  string // the project: the mesh runs here, and so does the seat
 	path string // PATH=... with the harness first
+	// env is the mesh's own environment for the harness: PATH, and Claude
+	// Code's switches off (updates, telemetry), which reach the seat as
+	// its family.
+	env []string
 }
 
 // claudeKey is the API key the seats present; the scripted server takes
@@ -45,8 +50,9 @@ func newClaudeWorld(t testing.TB, settings map[string]any, trusted bool) *claude
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	w := &claudeWorld{srv: srv, home: t.TempDir(), path: "PATH=" + filepath.Dir(claude) + string(os.PathListSeparator) + os.Getenv("PATH")}
+	w.env = []string{w.path, "DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1"}
 	w.dir = project(t, map[string]string{"cc": fmt.Sprintf(
-		"agent: claude\nenv:\n  HOME: %q\n  ANTHROPIC_BASE_URL: %q\n  ANTHROPIC_API_KEY: %q\n  DISABLE_AUTOUPDATER: \"1\"\n  DISABLE_TELEMETRY: \"1\"\n",
+		"agent: claude\nenv:\n  HOME: %q\n  ANTHROPIC_BASE_URL: %q\n  ANTHROPIC_API_KEY: %q\n",
 		w.home, srv.URL(), claudeKey)})
 	state := map[string]any{
 		"hasCompletedOnboarding":  true,
@@ -152,7 +158,7 @@ func TestClaudeCodeInASeat(t *testing.T) {
 	w := newClaudeWorld(t, map[string]any{"permissions": map[string]any{"ask": []string{"Bash"}}}, true)
 	home := t.TempDir()
 	const space = "claude"
-	d := startSizedEnv(t, home, w.dir, 160, 45, []string{w.path}, "--space", space)
+	d := startSizedEnv(t, home, w.dir, 160, 45, w.env, "--space", space)
 	d.waitScreen("HOSTING", "SEATS · 0")
 	t.Cleanup(func() { runIn2(t, home, w.dir, space, "down", "--with-agents") })
 	t.Cleanup(func() {
@@ -170,6 +176,14 @@ func TestClaudeCodeInASeat(t *testing.T) {
 	r := seatRowJSON(t, home, w.dir, space, "cc")
 	if r.Session == "" || r.Agent == nil || r.Agent.State != "idle" || !strings.HasPrefix(r.Agent.Source, "hook SessionStart") {
 		t.Fatalf("cc after spawn: %+v / %+v", r, r.Agent)
+	}
+	// The mesh's DISABLE_* switches reached Claude Code, its persona
+	// naming none: a seat does not update itself when its user said no.
+	environ := seatEnviron(t, home, w.dir, space, "cc")
+	for _, kv := range []string{"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1"} {
+		if !slices.Contains(environ, kv) {
+			t.Errorf("%s did not reach the claude seat: %q", kv, environ)
+		}
 	}
 
 	// A DM, with the model's first step held: it is working meanwhile.
@@ -319,7 +333,7 @@ func TestClaudeCodeStartUpDialogIsWaiting(t *testing.T) {
 	w := newClaudeWorld(t, map[string]any{}, false)
 	home := t.TempDir()
 	const space = "claudedialog"
-	if _, stderr, code := runInEnv(t, home, w.dir, space, []string{w.path}, "up", "--detach"); code != 0 {
+	if _, stderr, code := runInEnv(t, home, w.dir, space, w.env, "up", "--detach"); code != 0 {
 		t.Fatalf("up: %s", stderr)
 	}
 	t.Cleanup(func() { runIn2(t, home, w.dir, space, "down", "--with-agents") })
@@ -344,6 +358,32 @@ func TestClaudeCodeStartUpDialogIsWaiting(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// seatEnviron is the environment of a seat's process (its pid from ps).
+func seatEnviron(t *testing.T, home, dir, space, name string) []string {
+	t.Helper()
+	out, _, _ := runIn2(t, home, dir, space, "ps", "--json")
+	var cs struct {
+		Rows []struct {
+			Name string `json:"name"`
+			PID  int    `json:"pid"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(out), &cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cs.Rows {
+		if r.Name == name {
+			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", r.PID))
+			if err != nil {
+				t.Fatalf("the environment of %s (pid %d): %v", name, r.PID, err)
+			}
+			return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		}
+	}
+	t.Fatalf("no seat %s in ps", name)
+	return nil
 }
 
 // ccScreen is `cotal screen cc`.

@@ -23,31 +23,45 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"./cotal deny ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code"},
 }
 
-// readmeCommands returns the command lines of README.md's ```sh blocks in
-// order (blank and comment lines left out), each block's lines together.
-func readmeCommands(t *testing.T) [][]string {
+// readmeBlock is one ```sh block's command lines, or one ```yaml <file>
+// block: a file the lines after it use, written as it stands.
+type readmeBlock struct {
+	lines      []string
+	file, body string
+}
+
+// readmeCommands returns the ```sh blocks of README.md in order (blank and
+// comment lines left out, each block's lines together), with the ```yaml
+// <file> blocks between them.
+func readmeCommands(t *testing.T) []readmeBlock {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("..", "README.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var blocks [][]string
-	in := false
+	var blocks []readmeBlock
+	in, file := false, false
 	sc := bufio.NewScanner(bytes.NewReader(b))
 	for sc.Scan() {
 		line := sc.Text()
+		fence := strings.TrimSpace(line)
 		switch {
-		case !in && strings.TrimSpace(line) == "```sh":
-			in = true
-			blocks = append(blocks, nil)
-		case in && strings.TrimSpace(line) == "```":
+		case !in && fence == "```sh":
+			in, file = true, false
+			blocks = append(blocks, readmeBlock{})
+		case !in && strings.HasPrefix(fence, "```yaml "):
+			in, file = true, true
+			blocks = append(blocks, readmeBlock{file: strings.TrimSpace(strings.TrimPrefix(fence, "```yaml "))})
+		case in && fence == "```":
 			in = false
-		case in && strings.TrimSpace(line) != "" && !strings.HasPrefix(strings.TrimSpace(line), "#"):
-			blocks[len(blocks)-1] = append(blocks[len(blocks)-1], strings.TrimSpace(line))
+		case in && file:
+			blocks[len(blocks)-1].body += line + "\n"
+		case in && fence != "" && !strings.HasPrefix(fence, "#"):
+			blocks[len(blocks)-1].lines = append(blocks[len(blocks)-1].lines, fence)
 		}
 	}
 	if in {
-		t.Fatal("README.md: a ```sh block is never closed")
+		t.Fatal("README.md: a ``` block is never closed")
 	}
 	return blocks
 }
@@ -67,18 +81,25 @@ func TestReadmeCommandsRunAsWritten(t *testing.T) {
 		"go run .          # the dashboard, hosting this folder's mesh on an embedded broker (q quits)",
 		"go test ./...     # run the tests (they start their own broker; nothing to install)",
 	}
-	if strings.Join(blocks[0], "\n") != strings.Join(quick, "\n") {
-		t.Fatalf("the quick start changed:\n%s\nwant:\n%s", strings.Join(blocks[0], "\n"), strings.Join(quick, "\n"))
+	if strings.Join(blocks[0].lines, "\n") != strings.Join(quick, "\n") {
+		t.Fatalf("the quick start changed:\n%s\nwant:\n%s", strings.Join(blocks[0].lines, "\n"), strings.Join(quick, "\n"))
 	}
 
 	home, userHome, dir := t.TempDir(), t.TempDir(), t.TempDir()
 	downAtCleanup(t, home, "default") // only when the README's own down did not run
+	downAtCleanup(t, home, "team")    // the space the README's manifest describes
 	env := append(cotalEnv(home), "HOME="+userHome)
 	used := make([]bool, len(readmeSkips))
 	ran := 0
 	for _, block := range blocks {
+		if block.file != "" {
+			if err := os.WriteFile(filepath.Join(dir, block.file), []byte(block.body), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		}
 	lines:
-		for _, line := range block {
+		for _, line := range block.lines {
 			for i, s := range readmeSkips {
 				if strings.HasPrefix(line, s.prefix) {
 					used[i] = true

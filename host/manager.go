@@ -24,7 +24,7 @@ func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile stri
 	mgr, err := seat.New(seat.Options{
 		Space: cfg.Paths.Space, URL: url, Conn: nc,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
-		InstanceFile: idFile, ProjectDir: cfg.ProjectDir,
+		InstanceFile: idFile, ProjectDir: cfg.ProjectDir, Declared: declared(cfg.Paths),
 		Minter: issue.NewSeatMinter(cfg.Paths, nc, cfg.Open), Open: cfg.Open,
 		Readiness: cfg.Readiness, MaxSessions: cfg.MaxSessions, Logf: h.logf,
 		Launcher: launcher(), RunDir: issue.RunDir(cfg.Paths), Protect: SeatProtect(cfg.Paths), SandboxSkip: cfg.SandboxSkip,

@@ -145,10 +145,17 @@ func (m *Manager) startKept(ctx context.Context, s *Seat, p *Persona, args, env 
 		_ = os.RemoveAll(dir)
 		return nil, fmt.Errorf("taking the seat from its keeper: %w", err)
 	}
+	nested := m.nestedNote(s, p, keptSandboxed(w.Sandbox), w.Nested)
 	s.mu.Lock()
-	s.sandbox, s.custodyMode = w.Sandbox, CustodyKeeper
+	s.sandbox, s.nested, s.custodyMode = w.Sandbox, nested, CustodyKeeper
 	s.mu.Unlock()
 	return proc, nil
+}
+
+// keptSandboxed reports whether a keeper's account of its seat's sandbox
+// (sandbox.Report.String) is a sandbox.
+func keptSandboxed(rep string) bool {
+	return strings.HasPrefix(rep, sandbox.Namespace) || strings.HasPrefix(rep, sandbox.Landlock)
 }
 
 // take connects to the keeper of dir and makes a Seat of what it holds.
@@ -331,8 +338,9 @@ func (m *Manager) takeBack(dir string, rec custodyRecord) {
 		m.settle(s, StateLost, time.Now(), "lost", "its credential was revoked while no manager held it; it was stopped", true)
 		return
 	}
+	nested := m.nestedNote(s, p, keptSandboxed(w.Sandbox), w.Nested)
 	s.mu.Lock()
-	s.sandbox, s.reattachedAt, s.detached = w.Sandbox, time.Now(), w.Detached
+	s.sandbox, s.nested, s.reattachedAt, s.detached = w.Sandbox, nested, time.Now(), w.Detached
 	s.mu.Unlock()
 	if d := w.Detached; d != nil {
 		m.logf("seat %s taken back from its keeper (%s); %d bytes written meanwhile kept, %d dropped", s.name, w.Keeper, d.Kept, d.Dropped)

@@ -22,21 +22,70 @@ var osEnv = []string{
 // osEnvPrefixes are families of variables a seat takes whole.
 var osEnvPrefixes = []string{"LC_"}
 
-// connectorEnv are the inputs each harness reads from its environment:
-// its model credentials and where it keeps its config. A seat gets its own
-// harness's and no other's.
-var connectorEnv = map[string][]string{
-	"claude":   {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL", "CLAUDE_CONFIG_DIR"},
-	"codex":    {"OPENAI_API_KEY", "OPENAI_BASE_URL", "CODEX_HOME"},
-	"opencode": {"OPENCODE_CONFIG", "OPENCODE_CONFIG_DIR", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"},
+// family is a harness's own variables: names taken as they are, and
+// prefixes whose every variable is taken.
+type family struct {
+	names, prefixes []string
+}
+
+func (f family) has(k string) bool {
+	return slices.Contains(f.names, k) || slices.ContainsFunc(f.prefixes, func(p string) bool { return strings.HasPrefix(k, p) })
+}
+
+// harnessEnv are the variables each harness reads from its environment:
+// its settings and switches, its model credentials and where it keeps its
+// config. A seat gets its own harness's and no other's.
+var harnessEnv = map[string]family{
+	"claude": {
+		names:    []string{"CLAUDE_CONFIG_DIR", "MCP_TIMEOUT", "MCP_TOOL_TIMEOUT", "MAX_THINKING_TOKENS", "BASH_DEFAULT_TIMEOUT_MS", "BASH_MAX_TIMEOUT_MS"},
+		prefixes: []string{"CLAUDE_CODE_", "ANTHROPIC_", "DISABLE_"},
+	},
+	"codex":    {prefixes: []string{"CODEX_", "OPENAI_", "AZURE_OPENAI_"}},
+	"opencode": {names: []string{"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "GEMINI_API_KEY"}, prefixes: []string{"OPENCODE_"}},
+}
+
+// cloudEnv are the cloud providers' families Claude Code reads when it is
+// told to use that cloud (its switch set in the environment, as 1 or
+// true): Bedrock's AWS credentials and region, Vertex's Google project,
+// credentials and regions.
+var cloudEnv = []struct {
+	harness, when string
+	family        family
+}{
+	{"claude", "CLAUDE_CODE_USE_BEDROCK", family{prefixes: []string{"AWS_"}}},
+	{"claude", "CLAUDE_CODE_USE_VERTEX", family{names: []string{"CLOUD_ML_REGION"}, prefixes: []string{"GOOGLE_", "GCLOUD_", "CLOUDSDK_", "VERTEX_REGION_"}}},
+}
+
+// never are variables no seat gets from the manager, whatever family
+// names them: both lead to the space's store.
+var never = []string{"COTAL_HOME", "XDG_DATA_HOME"}
+
+// switchedOn reports whether environ sets key to a true value.
+func switchedOn(environ []string, key string) bool {
+	for _, kv := range environ {
+		if k, v, _ := strings.Cut(kv, "="); k == key {
+			v = strings.ToLower(strings.TrimSpace(v))
+			return v != "" && v != "0" && v != "false" && v != "no"
+		}
+	}
+	return false
 }
 
 // seatEnvironment builds a seat's environment: from environ only what the
-// allow-list and the harness's connector inputs name, then the persona's
+// allow-list and the harness's families name, then the persona's
 // KEY=VALUE pairs, then the COTAL_* knobs; a later source wins.
 func seatEnvironment(harness string, environ, persona, knobs []string) []string {
+	fams := []family{harnessEnv[harness]}
+	for _, c := range cloudEnv {
+		if c.harness == harness && switchedOn(environ, c.when) {
+			fams = append(fams, c.family)
+		}
+	}
 	allowed := func(k string) bool {
-		if slices.Contains(osEnv, k) || slices.Contains(connectorEnv[harness], k) {
+		switch {
+		case slices.Contains(never, k):
+			return false
+		case slices.Contains(osEnv, k), slices.ContainsFunc(fams, func(f family) bool { return f.has(k) }):
 			return true
 		}
 		return slices.ContainsFunc(osEnvPrefixes, func(p string) bool { return strings.HasPrefix(k, p) })

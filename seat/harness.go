@@ -57,6 +57,13 @@ type harness interface {
 	// (a harness's own TUI), so being there says nothing of its prompt;
 	// for any other program it means a full-screen program is up.
 	fullScreen() bool
+	// sessionAtStart says its hooks report a session as soon as it starts
+	// (Claude Code's SessionStart); a harness whose session begins with
+	// its first turn (Codex) is ready by its MCP client and its screen.
+	sessionAtStart() bool
+	// nests says it runs a sandbox of its own inside the seat (bwrap),
+	// which needs user and mount namespaces there.
+	nests() bool
 }
 
 // launchCtx is what a harness's launch gets.
@@ -64,6 +71,22 @@ type launchCtx struct {
 	p   *Persona
 	dir string // the seat's launch directory
 	exe string // the cotal binary the seat runs as `cotal`
+	// knobs are the names of the seat's COTAL_* variables, which its
+	// `cotal mcp` and `cotal hook` read.
+	knobs []string
+	// environ is the seat's environment before the harness adds to it.
+	environ []string
+}
+
+// env is the value of a variable of the seat's environment, "" if unset.
+func (l launchCtx) env(key string) string {
+	v := ""
+	for _, kv := range l.environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }
 
 // screenRead is what a harness reads off a seat's screen.
@@ -78,8 +101,10 @@ func harnessFor(p *Persona) (harness, error) {
 	switch p.Harness {
 	case "claude":
 		return claudeHarness{}, nil
-	case "codex", "opencode":
-		return mcpHarness{kind: p.Harness}, nil
+	case "codex":
+		return codexHarness{prompt: p.Prompt}, nil
+	case "opencode":
+		return opencodeHarness{prompt: p.Prompt}, nil
 	case "command":
 		return commandHarnessFor(p)
 	}
@@ -88,32 +113,6 @@ func harnessFor(p *Persona) (harness, error) {
 
 // errNoHooks answers a hook event of a harness that has none.
 var errNoHooks = fmt.Errorf("this seat's harness has no hooks")
-
-// mcpHarness wires a harness to its own `cotal mcp` and drives it through
-// the terminal (the codex and opencode seats until they have their own
-// integration).
-type mcpHarness struct{ kind string }
-
-func (h mcpHarness) launch(l launchCtx) ([]string, []string, error) {
-	switch h.kind {
-	case "codex":
-		return []string{"-c", "mcp_servers.cotal.command=" + tomlString(l.exe), "-c", `mcp_servers.cotal.args=["mcp"]`}, nil, nil
-	case "opencode":
-		path := filepath.Join(l.dir, "opencode.json")
-		cfg := map[string]any{"$schema": "https://opencode.ai/config.json",
-			"mcp": map[string]any{"cotal": map[string]any{"type": "local", "command": []string{l.exe, "mcp"}, "enabled": true}}}
-		if err := writeJSON(path, cfg); err != nil {
-			return nil, nil, err
-		}
-		return nil, []string{"OPENCODE_CONFIG=" + path}, nil
-	}
-	return nil, nil, nil
-}
-
-func (mcpHarness) reports() bool                            { return false }
-func (mcpHarness) hook(*hookCall) (client.HookReply, error) { return client.HookReply{}, errNoHooks }
-func (mcpHarness) screen([]string) screenRead               { return screenRead{} }
-func (mcpHarness) fullScreen() bool                         { return true }
 
 // commandHarness is a plain command. Its persona may name the screen of
 // its idle prompt (`idlePrompt:`, a regular expression the last non-empty
@@ -136,6 +135,8 @@ func commandHarnessFor(p *Persona) (harness, error) {
 func (commandHarness) launch(launchCtx) ([]string, []string, error) { return nil, nil, nil }
 func (commandHarness) reports() bool                                { return false }
 func (commandHarness) fullScreen() bool                             { return false }
+func (commandHarness) sessionAtStart() bool                         { return false }
+func (commandHarness) nests() bool                                  { return false }
 func (commandHarness) hook(*hookCall) (client.HookReply, error) {
 	return client.HookReply{}, errNoHooks
 }

@@ -109,6 +109,12 @@ func (claudeHarness) launch(l launchCtx) ([]string, []string, error) {
 
 func (claudeHarness) reports() bool { return true }
 
+// sessionAtStart: its SessionStart hook runs as it starts.
+func (claudeHarness) sessionAtStart() bool { return true }
+
+// nests: Claude Code's own sandbox (its sandbox setting) is bwrap on Linux.
+func (claudeHarness) nests() bool { return true }
+
 // fullScreen: Claude Code may draw its whole UI on the alternate screen.
 func (claudeHarness) fullScreen() bool { return true }
 

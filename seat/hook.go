@@ -268,7 +268,9 @@ func (m *Manager) selfHook(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, e
 	}
 	var a client.HookArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	if a.Event == "report" {
 		// The hook command saying why an earlier call of it failed.
 		m.logf("seat %s: a hook failed: %s", s.name, string(a.Input))
@@ -292,7 +294,9 @@ func (m *Manager) selfHookWait(ctx context.Context, c *ep.Call) (any, *ep.Error)
 		return nil, e
 	}
 	var a client.HookWaitArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	q := s.openAsk(a.Token)
 	if q == nil {
 		// Long gone: nothing to print.
@@ -307,7 +311,9 @@ func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, e
 	}
 	var a client.HookDoneArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	if s.written(m, a.Token, a.Written, a.Why) {
 		return struct{}{}, nil
 	}
@@ -326,7 +332,9 @@ func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *ep.Error) {
 // the hook that asked: no keystroke answers a dialog.
 func (m *Manager) answer(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	var a client.AnswerArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	s, e := m.seat(a.Name)
 	if e != nil {
 		return nil, e

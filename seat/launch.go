@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"syscall"
 	"time"
 
@@ -40,13 +39,14 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	if err != nil {
 		return nil, err
 	}
-	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary()})
+	base := m.seatEnv(s, p)
+	hargs, henv, err := s.h.launch(launchCtx{p: p, dir: dir, exe: m.cotalBinary(), knobs: envNames(m.seatKnobs(s)), environ: base})
 	if err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	args = append(hargs, args...)
-	env := withCotalOnPath(append(m.seatEnv(s, p), henv...), m.cotalBinary())
+	env := withCotalOnPath(append(base, henv...), m.cotalBinary())
 	if m.custody() {
 		proc, err := m.startKept(ctx, s, p, args, env, cwd)
 		if err != nil {
@@ -56,7 +56,7 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		s.mu.Lock()
 		sb := s.sandbox
 		s.mu.Unlock()
-		if !strings.HasPrefix(sb, sandbox.Namespace) && !strings.HasPrefix(sb, sandbox.Landlock) {
+		if !keptSandboxed(sb) {
 			m.logf("seat %s runs %s", s.name, sb)
 		}
 		return proc, nil // its directories go once its lifecycle is over (cleanCustody)
@@ -81,8 +81,9 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
+	nested := m.nestedNote(s, p, rep.Sandboxed(), rep.Nested)
 	s.mu.Lock()
-	s.sandbox, s.custodyMode = rep.String(), CustodyLegacy
+	s.sandbox, s.nested, s.custodyMode = rep.String(), nested, CustodyLegacy
 	s.mu.Unlock()
 	if !rep.Sandboxed() {
 		m.logf("seat %s runs %s", s.name, rep)
@@ -96,6 +97,17 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		}
 	}()
 	return proc, nil
+}
+
+// nestedNote says (and logs) why the seat's harness cannot run a sandbox
+// of its own inside the seat's ("" when it can, or has none).
+func (m *Manager) nestedNote(s *Seat, p *Persona, sandboxed bool, why string) string {
+	if !s.h.nests() || !sandboxed || why == "" {
+		return ""
+	}
+	n := p.Harness + "'s own sandbox (bwrap) cannot run in this seat: " + why
+	m.logf("seat %s: %s", s.name, n)
+	return n
 }
 
 // prepare makes the seat's launch directory (0700; the minter may have

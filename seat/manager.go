@@ -80,6 +80,10 @@ type Options struct {
 	MaxSeats  int
 	Logf      func(format string, args ...any)
 
+	// Declared, when set, resolves a persona the space's manifest
+	// declares before the project's agent files are looked at.
+	Declared Declared
+
 	// Launcher is the seat launcher (the cotal binary; see seat/sandbox).
 	// Empty starts seats directly, unsandboxed.
 	Launcher string

@@ -56,6 +56,12 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 	if err != nil {
 		return nil, err
 	}
+	return personaOf(a)
+}
+
+// personaOf resolves a checked agent file's launch.
+func personaOf(a *config.AgentFile) (*Persona, error) {
+	path, name := a.Path, a.Name
 	p := &Persona{AgentFile: a, Harness: a.Agent}
 	if p.Harness == "" {
 		p.Harness = "claude"
@@ -81,6 +87,21 @@ func LoadPersona(projectDir, name string) (*Persona, error) {
 		return nil, fmt.Errorf("%w: persona %s runs %s, and %q is not in PATH", ErrHarnessMissing, name, p.Harness, p.Path)
 	}
 	return p, nil
+}
+
+// persona is the persona a spawn names: the one the space's manifest
+// declares, else the project's agent file.
+func (m *Manager) persona(name string) (*Persona, error) {
+	if m.opts.Declared != nil {
+		a, err := m.opts.Declared(name)
+		if err != nil {
+			return nil, fmt.Errorf("reading the space's declared agents: %w", err)
+		}
+		if a != nil {
+			return personaOf(a)
+		}
+	}
+	return LoadPersona(m.opts.ProjectDir, name)
 }
 
 // TypedIn reports whether messages are typed into the terminal of a seat
@@ -139,6 +160,10 @@ func ListPersonas(projectDir string) []string {
 	}
 	return out
 }
+
+// Declared resolves a persona the space's manifest declares: nil, nil
+// when it declares none of that name.
+type Declared func(name string) (*config.AgentFile, error)
 
 // PersonaChoices lists the personas of a project for a person picking one
 // to spawn, each with what runs and whether messages are typed in, or why

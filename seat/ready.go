@@ -12,7 +12,9 @@ import (
 )
 
 // Readiness of a harness that reports itself (harness.go): its MCP client
-// connected, its own start was reported (a session began), and its screen
+// connected, its own start was reported (a session began; for a harness
+// whose session begins with its first turn, its MCP client is its start),
+// and its screen
 // shows it at its prompt with nothing over it (or its hooks report its
 // first turn, begun by a prompt given at spawn). A dialog on its screen
 // instead (a first run, a trust or update question) is waiting, not
@@ -45,7 +47,10 @@ func (m *Manager) awaitReported(ctx context.Context, s *Seat, proc *pty.Seat, g 
 		}
 		scr := s.h.screen(strings.Split(proc.Screen(), "\n"))
 		s.mu.Lock()
-		started := s.agent.session != ""
+		// A harness whose session begins with its first turn is started
+		// once its MCP client connected.
+		started := s.agent.session != "" || !s.h.sessionAtStart()
+		fresh := !s.agent.reported
 		shown := s.agent.state == client.AgentWaiting && s.agent.asks == scr.dialog
 		// A turn its hooks report (a prompt given at spawn) shows it up
 		// and past its start, whatever its screen holds.
@@ -69,6 +74,10 @@ func (m *Manager) awaitReported(ctx context.Context, s *Seat, proc *pty.Seat, g 
 			s.report(m, agentReport{state: client.AgentIdle, source: "screen at start: its dialog closed", screenIdle: true})
 		}
 		if hello && started && (scr.atPrompt || turn) {
+			if fresh && scr.atPrompt {
+				// Nothing reported yet: its screen shows it at its prompt.
+				s.report(m, agentReport{state: client.AgentIdle, source: "screen at start: at its prompt", screenIdle: true})
+			}
 			return true
 		}
 	}

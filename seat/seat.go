@@ -43,6 +43,7 @@ type Seat struct {
 
 	mu      sync.Mutex
 	sandbox string // what the launcher achieved, as ps shows it
+	nested  string // why the harness's own sandbox cannot run in the seat, "" when it can
 	pty     *pty.Seat
 	conn    *mesh.Endpoint // nil until ready, nil again after exit
 
@@ -108,7 +109,7 @@ func (s *Seat) row() client.Row {
 	r := client.Row{
 		Name: s.name, ID: s.id.ID(), LifecycleUID: s.uid, Role: s.role, Persona: s.persona, Harness: s.harness,
 		State: s.state, StartedMs: ms(s.created), GoalID: s.goalID, Mesh: string(presence.Offline),
-		Sandbox: s.sandbox, Custody: s.custodyMode, ReattachedMs: ms(s.reattachedAt), LostMs: ms(s.lostAt), Lost: s.lostWhy,
+		Sandbox: s.sandbox, Nested: s.nested, Custody: s.custodyMode, ReattachedMs: ms(s.reattachedAt), LostMs: ms(s.lostAt), Lost: s.lostWhy,
 		ResumedMs: ms(s.resumedAt), ResumedFrom: s.resumedFrom,
 	}
 	if d := s.detached; d != nil {

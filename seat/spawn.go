@@ -108,7 +108,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
-	p, err := LoadPersona(m.opts.ProjectDir, a.Persona)
+	p, err := m.persona(a.Persona)
 	if err != nil {
 		code := ep.CodeFailedPrecondition
 		if errors.Is(err, ErrNoPersona) {
@@ -194,7 +194,12 @@ func (m *Manager) accepted(s *Seat, g *ep.Goal) client.SpawnAccepted {
 // and the seat's knobs: its identity, its creds file and launch material
 // (never a signing key). Nothing else of the manager's environment passes.
 func (m *Manager) seatEnv(s *Seat, p *Persona) []string {
-	return seatEnvironment(p.Harness, os.Environ(), p.Env, []string{
+	return seatEnvironment(p.Harness, os.Environ(), p.Env, m.seatKnobs(s))
+}
+
+// seatKnobs are the seat's COTAL_* variables, KEY=VALUE.
+func (m *Manager) seatKnobs(s *Seat) []string {
+	return []string{
 		"COTAL_SPACE=" + m.opts.Space,
 		"COTAL_NAME=" + s.name,
 		"COTAL_ROLE=" + s.role,
@@ -204,7 +209,17 @@ func (m *Manager) seatEnv(s *Seat, p *Persona) []string {
 		"COTAL_CREDS=" + s.creds,
 		"COTAL_MANAGER_INSTANCE=" + m.iid,
 		"COTAL_LAUNCH_MATERIAL=" + filepath.Join(s.launchDir, materialFile),
-	})
+	}
+}
+
+// envNames are the names of KEY=VALUE pairs.
+func envNames(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		k, _, _ := strings.Cut(kv, "=")
+		out = append(out, k)
+	}
+	return out
 }
 
 // testHookStarted, when a test sets it, runs between a seat's process

@@ -22,6 +22,7 @@ type Managers struct {
 	personas func(context.Context) ([]client.PersonaChoice, error)
 	spawnOn  string
 	changed  chan struct{}
+	declared func() []string
 
 	mu     sync.Mutex
 	c      *client.Client
@@ -34,6 +35,10 @@ type Managers struct {
 func NewManagers(dial func() (*client.Client, error), personas func(context.Context) ([]client.PersonaChoice, error), spawnOn string) *Managers {
 	return &Managers{dial: dial, personas: personas, spawnOn: spawnOn, changed: make(chan struct{}, 1)}
 }
+
+// SetDeclared names where a census reads the seats the space's manifest
+// declares; set before the dashboard runs.
+func (d *Managers) SetDeclared(f func() []string) { d.declared = f }
 
 // Close closes the client's connection; later calls fail.
 func (d *Managers) Close() {
@@ -87,6 +92,9 @@ func (d *Managers) Seats(ctx context.Context) (Census, error) {
 		return Census{}, err
 	}
 	out := Census{Managers: len(cs.Managers)}
+	if d.declared != nil {
+		out.Declared = d.declared()
+	}
 	for _, m := range cs.Missing {
 		out.Missing = append(out.Missing, m.InstanceID)
 	}

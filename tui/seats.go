@@ -25,6 +25,7 @@ type seatsView struct {
 	known    bool   // a census has arrived
 	managers int
 	missing  []string
+	declared map[string]bool // the seats the manifest declares
 	cursor   int
 	offset   int
 	removed  map[string]bool // exited seats the person took off the list, by key
@@ -53,6 +54,10 @@ func (s *seatsView) compact() bool { return len(s.all) == 0 }
 func (s *seatsView) setCensus(c Census) {
 	keep, had := s.selected()
 	s.known, s.managers, s.missing = true, c.Managers, c.Missing
+	s.declared = map[string]bool{}
+	for _, n := range c.Declared {
+		s.declared[n] = true
+	}
 	s.all, s.hidden = make([]Seat, 0, len(c.Seats)), 0
 	for _, seat := range c.Seats {
 		if s.removed[seat.key()] && !seat.Running() {
@@ -203,6 +208,9 @@ func (s *seatsView) View() string {
 	if n := len(s.missing); n > 0 {
 		head += " · " + render.Plural(n, "manager") + " not answering: list incomplete"
 	}
+	if gone := s.undeclaredMissing(); len(gone) > 0 {
+		head += " · declared, not running: " + strings.Join(gone, ", ")
+	}
 	if len(s.seats) == 0 {
 		var why string
 		switch {
@@ -269,7 +277,11 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	case held:
 		glyph, style = glyphHeld, st.Waiting
 	}
-	b.WriteString(style.Render(glyph) + " ")
+	mark := " "
+	if s.declared[seat.Name] {
+		mark = st.Dim.Render(glyphDeclared) // the manifest declares it
+	}
+	b.WriteString(style.Render(glyph) + mark)
 	name := wire.CleanLabel(seat.Name)
 	switch {
 	case selected && focused:
@@ -429,3 +441,18 @@ func (s *seatsView) ShortHelp() []key.Binding {
 }
 
 func (s *seatsView) FullHelp() [][]key.Binding { return [][]key.Binding{s.ShortHelp()} }
+
+// glyphDeclared marks a seat the space's manifest declares.
+const glyphDeclared = "◆"
+
+// undeclaredMissing are the declared seats no manager runs, sorted.
+func (s *seatsView) undeclaredMissing() []string {
+	var out []string
+	for n := range s.declared {
+		if !slices.ContainsFunc(s.all, func(seat Seat) bool { return seat.Name == n && seat.Running() }) {
+			out = append(out, wire.CleanLabel(n))
+		}
+	}
+	slices.Sort(out)
+	return out
+}

@@ -47,6 +47,9 @@ type Census struct {
 	Seats    []Seat
 	Managers int      // managers that answered; 0 with no seats is "no manager yet"
 	Missing  []string // managers that did not answer, or answered with an error: the list is incomplete
+	// Declared are the seats the space's manifest declares (what `up -f`
+	// applied), by name; nil when none does.
+	Declared []string
 }
 
 // Seat is one pty a manager runs: the process state and the mesh state side

@@ -108,17 +108,7 @@ func decodeAnthropic(body []byte) (*Request, bool, error) {
 		}
 		r.Messages = append(r.Messages, msg)
 	}
-	var fresh []string
-	for _, m := range r.Messages[lastAssistant+1:] {
-		if m.Text != "" {
-			fresh = append(fresh, m.Text)
-		}
-		for _, res := range m.Results {
-			fresh = append(fresh, res.Text)
-		}
-		r.Results = append(r.Results, m.Results...)
-	}
-	r.New = strings.Join(fresh, "\n")
+	r.fresh(lastAssistant)
 	switch {
 	case strings.Contains(strings.ToLower(r.System), "security monitor"):
 		r.Kind = Classifier

@@ -5,8 +5,10 @@
 //
 // The script is protocol-neutral (this file and script.go): a request is
 // decoded into a Request, the script picks a Step, and the step is encoded
-// back. Each wire protocol is a file of its own (anthropic.go for the
-// Anthropic Messages API) registering its routes on the server's mux.
+// back. Each wire protocol is a file of its own registering its routes on
+// the server's mux: anthropic.go (the Anthropic Messages API, Claude Code),
+// responses.go (the OpenAI Responses API, Codex) and chat.go (OpenAI Chat
+// Completions, opencode).
 // Test only; it imports no package of this module.
 package modelserver
 
@@ -50,7 +52,7 @@ func (k Kind) String() string {
 type Request struct {
 	Seq      int       // 1 for the first request the server received
 	At       time.Time // when it arrived, on the server's clock
-	Protocol string    // "anthropic", ...
+	Protocol string    // "anthropic", "responses", "chat"
 	Path     string
 	Kind     Kind
 	Model    string
@@ -126,6 +128,23 @@ func (r *Request) HasTool(name string) bool {
 	return false
 }
 
+// fresh sets New and Results from the messages after the model's last
+// one (its index, -1 for none).
+func (r *Request) fresh(lastModel int) {
+	var text []string
+	r.Results = nil
+	for _, m := range r.Messages[lastModel+1:] {
+		if m.Text != "" {
+			text = append(text, m.Text)
+		}
+		for _, res := range m.Results {
+			text = append(text, res.Text)
+		}
+		r.Results = append(r.Results, m.Results...)
+	}
+	r.New = strings.Join(text, "\n")
+}
+
 // Server is the scripted model server. mu guards everything below it.
 type Server struct {
 	srv *http.Server
@@ -154,6 +173,8 @@ func Start() (*Server, error) {
 	}
 	s := &Server{ln: ln, mux: http.NewServeMux(), notify: make(chan struct{}), done: make(chan struct{}), other: map[string]int{}, SideText: "Scripted session"}
 	s.routeAnthropic()
+	s.routeResponses()
+	s.routeChat()
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		s.other[r.Method+" "+r.URL.Path]++

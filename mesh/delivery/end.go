@@ -31,11 +31,11 @@ func (s *Service) EndLifecycle(ctx context.Context, p wire.Principal, uid string
 	}
 	s.ctlMu.Lock() // no join of this lifecycle runs meanwhile
 	defer s.ctlMu.Unlock()
-	// Alone: every copy being stored for it lands before the mark, and
-	// none is started after it.
-	s.endMu.Lock()
-	s.life.markEnded(p, uid)
-	s.endMu.Unlock()
+	// Every copy being stored for it lands before the purge below, and
+	// none is started after the mark.
+	if err := s.gate.end(ctx, p, uid); err != nil {
+		return fmt.Errorf("ending %s.%s: waiting for the copies being stored for it: %w; it is marked ended, end it again to remove what it holds", p, uid, err)
+	}
 
 	var errs []error
 	if err := s.markACLEnded(ctx, p, uid); err != nil {

@@ -11,7 +11,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -89,5 +91,68 @@ func TestFanoutStoresNothingForAnEndedLifecycleItWasNotToldAbout(t *testing.T) {
 	h.settled()
 	if n := h.storedFor(wire.InboxStream(space), wire.InboxSubject(space, id.Principal, id.UID)); n != 0 {
 		t.Fatalf("the fan-out stored %d copies for an ended lifecycle", n)
+	}
+}
+
+// A transfer still waiting on its ack holds up the end of its own
+// lifecycle and nothing else: another lifecycle ends and the fan-out
+// stores copies meanwhile.
+func TestEndLifecycleWaitsOnlyForItsOwnTransfers(t *testing.T) {
+	h := newHarness(t, false)
+	var ids []broker.Identity
+	for _, name := range []string{"slow", "other", "stays"} {
+		path, id := h.mint(agent{name: name, subscribe: []string{"team"}})
+		_ = h.connect(path, mesh.Options{}).Close()
+		ids = append(ids, id)
+	}
+	slow, other, stays := ids[0], ids[1], ids[2]
+	release, ok := delivery.HoldTransfer(h.svc, slow.Principal, slow.UID)
+	if !ok {
+		t.Fatal("the gate refused a write for a live lifecycle")
+	}
+	released := false
+	defer func() {
+		if !released {
+			release()
+		}
+	}()
+	slowEnded := make(chan error, 1)
+	go func() { slowEnded <- h.svc.EndLifecycle(ctxT(t), slow.Principal, slow.UID) }()
+
+	otherEnded := make(chan error, 1)
+	go func() { otherEnded <- h.svc.EndLifecycle(ctxT(t), other.Principal, other.UID) }()
+	select {
+	case err := <-otherEnded:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctxT(t).Done():
+		t.Fatal("ending one lifecycle waited on another's transfer")
+	}
+	post(t, h.poster("poster"), "team", "while a transfer is out")
+	dlv := wire.DlvSubject(space, stays.Principal, stays.UID)
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		if n := h.storedFor(wire.DlvStream(space), dlv); n != 1 {
+			return fmt.Errorf("%d stored copies for a live member while another's transfer is out; want 1", n)
+		}
+		return nil
+	})
+	select {
+	case err := <-slowEnded:
+		t.Fatalf("the lifecycle ended (%v) while a transfer for it was still out", err)
+	default:
+	}
+	release()
+	released = true
+	select {
+	case err := <-slowEnded:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctxT(t).Done():
+		t.Fatal("the end did not follow its last transfer")
+	}
+	if n := h.storedFor(wire.DlvStream(space), wire.DlvSubject(space, slow.Principal, slow.UID)); n != 0 {
+		t.Fatalf("%d stored copies kept for the ended lifecycle; want none", n)
 	}
 }

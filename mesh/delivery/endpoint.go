@@ -61,7 +61,9 @@ func (s *Service) commands() []ep.Command {
 // subjects (its sender tokens are the caller's) carries an id.
 func (s *Service) epStored(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
 	var a mesh.StoredArgs
-	_ = c.Decode(&a)
+	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
 	sub, err := wire.ParseSubject(a.Subject)
 	if err != nil || sub.Space != wire.SanitizeToken(s.space) || sub.Sender != ci.p {
 		return nil, ep.Refuse(ep.CodePermissionDenied, "%s may ask only about its own chat, inst and svc subjects", ci.p)

@@ -72,8 +72,6 @@ func (s *Service) onChat(m jetstream.Msg) {
 	seq := meta.Sequence.Stream
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
-	s.endMu.RLock()
-	defer s.endMu.RUnlock()
 	retry := func(err error) {
 		if meta.NumDelivered >= maxDeliver {
 			s.fanoutFailed(ctx, m, d, seq, fmt.Sprintf("still failing after %d tries: %v", meta.NumDelivered, err))
@@ -91,6 +89,10 @@ func (s *Service) onChat(m jetstream.Msg) {
 	// stored: the fsyncs overlap instead of queueing one behind another.
 	futures := make([]jetstream.PubAckFuture, 0, len(targets))
 	for _, t := range targets {
+		if !s.gate.begin(t.p, t.uid) {
+			continue // ended since it was found: nothing is owed to it
+		}
+		defer s.gate.finish(t.p, t.uid)
 		e := Entry{Msg: d.Msg, Channel: d.Subject.Channel, Seq: seq, Reason: t.reason, Generation: t.gen}
 		f, err := s.writeEntryAsync(t, e)
 		if errors.Is(err, nats.ErrMaxPayload) {

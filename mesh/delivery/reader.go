@@ -32,15 +32,6 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 	defer cancel()
-	// Shared until the transfer is stored (or refused), so a lifecycle
-	// marked ended meanwhile gets nothing after the mark.
-	s.endMu.RLock()
-	handed := false
-	defer func() {
-		if !handed {
-			s.endMu.RUnlock()
-		}
-	}()
 	row, found, err := s.aclRow(ctx, p, uid)
 	if err != nil {
 		// Held, not dropped: the copy waits until the row reads again
@@ -60,10 +51,18 @@ func (s *Service) onEntry(m jetstream.Msg) {
 		_ = m.NakWithDelay(retryDelay)
 		return
 	}
-	if row.Ended() || s.life.isEnded(p, uid) {
+	// Begun on the gate until the transfer is stored (or refused), so a
+	// lifecycle marked ended meanwhile gets nothing after the mark.
+	if row.Ended() || !s.gate.begin(p, uid) {
 		_ = m.Ack() // the lifecycle ended: nothing is owed to it any more
 		return
 	}
+	handed := false
+	defer func() {
+		if !handed {
+			s.gate.finish(p, uid)
+		}
+	}()
 	if !wire.Covered(row.AllowSubscribe, e.Channel) {
 		_ = m.Ack() // the ACL no longer covers it: revoked
 		return
@@ -97,7 +96,7 @@ func (s *Service) onEntry(m jetstream.Msg) {
 	handed = true
 	go func() {
 		defer s.inflight.Done()
-		defer s.endMu.RUnlock()
+		defer s.gate.finish(p, uid)
 		ctx, cancel := context.WithTimeout(s.ctx, 30*time.Second)
 		defer cancel()
 		select {

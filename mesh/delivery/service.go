@@ -65,6 +65,11 @@ type lease struct {
 // Service is a running delivery service. Start returns at once; the
 // service serves once it holds the lease (a crashed predecessor's lease
 // lapses within its 30 s TTL).
+//
+// Lock order: ctlMu, then gate.mu, then life.mu; hostsMu, then an
+// agentHost's mu; mu is taken alone. Only ctlMu is held across I/O (it
+// serializes control operations, each a few KV and stream calls); the
+// others guard maps and are never held while waiting on the broker.
 type Service struct {
 	opts      Options
 	nc        *nats.Conn
@@ -84,11 +89,12 @@ type Service struct {
 
 	inflight sync.WaitGroup // reader transfers waiting for their acks
 
-	// endMu: every fan-out write and reader transfer holds it shared from
-	// its lifecycle check until its copy is stored; EndLifecycle holds it
-	// alone while it marks a lifecycle ended, so no copy for an ended
-	// lifecycle lands after the mark.
-	endMu sync.RWMutex
+	// gate: every fan-out write and reader transfer begins on it for its
+	// lifecycle before it stores a copy and finishes once the copy is
+	// stored; EndLifecycle marks the lifecycle ended on it and waits for
+	// the writes begun before, so no copy for an ended lifecycle lands
+	// after the mark.
+	gate *endGate
 
 	takeOver bool // the first acquire may overwrite a dead predecessor's lease
 	tookOver bool // it did: serve redelivers the predecessor's in-flight work
@@ -162,6 +168,7 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 		return nil, err
 	}
 	s.life = newLifecycles(s.aclKV, s.recordsKV)
+	s.gate = newEndGate(s.life)
 	if err := s.life.start(s.ctx, ctx); err != nil {
 		s.cancel()
 		s.roster.Close()

@@ -29,6 +29,9 @@ type Row struct {
 	// creds: "namespace", "landlock" or "unsandboxed: <reason>"; "" until
 	// its process has started.
 	Sandbox string `json:"sandbox,omitempty"`
+	// Nested says why the harness's own sandbox (Codex's bwrap) cannot run
+	// in the seat; "" when it can, or the harness has none.
+	Nested string `json:"nested,omitempty"`
 	// Sessions are the people attached to the seat now.
 	Sessions []SessionRow `json:"sessions,omitempty"`
 	// Held says why messages wait to be injected into the seat: its

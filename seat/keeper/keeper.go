@@ -134,7 +134,7 @@ func run(args []string) int {
 		seatID = procid.ID{PID: s.PID()}
 	}
 	k := &keeper{dir: dir, seat: s, logf: logf, recorded: make(chan struct{}), joined: make(chan struct{}),
-		rec: Record{V: Version, Keeper: procid.Self(), Seat: seatID, Started: s.Started().UTC(), Sandbox: rep.String()}}
+		rec: Record{V: Version, Keeper: procid.Self(), Seat: seatID, Started: s.Started().UTC(), Sandbox: rep.String(), Nested: rep.Nested}}
 	size := plan.Ring
 	if size <= 0 {
 		size = DefaultRing
@@ -366,7 +366,7 @@ func (k *keeper) serve(c *net.UnixConn, size int) {
 	screen, ch, cancel := k.seat.SubscribeScreen()
 	cols, rows := k.seat.Size()
 	w := Welcome{V: Version, Keeper: k.rec.Keeper, Seat: k.rec.Seat, StartedMs: k.seat.Started().UnixMilli(),
-		Cols: cols, Rows: rows, Sandbox: k.rec.Sandbox, Exited: !k.seat.Running(), Detached: det}
+		Cols: cols, Rows: rows, Sandbox: k.rec.Sandbox, Nested: k.rec.Nested, Exited: !k.seat.Running(), Detached: det}
 	if t := k.seat.LastOutput(); !t.IsZero() {
 		w.LastOutMs = t.UnixMilli()
 	}

@@ -54,6 +54,7 @@ type Welcome struct {
 	Rows       int       `json:"rows"`
 	LastOutMs  int64     `json:"lastOutputMs,omitempty"` // when the program last wrote; 0 never
 	Sandbox    string    `json:"sandbox"`                // what the launcher achieved, as ps shows it
+	Nested     string    `json:"nested,omitempty"`       // why a sandbox of the seat's own cannot run in it
 	Exited     bool      `json:"exited,omitempty"`       // it ended already; the exit frame follows the paint
 	Detached   *Detached `json:"detached,omitempty"`     // output written while no manager was connected
 	Superseded string    `json:"superseded,omitempty"`   // the instance whose connection this one replaced

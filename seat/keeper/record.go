@@ -63,6 +63,9 @@ type Record struct {
 	Seat    procid.ID `json:"seat"`
 	Started time.Time `json:"started"`
 	Sandbox string    `json:"sandbox"`
+	// Nested says why a sandbox of the seat's own cannot run inside it
+	// (sandbox.Report.Nested); "" when it can.
+	Nested string `json:"nested,omitempty"`
 }
 
 // ExitRecord is exit.json: how the seat ended, and its last lines.

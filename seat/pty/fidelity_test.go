@@ -13,9 +13,9 @@ import (
 )
 
 // The screens under testdata/screens are the raw output of real programs
-// (Claude Code's start and a turn, vim, top), recorded at 120x32 from a
-// tmux pane (pipe-pane). Fed byte for byte to a seat and to tmux, they
-// must draw the same screen: the seat's screen is what `cotal screen`, the
+// (Claude Code's start and a turn, Codex's start and a turn, vim, top),
+// recorded at 120x32 from a tmux pane (pipe-pane). Fed byte for byte to a
+// seat and to tmux, they must draw the same screen: the seat's screen is what `cotal screen`, the
 // dashboard and an attach repaint show.
 func TestScreenMatchesTmux(t *testing.T) {
 	if _, err := exec.LookPath("tmux"); err != nil {

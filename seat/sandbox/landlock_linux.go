@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
@@ -43,16 +44,36 @@ func unavailable() error {
 	return errors.New("no usable Landlock here")
 }
 
-// scopeRuleset grants every right everywhere. It filters no path: its
-// point is the domain itself, since a process in a Landlock domain cannot
-// ptrace, or open /proc/<pid>/root, cwd, fd, mem or environ of, any
-// process outside it — the way around the namespace's covers.
-func scopeRuleset() (int, uint32, error) {
-	fd, flags, err := rulesetConfig.NewRulesetFD(landlock.PathAccess(allFS, "/"))
+// scopeABI is the first Landlock ABI that scopes a domain without
+// handling any filesystem right.
+const scopeABI = 6
+
+// scopeRuleset makes the seat's Landlock domain in namespace mode. It
+// filters no path: its point is the domain itself, since a process in a
+// Landlock domain cannot ptrace, or open /proc/<pid>/root, cwd, fd, mem or
+// environ of, any process outside it — the way around the namespace's
+// covers. From ABI 6 the domain scopes signals only (the seat cannot signal
+// a process outside it) and handles no filesystem right, so the seat may
+// still make mount namespaces of its own, as a harness's sandbox (bwrap)
+// does; nested says why it may not, "" when it may. Below ABI 6 the domain
+// grants every filesystem right everywhere, and a domain that handles
+// filesystem rights forbids every mount.
+func scopeRuleset() (fd int, flags uint32, nested string, err error) {
+	if ABI() >= scopeABI {
+		fd, flags, err = landlock.Config{Scoped: ll.ScopeSignal}.NewRulesetFD()
+		if err == nil && fd >= 0 {
+			return fd, flags, "", nil
+		}
+		if err == nil {
+			err = unavailable()
+		}
+		return -1, 0, "", err
+	}
+	fd, flags, err = rulesetConfig.NewRulesetFD(landlock.PathAccess(allFS, "/"))
 	if err == nil && fd < 0 {
 		err = unavailable()
 	}
-	return fd, flags, err
+	return fd, flags, fmt.Sprintf("Landlock ABI %d cannot scope the seat without forbidding mounts (needs %d)", ABI(), scopeABI), err
 }
 
 // pathRuleset grants every right on everything but the protected
@@ -99,12 +120,12 @@ func pathRuleset(c *confinement) (int, uint32, error) {
 	return fd, flags, err
 }
 
-// enforce drops every capability, sets no_new_privs (so no setuid or file
-// capability gives any back) and puts this thread in the ruleset's
-// domain; the exec that follows takes all of it to the agent.
-func enforce(fd int, flags uint32) error {
+// enforce drops every capability but keep, sets no_new_privs (so no
+// setuid or file capability gives any back) and puts this thread in the
+// ruleset's domain; the exec that follows takes all of it to the agent.
+func enforce(fd int, flags uint32, keep ...uintptr) error {
 	defer unix.Close(fd)
-	if err := dropCaps(); err != nil {
+	if err := dropCaps(keep...); err != nil {
 		return err
 	}
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
@@ -116,13 +137,22 @@ func enforce(fd int, flags uint32) error {
 	return nil
 }
 
-// dropCaps clears this thread's ambient, inheritable, permitted and
-// effective capabilities and, where it may, the bounding set. A root seat
-// must lose the bounding set too, or exec would hand every capability back.
-func dropCaps() error {
+// capSetFCap is CAP_SETFCAP: since Linux 5.12 a user namespace may map
+// uid 0 of its parent only if its creator held it.
+const capSetFCap = 31
+
+// dropCaps clears this thread's ambient and inheritable capabilities, its
+// permitted and effective ones but keep, and, where it may, the bounding
+// set but keep. A root seat must lose the bounding set too, or exec would
+// hand every capability back; what it keeps, exec hands back to it (root's
+// rule), and no_new_privs bounds it to that.
+func dropCaps(keep ...uintptr) error {
 	_ = unix.Prctl(unix.PR_CAP_AMBIENT, unix.PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0)
 	var bounding error
 	for c := 0; c < 64; c++ {
+		if slices.Contains(keep, uintptr(c)) {
+			continue
+		}
 		err := unix.Prctl(unix.PR_CAPBSET_DROP, uintptr(c), 0, 0, 0)
 		if errors.Is(err, unix.EINVAL) {
 			break // past the last capability
@@ -133,6 +163,10 @@ func dropCaps() error {
 	}
 	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
 	var data [2]unix.CapUserData
+	for _, c := range keep {
+		data[c/32].Permitted |= 1 << (c % 32)
+		data[c/32].Effective |= 1 << (c % 32)
+	}
 	if err := unix.Capset(&hdr, &data[0]); err != nil {
 		return fmt.Errorf("clearing capabilities: %w", err)
 	}

@@ -76,14 +76,20 @@ func confine(note string) Report {
 		if err := hide(c); err != nil {
 			why = "no mount namespace: " + err.Error()
 		} else {
-			fd, flags, err := scopeRuleset()
+			fd, flags, nested, err := scopeRuleset()
+			var keep []uintptr
+			if nested == "" && os.Geteuid() == 0 {
+				// A root seat's own sandbox (bwrap) maps root into the
+				// user namespace it makes, which takes CAP_SETFCAP.
+				keep = []uintptr{capSetFCap}
+			}
 			if err == nil {
-				err = enforce(fd, flags)
+				err = enforce(fd, flags, keep...)
 			}
 			if err != nil {
 				return unsandboxed("the store is hidden by a mount namespace, but other processes' /proc/<pid>/root still reach it: %v", err)
 			}
-			return Report{Mode: Namespace}
+			return Report{Mode: Namespace, Nested: nested}
 		}
 	}
 	if m.skips(Landlock) {
@@ -99,7 +105,7 @@ func confine(note string) Report {
 	if err != nil {
 		return unsandboxed("%s; Landlock: %v", why, err)
 	}
-	return Report{Mode: Landlock, Reason: why}
+	return Report{Mode: Landlock, Reason: why, Nested: "Landlock path rules forbid the mounts it makes"}
 }
 
 // send writes the report to the manager's pipe and closes it, so the

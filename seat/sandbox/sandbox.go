@@ -35,6 +35,10 @@ const (
 type Report struct {
 	Mode   string `json:"mode"`
 	Reason string `json:"reason,omitempty"` // why not more (for namespace and landlock: notes)
+	// Nested says why a sandbox of the seat's own (a harness's bwrap,
+	// which makes user and mount namespaces) cannot run in it; "" when it
+	// can, or the seat is unsandboxed.
+	Nested string `json:"nested,omitempty"`
 }
 
 // Sandboxed reports whether the protected directories are out of reach.

@@ -26,6 +26,9 @@ func TestMain(m *testing.M) {
 	if os.Getenv(envBystander) != "" {
 		becomeCaplessSleeper()
 	}
+	if mode := os.Getenv(envNested); mode != "" {
+		nestedMain(mode)
+	}
 	os.Exit(m.Run())
 }
 
@@ -319,7 +322,7 @@ func TestAsAnUnprivilegedUser(t *testing.T) {
 	if err := os.Chown(tmp, nobody, nobody); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "-test.v", "-test.count=1", "-test.run", "^(TestNamespaceHidesTheStore|TestLandlockPathsWithoutNamespace|TestNoneIsReported|TestProbe)$")
+	cmd := exec.Command(bin, "-test.v", "-test.count=1", "-test.run", "^(TestNamespaceHidesTheStore|TestLandlockPathsWithoutNamespace|TestNoneIsReported|TestProbe|TestNestedNamespacesKeepTheCovers)$")
 	cmd.Dir = tmp
 	cmd.Env = []string{"PATH=" + os.Getenv("PATH"), "HOME=" + tmp, "TMPDIR=" + tmp, envUnprivileged + "=1"}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: nobody, Gid: nobody}}
@@ -328,7 +331,7 @@ func TestAsAnUnprivilegedUser(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the tests failed as an unprivileged user: %v", err)
 	}
-	for _, name := range []string{"TestNamespaceHidesTheStore", "TestLandlockPathsWithoutNamespace"} {
+	for _, name := range []string{"TestNamespaceHidesTheStore", "TestLandlockPathsWithoutNamespace", "TestNestedNamespacesKeepTheCovers"} {
 		if !strings.Contains(string(out), "--- PASS: "+name) {
 			t.Errorf("%s did not pass as an unprivileged user (skipped?)", name)
 		}

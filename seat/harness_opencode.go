@@ -1,0 +1,282 @@
+package seat
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+// opencode in a seat, driven through a plugin of cotal's. Everything cotal
+// adds comes in OPENCODE_CONFIG_CONTENT, the inline config opencode merges
+// over all its others (the user's global file, OPENCODE_CONFIG, the
+// project's): the cotal MCP server, an allow rule for its tools, the
+// persona's prompt as an instruction file, and the plugin, a file in the
+// seat's launch directory. The user's files, and their own
+// OPENCODE_CONFIG and OPENCODE_CONFIG_CONTENT, stay theirs: an inline
+// config of theirs is kept, with cotal's keys added to it.
+//
+// The plugin hands opencode's events to the seat as `cotal hook <event>`:
+// a message submitted is a turn beginning, and what waits goes into it as a
+// part of the message; a tool call is working; a permission asked is
+// waiting, and the person's answer from cotal goes back through opencode's
+// own API; an assistant message completed proves the model had what the
+// turn carried, one that failed puts it back; the session going idle is
+// idle at its prompt.
+type opencodeHarness struct{ prompt string }
+
+// Files of an opencode seat's launch directory.
+const (
+	opencodePluginFile = "cotal-opencode.js"
+	opencodePromptFile = "persona-prompt.md"
+)
+
+// opencodeAllow lets the model call the seat's cotal tools (opencode
+// names them <server>_<tool>) without asking, whatever the user's rules.
+const opencodeAllow = "cotal_*"
+
+func (o opencodeHarness) launch(l launchCtx) ([]string, []string, error) {
+	plugin := filepath.Join(l.dir, opencodePluginFile)
+	exe, _ := json.Marshal(l.exe)
+	if err := os.WriteFile(plugin, []byte(strings.Replace(opencodePlugin, "__COTAL__", string(exe), 1)), 0o600); err != nil {
+		return nil, nil, fmt.Errorf("writing the opencode plugin: %w", err)
+	}
+	ours := map[string]any{
+		"mcp":        map[string]any{"cotal": map[string]any{"type": "local", "command": []string{l.exe, "mcp"}, "enabled": true}},
+		"permission": map[string]any{opencodeAllow: "allow"},
+		"plugin":     []any{"file://" + plugin},
+	}
+	if strings.TrimSpace(o.prompt) != "" {
+		path := filepath.Join(l.dir, opencodePromptFile)
+		if err := os.WriteFile(path, []byte(o.prompt), 0o600); err != nil {
+			return nil, nil, fmt.Errorf("writing the persona's prompt: %w", err)
+		}
+		ours["instructions"] = []any{path}
+	}
+	cfg := map[string]any{}
+	if theirs := l.env("OPENCODE_CONFIG_CONTENT"); strings.TrimSpace(theirs) != "" {
+		if err := json.Unmarshal([]byte(theirs), &cfg); err != nil {
+			return nil, nil, fmt.Errorf("OPENCODE_CONFIG_CONTENT is not a JSON object, so cotal cannot add its MCP server to it: %v", err)
+		}
+	}
+	mergeConfig(cfg, ours)
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return nil, []string{"OPENCODE_CONFIG_CONTENT=" + string(b)}, nil
+}
+
+// mergeConfig adds ours to cfg: objects merged key by key (ours winning on
+// a key both set), lists appended to, anything else ours.
+func mergeConfig(cfg, ours map[string]any) {
+	for k, v := range ours {
+		switch v := v.(type) {
+		case map[string]any:
+			if have, ok := cfg[k].(map[string]any); ok {
+				mergeConfig(have, v)
+				continue
+			}
+		case []any:
+			if have, ok := cfg[k].([]any); ok {
+				cfg[k] = append(have, v...)
+				continue
+			}
+		}
+		cfg[k] = v
+	}
+}
+
+func (opencodeHarness) reports() bool        { return true }
+func (opencodeHarness) fullScreen() bool     { return true }
+func (opencodeHarness) sessionAtStart() bool { return false }
+func (opencodeHarness) nests() bool          { return false }
+
+// opencodeHookInput is what the plugin hands a hook (the fields the seat
+// reads).
+type opencodeHookInput struct {
+	Event      string          `json:"event"`
+	SessionID  string          `json:"session_id"`
+	Tool       string          `json:"tool"`
+	Args       json.RawMessage `json:"args"`
+	Permission string          `json:"permission"`
+	Patterns   []string        `json:"patterns"`
+	Error      string          `json:"error"`
+}
+
+func (o opencodeHarness) hook(h *hookCall) (client.HookReply, error) {
+	var in opencodeHookInput
+	if err := json.Unmarshal(h.input, &in); err != nil {
+		return client.HookReply{}, fmt.Errorf("its input is not the cotal plugin's JSON: %v", err)
+	}
+	src := "plugin " + h.event
+	h.session(in.SessionID)
+	switch h.event {
+	case "TurnStart":
+		h.dismiss("a message was submitted")
+		h.promptBegan()
+		h.report(agentReport{state: client.AgentWorking, source: src})
+		text, token := h.handOut()
+		return client.HookReply{Output: text, Token: token}, nil
+	case "Tool":
+		h.confirm()
+		h.report(agentReport{state: client.AgentWorking, activity: toolLabel(capitalized(in.Tool), in.Args), source: src})
+	case "ToolDone":
+		h.dismiss("its tool call went ahead")
+		h.report(agentReport{state: client.AgentWorking, source: src})
+	case "Permission":
+		h.confirm()
+		what := "approve " + oneLabel(capitalized(in.Permission)+"("+strings.Join(in.Patterns, " ")+")")
+		return h.await(client.AskApproval, what, opencodeDecision, src)
+	case "PermissionReplied":
+		h.dismiss("it was answered")
+	case "ModelDone":
+		if in.Error != "" {
+			h.unproven("its model request failed: " + oneLabel(in.Error))
+			break
+		}
+		h.confirm()
+	case "Idle":
+		h.dismiss("its turn ended")
+		h.report(agentReport{state: client.AgentIdle, source: src, atPrompt: true})
+	case "Error":
+		h.unproven("its session failed: " + oneLabel(in.Error))
+	}
+	return client.HookReply{}, nil
+}
+
+// opencodeDecision is what the plugin sends opencode for a person's answer.
+func opencodeDecision(decision, message string) string {
+	reply := "once"
+	if decision == client.AnswerDeny {
+		reply = "reject"
+	}
+	b, _ := json.Marshal(map[string]string{"reply": reply, "message": message})
+	return string(b)
+}
+
+// capitalized is bash as Bash.
+func capitalized(s string) string {
+	if s == "" {
+		return s
+	}
+	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// opencode's screen: its prompt box holds "Ask anything" until typed into;
+// a permission request draws "Permission required" over it; while a turn
+// runs, a line says "esc interrupt".
+func (opencodeHarness) screen(lines []string) screenRead {
+	r := screenRead{known: true}
+	prompt := false
+	for _, l := range lines {
+		switch {
+		case strings.Contains(l, "Permission required"):
+			r.dialog = "Permission required"
+			return r
+		case strings.Contains(l, "esc interrupt"):
+			return r
+		case strings.Contains(l, "Ask anything"):
+			prompt = true
+		}
+	}
+	r.atPrompt = prompt
+	return r
+}
+
+// opencodePlugin is the plugin cotal writes into an opencode seat's launch
+// directory (__COTAL__ becomes the cotal binary's path). Each event it
+// cares about runs `cotal hook <event>` with the event as JSON on stdin;
+// a message's hook prints what to add to it, a permission's hook the
+// person's answer.
+const opencodePlugin = `// cotal's plugin for an opencode seat: it tells the seat what opencode
+// does through ` + "`cotal hook`" + `, and hands the seat's messages to the model.
+import { spawn } from "node:child_process"
+
+const cotal = __COTAL__
+
+function hook(event, input) {
+  return new Promise((resolve) => {
+    let out = ""
+    let child
+    try {
+      child = spawn(cotal, ["hook", event], { stdio: ["pipe", "pipe", "inherit"] })
+    } catch (e) {
+      resolve("")
+      return
+    }
+    child.stdout.on("data", (d) => { out += d })
+    child.on("error", () => resolve(""))
+    child.on("close", () => resolve(out))
+    child.stdin.end(JSON.stringify({ event, ...input }))
+  })
+}
+
+export const CotalSeat = async ({ client }) => {
+  const status = {}
+  const done = new Set()
+  // Events go to the seat in the order they came; a permission waits for
+  // its person apart, so that nothing else waits behind it.
+  let chain = Promise.resolve()
+  const inOrder = (fn) => { chain = chain.then(fn).catch(() => {}) }
+  const answer = async (p) => {
+    const out = await hook("Permission", { session_id: p.sessionID, permission: p.permission, patterns: p.patterns || [] })
+    if (out.trim() === "") return
+    const a = JSON.parse(out)
+    await client.postSessionIdPermissionsPermissionId({
+      path: { id: p.sessionID, permissionID: p.id },
+      body: { response: a.reply, message: a.message || undefined },
+    })
+  }
+  return {
+    "chat.message": async (input, output) => {
+      await chain
+      const text = await hook("TurnStart", { session_id: input.sessionID })
+      if (text.trim() === "") return
+      output.parts.push({
+        id: "prt_cotal" + Date.now().toString(36) + Math.random().toString(36).slice(2, 8),
+        sessionID: input.sessionID, messageID: output.message.id,
+        type: "text", text, synthetic: true,
+      })
+    },
+    "tool.execute.before": async (input, output) => {
+      await chain
+      await hook("Tool", { session_id: input.sessionID, tool: input.tool, args: output.args })
+    },
+    "tool.execute.after": async (input) => {
+      inOrder(() => hook("ToolDone", { session_id: input.sessionID, tool: input.tool }))
+    },
+    event: async ({ event }) => {
+      const p = event.properties || {}
+      switch (event.type) {
+        case "permission.asked":
+          answer(p).catch(() => {})
+          return
+        case "permission.replied":
+          inOrder(() => hook("PermissionReplied", { session_id: p.sessionID }))
+          return
+        case "message.updated": {
+          const m = p.info || {}
+          if (m.role !== "assistant" || done.has(m.id) || (!(m.time && m.time.completed) && !m.error)) return
+          done.add(m.id)
+          inOrder(() => hook("ModelDone", { session_id: m.sessionID, error: m.error ? JSON.stringify(m.error) : "" }))
+          return
+        }
+        case "session.status": {
+          const s = (p.status && p.status.type) || ""
+          if (status[p.sessionID] === s) return
+          status[p.sessionID] = s
+          if (s === "idle") inOrder(() => hook("Idle", { session_id: p.sessionID }))
+          return
+        }
+        case "session.error":
+          inOrder(() => hook("Error", { session_id: p.sessionID, error: JSON.stringify(p.error || {}) }))
+          return
+      }
+    },
+  }
+}
+`
