@@ -172,7 +172,8 @@ func keeperPID(t *testing.T, home, name, uid string) int {
 // names them; down --keep-seats stops the mesh and leaves them running;
 // the next up takes back the one whose keeper lives and says which was
 // lost (its keeper killed while no mesh ran) and when, in its output and
-// in ps; the lost seat's process and its background job are ended.
+// in ps; the lost seat's process and its background job are ended, and
+// so is the background job of the seat taken back when it is stopped.
 func TestDownKeepSeatsAndLostSeats(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -257,4 +258,26 @@ func TestDownKeepSeatsAndLostSeats(t *testing.T) {
 		t.Fatalf("input after up: %s", stderr)
 	}
 	waitSeatScreen(t, home, dir, "stay", "back-9", func(s string) bool { return hasLine(s, "back-9") })
+
+	// A stop of the seat taken back ends its background job with it.
+	if _, stderr, code := runIn(t, home, dir, "input", "stay", "sleep 1000 & echo bg=$!"); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	bg := 0
+	waitSeatScreen(t, home, dir, "stay", "its job's pid", func(s string) bool {
+		m := regexp.MustCompile(`(?m)^bg=(\d+)`).FindStringSubmatch(s)
+		if m != nil {
+			bg, _ = strconv.Atoi(m[1])
+		}
+		return m != nil
+	})
+	if out, stderr, code := runIn(t, home, dir, "stop", "stay"); code != 0 {
+		t.Fatalf("stop stay: exit %d\n%s%s", code, out, stderr)
+	}
+	waitFor(t, 10*time.Second, func() error {
+		if processAlive(before["stay"].PID) || processAlive(bg) {
+			return fmt.Errorf("the stopped seat (pid %d) or its background job (pid %d) still runs", before["stay"].PID, bg)
+		}
+		return nil
+	})
 }
