@@ -281,3 +281,58 @@ func TestDownKeepSeatsAndLostSeats(t *testing.T) {
 		return nil
 	})
 }
+
+// TestKilledSuperviseLeavesItsSeatsToTheNext: kill -9 of a `cotal
+// supervise` manager leaves its seat running in its keeper; the next
+// supervise of the same instance takes it back, same lifecycle and
+// process, typed into as before.
+func TestKilledSuperviseLeavesItsSeatsToTheNext(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+	upIn(t, home, dir)
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	idFile := filepath.Join(t.TempDir(), "sup.id")
+	cmd, _, done := foreground(t, home, dir, "Ctrl-C to stop", "supervise", "--id-file", idFile)
+	b, err := os.ReadFile(idFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id struct {
+		InstanceID string `json:"instanceId"`
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		t.Fatal(err)
+	}
+	spawnShell(t, home, dir, id.InstanceID)
+	before := custodyRows(t, home, dir)["shell"]
+	if before.Custody != "keeper" {
+		t.Fatalf("the supervised seat: %+v; want held by a keeper", before)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-done
+	if !processAlive(before.PID) {
+		t.Fatalf("the seat (pid %d) died with its supervise", before.PID)
+	}
+	_, out, _ := foreground(t, home, dir, "Ctrl-C to stop", "supervise", "--id-file", idFile)
+	if !strings.Contains(out.String(), "took back 1 seat(s) from their keepers: shell") {
+		t.Errorf("the next supervise does not say it took the seat back:\n%s", out)
+	}
+	var after custodyRow
+	waitFor(t, 20*time.Second, func() error {
+		after = custodyRows(t, home, dir)["shell"]
+		if after.ReattachedMs == 0 || after.Process != "running" {
+			return fmt.Errorf("shell %+v; want reattached", after)
+		}
+		return nil
+	})
+	if after.LifecycleUID != before.LifecycleUID || after.PID != before.PID {
+		t.Errorf("shell after the next supervise: %+v; want uid %s pid %d", after, before.LifecycleUID, before.PID)
+	}
+	if _, stderr, code := runIn(t, home, dir, "input", "shell", "echo sup-$((5*5))"); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	waitSeatScreen(t, home, dir, "shell", "sup-25", func(s string) bool { return hasLine(s, "sup-25") })
+}
