@@ -60,15 +60,6 @@ func (h *Host) keepsSeats() bool {
 // file); for a host run in this process.
 func (h *Host) KeepSeatsOnClose() { h.keep.Store(true) }
 
-// Kept names the seats in keepers that outlive this host if it closes
-// keeping them.
-func (h *Host) Kept() []string {
-	if m := h.Manager(); m != nil {
-		return m.Kept()
-	}
-	return nil
-}
-
 // port is the port the broker listens on: the configured one, or else the
 // one the space's last mesh listened on while seats it spawned may still
 // run in their keepers (their processes reach the mesh at that address),
