@@ -20,14 +20,8 @@ type Self struct {
 // Self is the seat calls of the client's caller, a seat hosted by manager.
 func (c *Client) Self(manager string) Self { return Self{c: c, manager: manager} }
 
-// call runs one self command on the seat's manager. A manager that
-// restarted since the last call (it took the seat back from its keeper, at
-// a new epoch) refuses it unrun; it is asked once more, as it is now.
 func (s Self) call(ctx context.Context, command string, args, out any) error {
 	_, err := s.c.call(ctx, command, args, out, ep.Self(), ep.On(s.manager))
-	if e := ep.AsError(err); e != nil && e.Code == ep.CodeExpired && e.HasDetail(ep.BindRefusedKind) {
-		_, err = s.c.call(ctx, command, args, out, ep.Self(), ep.On(s.manager))
-	}
 	return err
 }
 
