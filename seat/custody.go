@@ -34,8 +34,9 @@ import (
 // same instance takes it back at its start (reattach): same lifecycle,
 // credential and connector durables, the screen painted as it is. Each
 // keeper directory holds the manager's record of its seat (seat.json) and
-// a copy of the agent file it was spawned from, so a seat is taken back
-// as it was spawned, whatever became of the persona since.
+// the persona it was spawned from as resolved then (persona.json: from an
+// agent file or the space's manifest), so a seat is taken back as it was
+// spawned, whatever became of the persona since.
 
 // Seat states beyond the spawn's.
 const (
@@ -52,6 +53,7 @@ const (
 
 const (
 	custodyFile    = "seat.json"
+	personaFile    = "persona.json" // the persona as resolved at the spawn
 	custodyVersion = 1
 )
 
@@ -176,19 +178,16 @@ func (m *Manager) take(dir string) (*pty.Seat, keeper.Welcome, error) {
 	return proc, w, nil
 }
 
-// writeCustody writes the seat's record and a copy of its agent file into
-// its keeper directory.
+// writeCustody writes the seat's record and the persona it is spawned
+// from, as resolved (from the project's agent file or the space's
+// manifest), into its keeper directory.
 func (m *Manager) writeCustody(s *Seat, p *Persona) error {
-	agents := config.AgentsDir(s.keepDir)
-	if err := os.MkdirAll(agents, 0o700); err != nil {
-		return err
-	}
-	b, err := os.ReadFile(p.AgentFile.Path)
+	b, err := json.MarshalIndent(p.AgentFile, "", "  ")
 	if err != nil {
-		return fmt.Errorf("copying the agent file: %w", err)
-	}
-	if err := os.WriteFile(filepath.Join(agents, s.persona+".md"), b, 0o600); err != nil {
 		return err
+	}
+	if err := config.WriteFileAtomic(filepath.Join(s.keepDir, personaFile), b, 0o600); err != nil {
+		return fmt.Errorf("writing the seat's persona: %w", err)
 	}
 	return m.saveCustody(s)
 }
@@ -224,19 +223,23 @@ func readCustody(dir string) (custodyRecord, error) {
 	return r, nil
 }
 
-// keptPersona is the persona a kept seat was spawned from, from the copy in
-// its keeper directory; its harness's binary need not be installed any
+// keptPersona is the persona a kept seat was spawned from, as its keeper
+// directory keeps it; its harness's binary need not be installed any
 // more, since nothing is started from it.
-func keptPersona(dir, name string) (*Persona, error) {
-	p, err := LoadPersona(dir, name)
+func keptPersona(dir string) (*Persona, error) {
+	b, err := os.ReadFile(filepath.Join(dir, personaFile))
+	if err != nil {
+		return nil, err
+	}
+	var a config.AgentFile
+	if err := json.Unmarshal(b, &a); err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Join(dir, personaFile), err)
+	}
+	p, err := personaOf(&a)
 	if err == nil || !errors.Is(err, ErrHarnessMissing) {
 		return p, err
 	}
-	a, aerr := config.LoadAgentFile(filepath.Join(config.AgentsDir(dir), name+".md"))
-	if aerr != nil {
-		return nil, aerr
-	}
-	p = &Persona{AgentFile: a, Harness: a.Agent, Cwd: a.Launch.Cwd, Env: a.Launch.Env}
+	p = &Persona{AgentFile: &a, Harness: a.Agent, Cwd: a.Launch.Cwd, Env: a.Launch.Env}
 	if p.Harness == "" {
 		p.Harness = "claude"
 	}
@@ -293,7 +296,7 @@ func (m *Manager) takeBack(dir string, rec custodyRecord) {
 	m.mu.Lock()
 	m.seats[s.name] = s
 	m.mu.Unlock()
-	p, err := keptPersona(dir, rec.Persona)
+	p, err := keptPersona(dir)
 	if err == nil {
 		s.h, err = harnessFor(p)
 	}
@@ -330,7 +333,7 @@ func (m *Manager) takeBack(dir string, rec custodyRecord) {
 	}
 	if err != nil {
 		_ = proc.Stop(context.Background(), true)
-		m.settle(s, StateLost, time.Now(), "lost", fmt.Sprintf("its agent file cannot be read any more (%v); it was stopped", err), true)
+		m.settle(s, StateLost, time.Now(), "lost", fmt.Sprintf("its persona cannot be read from its keeper directory any more (%v); it was stopped", err), true)
 		return
 	}
 	if k, ok := m.opts.Minter.(KeptBy); ok && !k.Holds(s.id, s.uid) {
