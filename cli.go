@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -17,8 +15,6 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
-	"github.com/cotal-go/cotal/issue"
-	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -150,9 +146,6 @@ func (g *globals) paths() (string, config.Paths, config.Resolution, error) {
 	return data, p, res, err
 }
 
-// errMeshDown says no mesh serves the space and what to do.
-var errMeshDown = errors.New("mesh is not running")
-
 // resolveTarget finds the mesh a client command talks to (host.Resolve):
 // --server and --creds win; else the process holding the space's store
 // lock, as the local operator.
@@ -163,49 +156,9 @@ func (g *globals) resolveTarget() (host.Target, error) {
 	}
 	t, err := host.Resolve(p, g.server, g.creds)
 	if errors.Is(err, host.ErrNotRunning) {
-		return t, meshDown(data, p, res)
+		return t, host.NotRunning(data, p, res)
 	}
 	return t, err
-}
-
-// meshDown is errMeshDown for the space p, saying why that space was
-// looked for and naming the meshes that do run: first those serving this
-// folder, then the others with the folder each serves.
-func meshDown(data string, p config.Paths, res config.Resolution) error {
-	why := ""
-	switch res.Source {
-	case config.FromFlag:
-		why = "; --space (or COTAL_SPACE) names it"
-	case config.FromCreds:
-		why = "; the credential in " + res.Detail + " names it"
-	case config.FromUse:
-		why = "; `cotal use` chose it"
-	case config.FromProject:
-		why = "; it is named after the project folder " + res.Detail
-	}
-	live, _ := host.RunningMeshes(data)
-	mine := config.ServingFolder(live, res.Folder)
-	var here, elsewhere []string
-	for _, m := range live {
-		switch {
-		case m.Space == p.Space:
-		case slices.Contains(mine, m):
-			here = append(here, m.Space)
-		default:
-			elsewhere = append(elsewhere, m.Space)
-			if m.Folder != "" {
-				elsewhere[len(elsewhere)-1] += " (serving " + m.Folder + ")"
-			}
-		}
-	}
-	running := ""
-	switch {
-	case len(here) > 0:
-		running = fmt.Sprintf("; running for this folder: %s; --space NAME uses one", strings.Join(here, ", "))
-	case len(elsewhere) > 0:
-		running = fmt.Sprintf("; running elsewhere: %s; --space NAME uses one", strings.Join(elsewhere, ", "))
-	}
-	return fmt.Errorf("%w for space %s (start it with `cotal up --detach --space %s`, or pass --server)%s%s", errMeshDown, p.Space, p.Space, why, running)
 }
 
 // ctxTimeout is the default deadline of a one-shot command's broker calls.
@@ -219,47 +172,8 @@ func printJSON(w io.Writer, v any) {
 	fmt.Fprintln(w, string(b))
 }
 
-// oneShot runs fn with a one-shot endpoint (no presence, nothing consumed
-// until asked) acting as --creds or the local operator.
-func (g *globals) oneShot(fn func(ctx context.Context, e *mesh.Endpoint) error) error {
-	return g.oneShotWith(mesh.Options{}, fn)
-}
-
 // resultJSON prints a command's result for --json and ends the command.
 func (g *globals) resultJSON(v any) error {
 	printJSON(g.stdout, v)
 	return nil
-}
-
-// endpoint connects a CLI command to the space's mesh as --creds, or as
-// the local operator.
-func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint, error) {
-	t, err := g.resolveTarget()
-	if err != nil {
-		return nil, err
-	}
-	o.URL, o.Creds = t.URL, t.Creds
-	if o.Creds == "" || g.space != "" {
-		o.Space = t.Paths.Space
-	}
-	if o.Creds == "" && o.Name == "" {
-		o.Name = issue.OperatorPrincipal().Actor
-	}
-	if o.Logf == nil {
-		o.Logf = func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal: "+format+"\n", args...) }
-	}
-	return mesh.Connect(ctx, o)
-}
-
-// oneShotWith is oneShot with options of its own.
-func (g *globals) oneShotWith(o mesh.Options, fn func(ctx context.Context, e *mesh.Endpoint) error) error {
-	ctx, cancel := ctxTimeout()
-	defer cancel()
-	o.OneShot = true
-	e, err := g.endpoint(ctx, o)
-	if err != nil {
-		return err
-	}
-	defer e.Close()
-	return fn(ctx, e)
 }

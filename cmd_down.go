@@ -23,7 +23,9 @@ func newDownCmd(g *globals) *cobra.Command {
 refuses while any seat is live and names them; --with-agents stops them too;
 --keep-seats stops the mesh and leaves the seats running in their keepers (each
 seat's process is held by a keeper process of its own), for the next up to take
-back as they are.`,
+back as they are. With -f FILE it stops only what "cotal up -f FILE" started:
+the file's seats, its endpoints' credentials, and the mesh when up -f started
+it and nothing else runs on it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withAgents && keepSeats {

@@ -8,43 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/mesh/presence"
-	"github.com/cotal-go/cotal/seat/client"
 )
-
-// epClient connects a CLI command to the control surface as --creds, or
-// as the local operator; nothing here knows any endpoint's commands.
-func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
-	t, err := g.resolveTarget()
-	if err != nil {
-		return nil, nil, err
-	}
-	return t.ControlClient()
-}
-
-// epFailure prints a refusal the way a person reads it and says whether the command ran; it exits 1.
-func epFailure(g *globals, err error) error {
-	e := ep.AsError(err)
-	if e == nil {
-		return err
-	}
-	fmt.Fprintf(g.stderr, "✗ %s: %s\n", e.Code, e.Message)
-	switch e.EffectiveOutcome() {
-	case ep.NotExecuted:
-		if !strings.Contains(e.Message, "did not run") {
-			fmt.Fprintln(g.stderr, "  (the command did not run)")
-		}
-	case ep.Unknown:
-		fmt.Fprintln(g.stderr, "  (it is unknown whether the command ran)")
-	}
-	return exitError{exitFail}
-}
 
 func newDescribeCmd(g *globals) *cobra.Command {
 	var on string
@@ -241,38 +208,4 @@ liveness-unestablishable, superseded.`,
 	cmd.Flags().StringVar(&endpoint, "endpoint", "manager", "the endpoint the instance serves")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
-}
-
-// managers is a client of the space's managers as this process's caller;
-// closing nc ends it. An agent's credential gets an agent's client: it
-// sends its census and finds seats on the roster, since it may not read
-// the registry the operator's census freezes.
-func (g *globals) managers() (*client.Client, *nats.Conn, error) {
-	c, nc, err := g.epClient()
-	if err != nil {
-		return nil, nil, err
-	}
-	if !g.actsAsAgent() {
-		return client.New(c), nc, nil
-	}
-	roster := func(ctx context.Context) ([]presence.Peer, error) {
-		e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}})
-		if err != nil {
-			return nil, err
-		}
-		defer e.Close()
-		peers, _, err := e.Roster(ctx)
-		return peers, err
-	}
-	return client.New(c, client.AsAgent(roster)), nc, nil
-}
-
-// actsAsAgent reports whether --creds names an agent's (or an observer's)
-// credential rather than the operator's.
-func (g *globals) actsAsAgent() bool {
-	if g.creds == "" {
-		return false
-	}
-	info, err := loadCreds(g.creds, "creds")
-	return err == nil && (info.Profile == string(broker.ProfileAgent) || info.Profile == string(broker.ProfileObserver))
 }

@@ -55,7 +55,7 @@ and the file is ignored.`,
 			if !wire.ValidToken(name) {
 				return usagef("name %q must be one token of A-Z a-z 0-9 _ (at most 64; no . * > - or spaces)", name)
 			}
-			prof, err := broker.ParseProfile(profile)
+			prof, err := wire.ParseProfile(profile)
 			if err != nil {
 				return usage(err)
 			}
@@ -118,7 +118,7 @@ and the file is ignored.`,
 				return err
 			}
 			abs, _ := filepath.Abs(out)
-			if !seatsCannotRead(p, abs) {
+			if !host.SeatsCannotRead(p, abs) {
 				fmt.Fprintf(g.stderr, "cotal: warning: %s is where a seat can read it: a seat runs as you, sees every folder but the store's protected ones, and could act as %s with it. Leave out --out to keep it under the store, or keep the file where no seat runs.\n", abs, name)
 			}
 			if asJSON {
@@ -145,7 +145,7 @@ and the file is ignored.`,
 			if c.Identity.Role != "" {
 				fmt.Fprintf(g.stdout, "role          %s\n", c.Identity.Role)
 			}
-			if prof == broker.ProfileAgent {
+			if prof == wire.ProfileAgent {
 				fmt.Fprintf(g.stdout, "read          %s\n", listOrNone(c.Identity.AllowSubscribe))
 				fmt.Fprintf(g.stdout, "post          %s\n", listOrNone(c.Identity.AllowPublish))
 				if len(c.Identity.Capabilities) > 0 {
@@ -169,7 +169,7 @@ and the file is ignored.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&profile, "profile", string(broker.ProfileAgent), "agent, observer or operator")
+	fl.StringVar(&profile, "profile", string(wire.ProfileAgent), "agent, observer or operator")
 	fl.StringVar(&role, "role", "", "anycast role the identity serves")
 	fl.StringSliceVar(&subscribe, "subscribe", nil, "channels joined at connect (comma-separated)")
 	fl.StringSliceVar(&allowSub, "allow-subscribe", nil, "read ACL (default: the --subscribe list)")
@@ -203,7 +203,7 @@ func applyAgentFile(g *globals, cmd *cobra.Command, name string, id *broker.Iden
 			return "", nil
 		}
 	}
-	if id.Profile != broker.ProfileAgent {
+	if id.Profile != wire.ProfileAgent {
 		fmt.Fprintf(g.stderr, "cotal: ignoring %s: --profile %s takes no agent ACL\n", path, id.Profile)
 		return "", nil
 	}
@@ -235,23 +235,4 @@ func listOrNone(l []string) string {
 		return "(none)"
 	}
 	return strings.Join(l, ", ")
-}
-
-// seatsCannotRead reports whether path lies in a folder every seat's
-// sandbox hides (the store's auth and JetStream folders).
-func seatsCannotRead(p config.Paths, path string) bool {
-	at, err := filepath.EvalSymlinks(filepath.Dir(path))
-	if err != nil {
-		return false
-	}
-	for _, dir := range host.SeatProtect(p) {
-		d, err := filepath.EvalSymlinks(dir)
-		if err != nil {
-			continue
-		}
-		if rel, err := filepath.Rel(d, at); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
-			return true
-		}
-	}
-	return false
 }

@@ -17,50 +17,6 @@ import (
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
-// onSeat locates a seat over the managers (or only on) and makes one call
-// on it; a name no manager has is a usage error.
-func onSeat(g *globals, name, on string, call func(context.Context, *client.Client, client.Seat) error) error {
-	cl, nc, err := g.managers()
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	row, err := locate(g, cl, name, on)
-	if err != nil {
-		return err
-	}
-	ctx, cancel := ctxTimeout()
-	defer cancel()
-	if err := call(ctx, cl, row.Seat()); err != nil {
-		return epFailure(g, err)
-	}
-	return nil
-}
-
-// locate finds a seat over the managers (or only on): a name no manager
-// has is a usage error, a refusal is said as epFailure says it.
-func locate(g *globals, cl *client.Client, name, on string) (client.CensusRow, error) {
-	ctx, cancel := ctxTimeout()
-	defer cancel()
-	row, err := cl.Locate(ctx, name, on)
-	var none *client.NoSeatError
-	if errors.As(err, &none) {
-		return row, usage(err)
-	}
-	if err != nil {
-		return row, epFailure(g, err)
-	}
-	return row, nil
-}
-
-// redialer is a manager client that dials again after the mesh went away.
-func (g *globals) redialer() *client.Redialer {
-	return client.NewRedialer(func() (*client.Client, error) {
-		c, _, err := g.managers() // the redialer closes the connection through the client
-		return c, err
-	})
-}
-
 func newScreenCmd(g *globals) *cobra.Command {
 	var on string
 	var asJSON, follow bool

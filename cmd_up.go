@@ -62,7 +62,12 @@ without any authentication. Writes are fsynced before they are acknowledged;
 --sync interval trades that for speed and can lose acknowledged messages on an
 OS crash or power loss.
 
-If the space is already running, up says so and exits 0.`,
+If the space is already running, up says so and exits 0.
+
+With -f FILE, up applies a manifest (cotal.yaml) instead: it starts the
+file's space in the background when none runs, then writes its registry,
+mints its endpoints' credentials and spawns its seats; run again, it applies
+only what changed ("cotal plan -f FILE" shows what that is first).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runUp(cmd.Context(), g, f) },
 	}
@@ -79,7 +84,7 @@ If the space is already running, up says so and exits 0.`,
 }
 
 func runUp(ctx context.Context, g *globals, f *upFlags) error {
-	if f.ff.file != "" {
+	if f.ff != (fileFlags{}) {
 		return runUpFile(ctx, g, f)
 	}
 	if err := f.check(); err != nil {
@@ -114,7 +119,9 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
 	if m := h.Manager(); m != nil {
-		printCustody(g, m.CustodyReport())
+		for _, l := range m.CustodyReport().Lines() {
+			fmt.Fprintln(g.stdout, l)
+		}
 	}
 	if os.Getenv(envDetachedChild) == "" {
 		fmt.Fprintln(g.stdout, "press Ctrl-C to stop")
@@ -163,36 +170,28 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	if rec.Sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
-	if c, ok := custodyOf(g); ok {
-		printCustody(g, c)
+	for _, l := range custodyLines(g) {
+		fmt.Fprintln(g.stdout, l)
 	}
 	fmt.Fprintf(g.stdout, "log %s; stop it with `cotal down --space %s`\n", p.LogFile(), p.Space)
 	return nil
 }
 
-// printCustody says what the start made of the seats left in their
-// keepers by the mesh before: taken back, lost (and when), ended.
-func printCustody(g *globals, c seat.Custody) {
-	for _, l := range c.Lines() {
-		fmt.Fprintln(g.stdout, l)
-	}
-}
-
-// custodyOf asks the running mesh's managers what became of the seats in
-// custody, for an up that started the mesh in the background.
-func custodyOf(g *globals) (seat.Custody, bool) {
+// custodyLines says, from the managers of a mesh started in the
+// background, what its start made of the seats its keepers held.
+func custodyLines(g *globals) []string {
 	cl, nc, err := g.managers()
 	if err != nil {
-		return seat.Custody{}, false
+		return nil
 	}
 	defer nc.Close()
 	ctx, cancel := ctxTimeout()
 	defer cancel()
 	cs, err := cl.Census(ctx, "")
 	if err != nil {
-		return seat.Custody{}, false
+		return nil
 	}
-	return seat.CustodyOf(cs.Rows), true
+	return seat.CustodyOf(cs.Rows).Lines()
 }
 
 // upJSON is `cotal up --detach --json`.

@@ -93,3 +93,13 @@ func (g *globals) mintedCreds() error {
 	g.creds = path
 	return nil
 }
+
+// actsAsAgent reports whether --creds names an agent's (or an observer's)
+// credential rather than the operator's.
+func (g *globals) actsAsAgent() bool {
+	if g.creds == "" {
+		return false
+	}
+	info, err := loadCreds(g.creds, "creds")
+	return err == nil && info.Profile.Mediated()
+}

@@ -104,8 +104,8 @@ func (c cli) corrupt() {
 func TestACrashedMeshIsNotRunningWhateverItsPidNames(t *testing.T) {
 	c := newCLI(t, "crashed")
 	c.crashed()
-	if _, err := c.globals().resolveTarget(); !errors.Is(err, errMeshDown) {
-		t.Errorf("resolveTarget: %v, want %v", err, errMeshDown)
+	if _, err := c.globals().resolveTarget(); !errors.Is(err, host.ErrNotRunning) {
+		t.Errorf("resolveTarget: %v, want %v", err, host.ErrNotRunning)
 	}
 	if nc, err := host.ConnectIfRunning(c.paths, "test"); nc != nil || err != nil {
 		t.Errorf("ConnectIfRunning: %v %v, want nothing running", nc, err)
@@ -129,7 +129,7 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 	c.corrupt()
 	_, err := c.globals().resolveTarget()
 	var re *host.RecordError
-	if !errors.As(err, &re) || errors.Is(err, errMeshDown) || !strings.Contains(err.Error(), c.paths.BrokerFile()+" is not valid") {
+	if !errors.As(err, &re) || errors.Is(err, host.ErrNotRunning) || !strings.Contains(err.Error(), c.paths.BrokerFile()+" is not valid") {
 		t.Errorf("resolveTarget: %v; want the damage of broker.json named", err)
 	}
 	if _, err := host.ConnectIfRunning(c.paths, "test"); err == nil {

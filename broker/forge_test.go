@@ -164,7 +164,7 @@ func TestForgeLockRefusesForeignSubscriptions(t *testing.T) {
 func TestObserverCannotReadDMs(t *testing.T) {
 	b := startBroker(t, false)
 	c := mintAndConnect(t, b, broker.Identity{
-		Principal: wire.Principal{Owner: "local", Actor: "watcher"}, Profile: broker.ProfileObserver,
+		Principal: wire.Principal{Owner: "local", Actor: "watcher"}, Profile: wire.ProfileObserver,
 	})
 	root := wire.Root(space)
 	for _, subj := range []string{root + ".inst.>", root + ".inst.local.alice.>"} {

@@ -45,7 +45,7 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 	if err != nil {
 		return fmt.Errorf("reading the read ACL of %s: %w", p, err)
 	}
-	if id.Profile != ProfileObserver { // an observer has no DMs
+	if id.Profile != wire.ProfileObserver { // an observer has no DMs
 		dm, err := js.Stream(ctx, wire.DMStream(s))
 		if err != nil {
 			return fmt.Errorf("DM stream of %s: %w (is the mesh provisioned?)", s, err)
@@ -78,12 +78,12 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 			}
 		}
 	}
-	if id.Profile != ProfileObserver && !ended {
+	if id.Profile != wire.ProfileObserver && !ended {
 		row := wire.ACLRow{
 			Principal: p.ID(), LifecycleUID: id.UID, Revision: 1, UpdatedAt: time.Now().UTC(),
 			AllowSubscribe: nonNil(id.AllowSubscribe), IssuedAllowSubscribe: nonNil(id.AllowSubscribe),
 		}
-		if id.Profile == ProfileOperator {
+		if id.Profile == wire.ProfileOperator {
 			row.AllowSubscribe, row.IssuedAllowSubscribe = []string{">"}, []string{">"}
 		}
 		b, _ := json.Marshal(row)
@@ -99,7 +99,7 @@ func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		return fmt.Errorf("records bucket of %s: %w", s, err)
 	}
 	rec := IdentityRecord{
-		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: string(id.Profile), LifecycleUID: id.UID,
+		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: id.Profile, LifecycleUID: id.UID,
 		Capabilities: id.Capabilities,
 		Subscribe:    nonNil(id.Subscribe), AllowSubscribe: nonNil(id.AllowSubscribe), AllowPublish: nonNil(id.AllowPublish),
 		MintedAt: time.Now().UTC(), HostedBy: id.HostedBy,

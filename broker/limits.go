@@ -96,7 +96,7 @@ func (l *connLimiter) connected(m *nats.Msg) {
 		return
 	}
 	for _, t := range ev.Client.Tags {
-		if t == wire.TagProfile+string(ProfileOperator) {
+		if t == wire.TagProfile+string(wire.ProfileOperator) {
 			return
 		}
 	}

@@ -42,7 +42,7 @@ func (a *Authority) Mint(id Identity) (Creds, error) {
 	uc.Name = id.Principal.ID()
 	uc.IssuerAccount = a.AccountKey()
 	uc.Permissions = id.Permissions()
-	if id.Profile != ProfileOperator {
+	if id.Profile != wire.ProfileOperator {
 		uc.Limits.Subs = MaxSubsPerConn
 	}
 	uc.Tags.Add(wire.TagUID+id.UID, wire.TagProfile+string(id.Profile))
@@ -96,7 +96,7 @@ func IdentityFromCreds(b []byte) (Identity, error) {
 		return Identity{}, err
 	}
 	return Identity{
-		Space: info.Space, Principal: info.Principal, UID: info.UID, Profile: Profile(info.Profile), Role: info.Role,
+		Space: info.Space, Principal: info.Principal, UID: info.UID, Profile: info.Profile, Role: info.Role,
 		Subscribe: info.Subscribe, AllowSubscribe: info.AllowSubscribe, AllowPublish: info.AllowPublish,
 	}, nil
 }

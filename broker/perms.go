@@ -10,37 +10,12 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// Profile is the kind of principal a credential is minted for.
-type Profile string
-
-// The profiles a credential can be minted with.
-const (
-	// ProfileAgent may post only as itself within allowPublish, read only
-	// within allowSubscribe, and bind only its own pre-created durables.
-	ProfileAgent Profile = "agent"
-	// ProfileObserver reads chat, presence and the channel registry; no DMs,
-	// no posting.
-	ProfileObserver Profile = "observer"
-	// ProfileOperator is the local user's CLI: everything in the space's
-	// account. The threat model trusts the operator.
-	ProfileOperator Profile = "operator"
-)
-
-// ParseProfile accepts a profile name as typed on the command line.
-func ParseProfile(s string) (Profile, error) {
-	switch p := Profile(s); p {
-	case ProfileAgent, ProfileObserver, ProfileOperator:
-		return p, nil
-	}
-	return "", fmt.Errorf("unknown profile %q: use agent, observer or operator", s)
-}
-
 // Identity is everything a credential is minted from.
 type Identity struct {
 	Space     string
 	Principal wire.Principal
 	UID       string // lifecycle uid; minted when empty
-	Profile   Profile
+	Profile   wire.Profile
 	Role      string // anycast role, lowercase token; "" for none
 
 	Subscribe      []string // channels joined at connect; must be covered by AllowSubscribe
@@ -78,9 +53,9 @@ func (id *Identity) Normalize() error {
 		return fmt.Errorf("lifecycle uid %q is not 26-32 characters of [a-z0-9]", id.UID)
 	}
 	if id.Profile == "" {
-		id.Profile = ProfileAgent
+		id.Profile = wire.ProfileAgent
 	}
-	if _, err := ParseProfile(string(id.Profile)); err != nil {
+	if _, err := wire.ParseProfile(string(id.Profile)); err != nil {
 		return err
 	}
 	if id.Role != "" {
@@ -137,7 +112,7 @@ func (id Identity) InboxPrefix() string { return wire.ReplyInbox(id.Principal, i
 // subject instead.
 func (id Identity) Permissions() jwt.Permissions {
 	var perm jwt.Permissions
-	if id.Profile == ProfileOperator {
+	if id.Profile == wire.ProfileOperator {
 		perm.Pub.Allow.Add(">")
 		perm.Sub.Allow.Add(">")
 		return perm
@@ -148,10 +123,10 @@ func (id Identity) Permissions() jwt.Permissions {
 	sub := map[string]bool{id.InboxPrefix() + ".>": true}
 
 	switch id.Profile {
-	case ProfileObserver:
+	case wire.ProfileObserver:
 		sub[root+".chat.>"] = true
 		id.deliveryRows(pub, wire.ObserverDeliveryCommands)
-	case ProfileAgent:
+	case wire.ProfileAgent:
 		for _, ch := range id.AllowPublish {
 			pub[root+".chat."+me.Owner+"."+me.Actor+"."+ch] = true
 		}

@@ -163,7 +163,7 @@ func (b *Broker) Connect(name string, extra ...nats.Option) (*nats.Conn, error) 
 	if b.auth != nil {
 		c, err := b.auth.Mint(Identity{
 			Principal: wire.Principal{Owner: "local", Actor: "cotal_mesh"},
-			Profile:   ProfileOperator,
+			Profile:   wire.ProfileOperator,
 		})
 		if err != nil {
 			return nil, err

@@ -275,7 +275,7 @@ func (h *Host) startSupervise(ctx context.Context) error {
 // existing operator credential is kept, so DMs pending for the operator
 // survive a restart.
 func (h *Host) mintOperator(ctx context.Context, nc *nats.Conn) error {
-	id := broker.Identity{Space: h.cfg.Paths.Space, Principal: issue.OperatorPrincipal(), Profile: broker.ProfileOperator}
+	id := broker.Identity{Space: h.cfg.Paths.Space, Principal: issue.OperatorPrincipal(), Profile: wire.ProfileOperator}
 	if old, err := broker.ReadCredsIdentity(h.cfg.Paths.OperatorCreds()); err == nil && old.Principal == id.Principal && wire.ValidLifecycleUID(old.UID) {
 		id.UID = old.UID
 	}

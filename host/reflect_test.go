@@ -351,7 +351,7 @@ func TestNoServerAnswerLandsOnTheSpacesSubjects(t *testing.T) {
 		js := mustJS(t, m)
 		for _, v := range []broker.Identity{opID, alice, bob} {
 			rec, found, err := broker.LookupIdentity(ctx, js, reflectSpace, v.Principal)
-			if err != nil || !found || rec.ID != v.Principal.ID() || rec.Profile != string(v.Profile) || rec.LifecycleUID != v.UID {
+			if err != nil || !found || rec.ID != v.Principal.ID() || rec.Profile != v.Profile || rec.LifecycleUID != v.UID {
 				t.Errorf("%s: the identity record of %s: %+v found=%v %v", when, v.Principal, rec, found, err)
 			}
 		}
@@ -455,7 +455,7 @@ func TestARestartAfterAnOldAttackComesUp(t *testing.T) {
 	}
 	js2 := mustJS(t, m2)
 	rec, found, err := broker.LookupIdentity(ctx, js2, reflectSpace, opID.Principal)
-	if err != nil || !found || rec.Profile != string(broker.ProfileOperator) {
+	if err != nil || !found || rec.Profile != wire.ProfileOperator {
 		t.Errorf("the operator's record after the start: %+v %v %v", rec, found, err)
 	}
 	e, err := mesh.Connect(ctx, mesh.Options{URL: m2.Broker().URL(), Creds: alicePath, OneShot: true})

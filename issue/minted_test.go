@@ -90,26 +90,26 @@ func isUnder(path, dir string) bool {
 func TestMintRefusesNamesThatAreNotFree(t *testing.T) {
 	p := config.Paths{Space: "names", StoreDir: t.TempDir()}
 	ctx := context.Background()
-	named := func(actor string, prof broker.Profile) broker.Identity {
+	named := func(actor string, prof wire.Profile) broker.Identity {
 		return broker.Identity{Space: "names", Principal: wire.Principal{Owner: "local", Actor: actor}, Profile: prof}
 	}
-	if _, _, err := issue.Mint(ctx, p, named("watcher", broker.ProfileObserver), nil); err != nil {
+	if _, _, err := issue.Mint(ctx, p, named("watcher", wire.ProfileObserver), nil); err != nil {
 		t.Fatal(err)
 	}
 	op := issue.OperatorPrincipal().Actor
 	for _, c := range []struct {
 		actor string
-		prof  broker.Profile
+		prof  wire.Profile
 	}{
-		{op, broker.ProfileAgent}, {op, broker.ProfileOperator}, {strings.ToUpper(op), broker.ProfileAgent},
-		{"cotal_delivery", broker.ProfileAgent}, {"COTAL_x", broker.ProfileObserver}, {"delivery", broker.ProfileAgent}, {"manager", broker.ProfileAgent},
-		{"watcher", broker.ProfileAgent}, {"Watcher", broker.ProfileObserver},
+		{op, wire.ProfileAgent}, {op, wire.ProfileOperator}, {strings.ToUpper(op), wire.ProfileAgent},
+		{"cotal_delivery", wire.ProfileAgent}, {"COTAL_x", wire.ProfileObserver}, {"delivery", wire.ProfileAgent}, {"manager", wire.ProfileAgent},
+		{"watcher", wire.ProfileAgent}, {"Watcher", wire.ProfileObserver},
 	} {
 		if _, _, err := issue.Mint(ctx, p, named(c.actor, c.prof), nil); !errors.Is(err, issue.ErrReservedName) {
 			t.Errorf("mint %s as %s: %v, want ErrReservedName", c.actor, c.prof, err)
 		}
 	}
-	if _, _, err := issue.Mint(ctx, p, named("watcher", broker.ProfileObserver), nil); err != nil {
+	if _, _, err := issue.Mint(ctx, p, named("watcher", wire.ProfileObserver), nil); err != nil {
 		t.Errorf("re-minting watcher as an observer: %v", err)
 	}
 	if uids, _ := issue.Lifecycles(p, wire.Principal{Owner: "local", Actor: "watcher"}); len(uids) != 1 {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -21,9 +20,9 @@ var ErrReservedName = errors.New("name is reserved")
 // its case (names are matched case-insensitively by people). Minting the
 // same principal with the same profile again is allowed: it revokes the
 // earlier credentials.
-func CheckName(p config.Paths, principal wire.Principal, profile broker.Profile) error {
+func CheckName(p config.Paths, principal wire.Principal, profile wire.Profile) error {
 	if profile == "" {
-		profile = broker.ProfileAgent
+		profile = wire.ProfileAgent
 	}
 	name := principal.Actor
 	if why := wire.ReservedActor(name); why != "" {
@@ -41,7 +40,7 @@ func CheckName(p config.Paths, principal wire.Principal, profile broker.Profile)
 	for _, f := range recs {
 		held := f.rec.Profile
 		if held == "" {
-			held = broker.ProfileAgent
+			held = wire.ProfileAgent
 		}
 		switch {
 		case f.rec.Principal.Actor != name:

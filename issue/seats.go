@@ -126,7 +126,7 @@ func (m *seatMinter) Reserved(name string) error {
 		}
 		return nil
 	}
-	return CheckName(m.paths, p, broker.ProfileAgent)
+	return CheckName(m.paths, p, wire.ProfileAgent)
 }
 
 // seatCreds is where a seat's creds file lives: in its launch directory.

@@ -132,7 +132,7 @@ func channelsText(st mesh.ConnectorState, names []string, cfgs map[string]mesh.C
 		switch {
 		case !wire.IsConcrete(ch):
 			parts = append(parts, familyText(st, ch, j, on, holds))
-		case st.Profile == "open":
+		case st.Profile == wire.ProfileOpen:
 			parts = append(parts, "live (an open mesh keeps nothing)")
 		case on && j.Durable && holds != nil:
 			// Joined with a hold: durable, whatever the registry says now.
@@ -190,7 +190,7 @@ func familyText(st mesh.ConnectorState, ch string, j mesh.JoinedChannel, on bool
 			return family + "; stored copies through #" + wire.CleanLabel(outer.Channel) + ": " + holds.says(outer)
 		}
 	}
-	if st.Profile == "open" {
+	if st.Profile == wire.ProfileOpen {
 		return family + ", live (an open mesh keeps nothing)"
 	}
 	return family + ", live only: no stored copies (leave and join again to retry the backstop)"

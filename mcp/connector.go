@@ -45,7 +45,7 @@ type joinOutcome struct {
 type localConnector struct{ e *mesh.Endpoint }
 
 func (c localConnector) where() string {
-	if c.e.State().Profile == "agent" {
+	if c.e.State().Profile == wire.ProfileAgent {
 		return "your own connection to the mesh (the mesh's delivery service keeps your stored messages until you read them)"
 	}
 	return "your own connection to the mesh"

@@ -44,7 +44,7 @@ func newManagers(e *mesh.Endpoint) (*client.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p := e.State().Profile; p == "operator" || p == "open" {
+	if e.State().Profile.ReadsStorage() {
 		return client.New(c), nil
 	}
 	return client.New(c, client.AsAgent(func(ctx context.Context) ([]presence.Peer, error) {

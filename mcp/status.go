@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // ConnectionStatus is cotal_connection_status's answer: the state and the
@@ -95,7 +96,7 @@ func (s *Server) connectionStatus(ctx context.Context) (ConnectionStatus, mesh.C
 	pctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	st, err := f.c.state(pctx)
-	if err == nil && s.opts.Manager == "" && f.e.State().Profile != "open" {
+	if err == nil && s.opts.Manager == "" && f.e.State().Profile != wire.ProfileOpen {
 		// Standalone, the connector is local: what must answer is the
 		// delivery service that keeps the stored messages.
 		_, err = f.e.Memberships(pctx)

@@ -106,12 +106,12 @@ type LookupArgs struct {
 
 // IdentityInfo is what the space's records say of one name.
 type IdentityInfo struct {
-	Query   string `json:"query"`
-	Found   bool   `json:"found"`
-	ID      string `json:"id,omitempty"`
-	Name    string `json:"name,omitempty"`
-	Role    string `json:"role,omitempty"`
-	Profile string `json:"profile,omitempty"`
+	Query   string       `json:"query"`
+	Found   bool         `json:"found"`
+	ID      string       `json:"id,omitempty"`
+	Name    string       `json:"name,omitempty"`
+	Role    string       `json:"role,omitempty"`
+	Profile wire.Profile `json:"profile,omitempty"`
 }
 
 // LookupReply answers each name in order.

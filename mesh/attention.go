@@ -121,12 +121,12 @@ type PresenceState struct {
 // a seat's connector in the manager and an agent's own endpoint: who it
 // is, its lists, channels and modes, presence and what waits in its inbox.
 type ConnectorState struct {
-	ID           string `json:"id"`
-	Name         string `json:"name"`
-	Role         string `json:"role,omitempty"`
-	Space        string `json:"space"`
-	LifecycleUID string `json:"lifecycleUid"`
-	Profile      string `json:"profile"`
+	ID           string       `json:"id"`
+	Name         string       `json:"name"`
+	Role         string       `json:"role,omitempty"`
+	Space        string       `json:"space"`
+	LifecycleUID string       `json:"lifecycleUid"`
+	Profile      wire.Profile `json:"profile"`
 	// AllowSubscribe and AllowPublish are null when unrestricted.
 	AllowSubscribe []string               `json:"allowSubscribe"`
 	AllowPublish   []string               `json:"allowPublish"`

@@ -73,7 +73,7 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 	ctx, cancel := withDeadline(ctx)
 	defer cancel()
 	eff := e.effective(ctx, channel, &res)
-	durable := e.profile != "open" && eff.Class == ClassDurable
+	durable := e.profile != wire.ProfileOpen && eff.Class == ClassDurable
 	j := &joinedChannel{channel: channel, subject: wire.ChatFilter(e.space, channel), since: time.Now()}
 
 	// A one-shot reader (a CLI command) takes a held channel from its
@@ -91,7 +91,7 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 			return res, err
 		}
 		switch {
-		case e.profile == "open":
+		case e.profile == wire.ProfileOpen:
 			res.Reason = "live only: an open mesh has no durable delivery"
 		case res.Reason != "":
 		case !durable:

@@ -19,7 +19,7 @@ func TestEchoDirectHandsOverTheOperatorsOwnDMsAndTasks(t *testing.T) {
 	h := newHarness(t, false)
 	h.mint(agent{name: "alice"})
 	carol := h.agentEndpoint(agent{name: "carol", allowPub: []string{}}, mesh.Options{OneShot: true})
-	op, _ := testmesh.Mint(t, h.b, broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "root"}, Profile: broker.ProfileOperator})
+	op, _ := testmesh.Mint(t, h.b, broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "root"}, Profile: wire.ProfileOperator})
 	plain := h.connect(op, mesh.Options{OneShot: true})
 	if err := plain.EchoDirect(ctxT(t)); !errors.Is(err, mesh.ErrEchoesOff) {
 		t.Fatalf("EchoDirect without Echoes: %v, want ErrEchoesOff", err)

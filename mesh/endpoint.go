@@ -110,10 +110,10 @@ type Identity struct {
 	Principal      wire.Principal
 	UID            string
 	Role           string
-	Profile        string   // agent (default), observer, operator, or open (an open mesh: no lists)
-	Subscribe      []string // joined at connect unless Options.Subscribe says otherwise
-	AllowSubscribe []string // read ACL; nil for an agent means none
-	AllowPublish   []string // post ACL; nil for an agent means none
+	Profile        wire.Profile // agent (default), observer, operator, or open (an open mesh: no lists)
+	Subscribe      []string     // joined at connect unless Options.Subscribe says otherwise
+	AllowSubscribe []string     // read ACL; nil for an agent means none
+	AllowPublish   []string     // post ACL; nil for an agent means none
 }
 
 // Endpoint is one connected identity. Its methods are safe for concurrent
@@ -130,7 +130,7 @@ type Endpoint struct {
 	me      wire.Principal
 	uid     string
 	role    string
-	profile string
+	profile wire.Profile
 	card    presence.Card
 
 	allowSubscribe []string // nil: everything (open mode, operator)
@@ -194,15 +194,15 @@ func (e *Endpoint) identify() error {
 		a := o.Act
 		e.me, e.uid, e.profile, e.space = a.Principal, a.UID, a.Profile, o.Space
 		if e.profile == "" {
-			e.profile = "agent"
+			e.profile = wire.ProfileAgent
 		}
 		if a.Role != "" {
 			e.role = strings.ToLower(a.Role)
 		}
 		switch e.profile {
-		case "agent":
+		case wire.ProfileAgent:
 			e.allowSubscribe, e.allowPublish = nonNilList(a.AllowSubscribe), nonNilList(a.AllowPublish)
-		case "open", "operator", "observer":
+		case wire.ProfileOpen, wire.ProfileOperator, wire.ProfileObserver:
 		default:
 			return fmt.Errorf("unknown profile %q to act as", e.profile)
 		}
@@ -232,7 +232,7 @@ func (e *Endpoint) identify() error {
 		if info.Role != "" {
 			e.role = info.Role
 		}
-		if info.Profile == "agent" && info.HasLists {
+		if info.Profile == wire.ProfileAgent && info.HasLists {
 			e.allowSubscribe, e.allowPublish = info.AllowSubscribe, info.AllowPublish
 			if e.allowSubscribe == nil {
 				e.allowSubscribe = []string{}
@@ -246,9 +246,9 @@ func (e *Endpoint) identify() error {
 		}
 		// An agent's or observer's credential reads nothing from storage:
 		// the delivery endpoint reads for it.
-		e.mediated = info.Profile == "agent" || info.Profile == "observer"
+		e.mediated = info.Profile.Mediated()
 	} else {
-		e.space, e.profile = o.Space, "open"
+		e.space, e.profile = o.Space, wire.ProfileOpen
 		e.me = wire.Principal{Owner: "local", Actor: o.Name}
 		e.uid = o.LifecycleUID
 		if e.uid == "" {
@@ -349,7 +349,7 @@ func (e *Endpoint) bind(ctx context.Context) error {
 		return fmt.Errorf("opening presence of space %s: %w (is the mesh for %s up?)", e.space, err, e.space)
 	}
 	e.presenceKV = kv
-	if e.profile != "observer" {
+	if e.profile != wire.ProfileObserver {
 		if err := e.bindDurables(ctx); err != nil {
 			return err
 		}
@@ -441,7 +441,7 @@ func (e *Endpoint) SetCard(kind, description string, tags []string) {
 func (e *Endpoint) bindDurables(ctx context.Context) error {
 	name := wire.DMConsumer(e.me, e.uid)
 	dm, err := e.js.Consumer(ctx, wire.DMStream(e.space), name)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) && e.profile == "open" {
+	if errors.Is(err, jetstream.ErrConsumerNotFound) && e.profile == wire.ProfileOpen {
 		dm, err = e.createOpenDM(ctx, name)
 	}
 	if err != nil {
@@ -457,7 +457,7 @@ func (e *Endpoint) bindDurables(ctx context.Context) error {
 	}
 	svcName := wire.SvcConsumer(e.role)
 	svc, err := e.js.Consumer(ctx, wire.TaskStream(e.space), svcName)
-	if errors.Is(err, jetstream.ErrConsumerNotFound) && e.profile != "agent" {
+	if errors.Is(err, jetstream.ErrConsumerNotFound) && e.profile != wire.ProfileAgent {
 		svc, err = e.js.CreateOrUpdateConsumer(ctx, wire.TaskStream(e.space), jetstream.ConsumerConfig{
 			Durable: svcName, FilterSubject: wire.SvcFilter(e.space, e.role),
 			AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,

@@ -228,7 +228,7 @@ func jsonString(s string) string {
 }
 
 func operatorIdentity() broker.Identity {
-	return broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "bench_op"}, Profile: broker.ProfileOperator}
+	return broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "bench_op"}, Profile: wire.ProfileOperator}
 }
 
 func writeCreds(path string, c broker.Creds) error { return broker.WriteCreds(path, c) }

@@ -95,7 +95,7 @@ func (e *Endpoint) history(ctx context.Context, channel string, limit int, since
 	if limit <= 0 {
 		limit = DefaultHistoryLimit
 	}
-	if e.profile == "open" || e.profile == "operator" {
+	if e.profile.ReadsStorage() {
 		return e.readHistoryDirect(ctx, channel, limit, since)
 	}
 	a := HistoryArgs{Channel: channel, Limit: min(limit, MaxHistoryLimit)}

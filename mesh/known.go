@@ -22,7 +22,7 @@ import (
 // streams itself (the operator, an open mesh). An agent's or observer's
 // JetStream request is dropped by the broker and waits out its deadline,
 // so what only storage can say is not asked for them.
-func (e *Endpoint) ReadsStorage() bool { return e.profile == "open" || e.profile == "operator" }
+func (e *Endpoint) ReadsStorage() bool { return e.profile.ReadsStorage() }
 
 // UsedChannels are the channels with retained posts, read from the CHAT
 // stream's subjects; nil when this identity does not read storage or the

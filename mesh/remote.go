@@ -168,7 +168,7 @@ func (e *Endpoint) bindRemote(ctx context.Context) error {
 		e.bootJoins = append(e.bootJoins, r)
 	}
 	e.remote.stopped = make(chan struct{})
-	if e.opts.OneShot || e.profile == "observer" {
+	if e.opts.OneShot || e.profile == wire.ProfileObserver {
 		close(e.remote.stopped)
 		return nil
 	}

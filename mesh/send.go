@@ -136,7 +136,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 // live channel get a stored copy; nil when there are none to ask about, the
 // channel is durable, or no service answers (an open mesh has none).
 func (e *Endpoint) mentionCopies(ctx context.Context, channel string, mentions []string) []MentionCopy {
-	if len(mentions) == 0 || e.profile == "open" {
+	if len(mentions) == 0 || e.profile == wire.ProfileOpen {
 		return nil
 	}
 	if reg, err := e.Registry(ctx); err == nil {

@@ -15,9 +15,8 @@ import (
 // Profiles and capabilities the manager's handlers check (the credential
 // minter names them; the manager never imports it).
 const (
-	profileOperator = "operator"
-	capSpawn        = "spawn"
-	capRolePrefix   = "role:"
+	capSpawn      = "spawn"
+	capRolePrefix = "role:"
 )
 
 // callerRecord is who calls, as the space's identity records say: a
@@ -28,7 +27,7 @@ const (
 // operator.
 func (m *Manager) callerRecord(ctx context.Context, c ep.Caller) (wire.IdentityRecord, *ep.Error) {
 	if m.opts.Open {
-		return wire.IdentityRecord{ID: c.ID(), Profile: profileOperator, LifecycleUID: c.UID}, nil
+		return wire.IdentityRecord{ID: c.ID(), Profile: wire.ProfileOperator, LifecycleUID: c.UID}, nil
 	}
 	kv, err := m.recordsKV(ctx)
 	if err != nil {
@@ -76,7 +75,7 @@ func (m *Manager) operatorOnly(ctx context.Context, c *ep.Call) *ep.Error {
 	if e != nil {
 		return e
 	}
-	if rec.Profile != profileOperator {
+	if rec.Profile != wire.ProfileOperator {
 		return ep.Refuse(ep.CodePermissionDenied, "%s may not call %s: it takes the operator", c.Caller().ID(), c.Request.Op.Command)
 	}
 	return nil
@@ -90,7 +89,7 @@ func (m *Manager) mayType(ctx context.Context, c *ep.Call) *ep.Error {
 	if e != nil {
 		return e
 	}
-	if rec.Profile != profileOperator {
+	if rec.Profile != wire.ProfileOperator {
 		return ep.Refuse(ep.CodePermissionDenied, "%s; %s is not the operator (typing into a seat is controlling it)", client.OnlyOperatorTypes, c.Caller().ID())
 	}
 	return nil
@@ -107,7 +106,7 @@ func (m *Manager) mayOwn(ctx context.Context, c *ep.Call) *ep.Error {
 	if e != nil {
 		return e
 	}
-	if rec.Profile != profileOperator && !rec.Can(capSpawn) {
+	if rec.Profile != wire.ProfileOperator && !rec.Can(capSpawn) {
 		return ep.Refuse(ep.CodePermissionDenied, "%s may not act on seats: its persona needs capabilities: [spawn]", c.Caller().ID())
 	}
 	return nil
@@ -119,7 +118,7 @@ func (m *Manager) maySpawn(ctx context.Context, c *ep.Call) *ep.Error {
 	if e != nil {
 		return e
 	}
-	if rec.Profile != profileOperator && !rec.Can(capSpawn) {
+	if rec.Profile != wire.ProfileOperator && !rec.Can(capSpawn) {
 		return ep.Refuse(ep.CodePermissionDenied, "%s isn't allowed to spawn: its persona needs capabilities: [spawn]", c.Caller().ID())
 	}
 	return nil

@@ -26,7 +26,7 @@ import (
 func TestSpawnRefusesNamesThatAreNotFree(t *testing.T) {
 	h := startMesh(t, 5*time.Second)
 	h.persona("shell", "sh", nil, nil)
-	if _, _, err := issue.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "watcher"}, Profile: broker.ProfileObserver}, h.op); err != nil {
+	if _, _, err := issue.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "watcher"}, Profile: wire.ProfileObserver}, h.op); err != nil {
 		t.Fatal(err)
 	}
 	spawner := h.agentClient("spawner", broker.CapSpawn)
@@ -53,7 +53,7 @@ func TestSpawnRefusesNamesThatAreNotFree(t *testing.T) {
 		t.Fatalf("seats after the refused spawns: %v", seatNames(cs))
 	}
 	rec, found, err := broker.LookupIdentity(ctxT(t), mustJS(t, h), space, wire.Principal{Owner: "local", Actor: op})
-	if err != nil || !found || rec.Profile != string(broker.ProfileOperator) || rec.LifecycleUID != h.caller.UID {
+	if err != nil || !found || rec.Profile != wire.ProfileOperator || rec.LifecycleUID != h.caller.UID {
 		t.Fatalf("the operator's record after the refused spawns: %+v found=%v %v", rec, found, err)
 	}
 	// An unpinned persona named after the operator gets a numbered name.

@@ -79,7 +79,7 @@ func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked st
 	if e != nil {
 		return "", e
 	}
-	if rec.Profile == profileOperator || rec.Can(capRolePrefix+asked) {
+	if rec.Profile == wire.ProfileOperator || rec.Can(capRolePrefix+asked) {
 		return asked, nil
 	}
 	held := "no role: capability"
@@ -404,7 +404,7 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 		act.AllowSubscribe = p.Subscribe
 	}
 	if s.creds == "" { // an open mesh: no ACLs, live only
-		act.Profile = "open"
+		act.Profile = wire.ProfileOpen
 	}
 	o := mesh.Options{
 		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,

@@ -22,7 +22,7 @@ const ServiceActor = "cotal_delivery"
 type callerInfo struct {
 	p       wire.Principal
 	uid     string
-	profile string
+	profile wire.Profile
 	role    string
 	hosted  string   // the manager instance whose seat connector holds it, "" for none
 	read    []string // read ACL
@@ -123,7 +123,7 @@ func (s *Service) caller(ctx context.Context, c ep.Caller) (callerInfo, *ep.Erro
 	}
 	ci := callerInfo{p: p, uid: c.UID, profile: rec.Profile, role: rec.Role, hosted: rec.HostedBy}
 	switch ci.profile {
-	case "observer", "operator":
+	case wire.ProfileObserver, wire.ProfileOperator:
 		ci.read = []string{">"}
 	default:
 		row, found, err := s.aclRow(ctx, p, c.UID)
@@ -156,7 +156,7 @@ func (s *Service) epJoin(ctx context.Context, c *ep.Call, ci callerInfo) (any, *
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
-	if ci.profile == "observer" {
+	if ci.profile == wire.ProfileObserver {
 		return mesh.JoinReply{Reason: "an observer follows channels live only"}, nil
 	}
 	s.ctlMu.Lock()
@@ -328,7 +328,7 @@ func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (an
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
-	if ci.profile == "observer" {
+	if ci.profile == wire.ProfileObserver {
 		return nil, ep.Refuse(ep.CodePermissionDenied, "an observer is not on the roster")
 	}
 	h, e := s.host(ctx, ci)

@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Host timings.
@@ -60,7 +61,7 @@ func (s *Service) host(ctx context.Context, ci callerInfo) (*agentHost, *ep.Erro
 	}
 	e, err := mesh.Connect(ctx, mesh.Options{
 		Conn: s.nc, Space: s.space, Subscribe: []string{}, OneShot: true,
-		Act:  &mesh.Identity{Principal: ci.p, UID: ci.uid, Role: ci.role, Profile: "agent", AllowSubscribe: ci.read, AllowPublish: []string{}},
+		Act:  &mesh.Identity{Principal: ci.p, UID: ci.uid, Role: ci.role, Profile: wire.ProfileAgent, AllowSubscribe: ci.read, AllowPublish: []string{}},
 		Logf: func(format string, args ...any) { s.logf("host of %s: "+format, append([]any{ci.p}, args...)...) },
 	})
 	if err != nil {

@@ -255,7 +255,7 @@ type agentConn struct {
 	err []string
 }
 
-func (h *harness) agent(name string, profile ...broker.Profile) *agentConn {
+func (h *harness) agent(name string, profile ...wire.Profile) *agentConn {
 	h.t.Helper()
 	id := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: name}, AllowPublish: []string{}}
 	if len(profile) > 0 {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // TestScatterAttribution: two instances, one killed: the live one is counted, the dead one is missing and probed gone; the deadline is not waited out (checklist 24, 25, 27).
@@ -119,7 +119,7 @@ func TestRefusedProbeIsPermissionDenied(t *testing.T) {
 	h.start("inst-a")
 	// Every identity may describe as itself; a probe naming another
 	// caller is a publish the broker refuses.
-	ag := h.agent("prober", broker.ProfileObserver)
+	ag := h.agent("prober", wire.ProfileObserver)
 	forged := ag.caller()
 	forged.Actor = "someone_else"
 	c, err := ep.NewClient(ag.nc, ep.ClientOptions{Space: space, Caller: forged})

@@ -110,7 +110,7 @@ type IdentityRecord struct {
 	ID             string    `json:"id"` // principal dot-form
 	Name           string    `json:"name"`
 	Role           string    `json:"role,omitempty"`
-	Profile        string    `json:"profile"` // agent, observer or operator
+	Profile        Profile   `json:"profile"` // agent, observer or operator
 	LifecycleUID   string    `json:"lifecycleUid"`
 	Subscribe      []string  `json:"subscribe"`
 	AllowSubscribe []string  `json:"allowSubscribe"`

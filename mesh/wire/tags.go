@@ -35,7 +35,7 @@ func EncodeListTag(prefix string, list []string) string {
 type CredTags struct {
 	Space          string
 	UID            string
-	Profile        string
+	Profile        Profile
 	Role           string
 	Subscribe      []string
 	AllowSubscribe []string
@@ -52,7 +52,7 @@ func DecodeCredTags(tags []string) CredTags {
 		case strings.HasPrefix(t, TagUID):
 			c.UID = strings.TrimPrefix(t, TagUID)
 		case strings.HasPrefix(t, TagProfile):
-			c.Profile = strings.TrimPrefix(t, TagProfile)
+			c.Profile = Profile(strings.TrimPrefix(t, TagProfile))
 		case strings.HasPrefix(t, TagRole):
 			c.Role = strings.TrimPrefix(t, TagRole)
 		case strings.HasPrefix(t, TagSubscribe):
