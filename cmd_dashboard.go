@@ -32,8 +32,8 @@ func addDashboardFlags(fs *pflag.FlagSet) {
 // stdin or stdout is not a terminal, it is `cotal up` instead.
 func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	fs := cmd.Flags()
-	if file, _ := fs.GetString("file"); file != "" {
-		return usagef("-f applies a manifest: run `cotal up -f %s`, then `cotal` for the dashboard", file)
+	if fs.Changed("file") || fs.Changed("apply") || fs.Changed("prune") {
+		return usagef("-f, --apply and --prune apply a manifest: run `cotal up -f FILE`, then `cotal` for the dashboard")
 	}
 	f := &upFlags{sync: config.SyncAlways}
 	f.detach, _ = fs.GetBool("detach")

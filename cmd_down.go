@@ -21,7 +21,10 @@ func newDownCmd(g *globals) *cobra.Command {
 		Short: "Stop the space's background mesh and wait until it is gone",
 		Long: `Stop the space's background mesh and wait until it is gone. Seats run in
 the mesh's terminals, so stopping the mesh stops them: bare down refuses while
-any seat is live and names them; --with-agents stops them too.`,
+any seat is live and names them; --with-agents stops them too. With -f FILE
+it stops only what "cotal up -f FILE" started: the file's seats, its
+endpoints' credentials, and the mesh when up -f started it and nothing else
+runs on it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file != "" {

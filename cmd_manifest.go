@@ -24,6 +24,12 @@ func loadManifest(g *globals, file string) (*manifest.Manifest, error) {
 			return nil, usagef("no %s here or in a folder above: name one with -f FILE, or write one with `cotal init`", manifest.FileName)
 		}
 		file = found
+	} else if st, err := os.Stat(file); err == nil && st.IsDir() {
+		found, ok := manifest.Find(file)
+		if !ok {
+			return nil, usagef("no %s in %s or a folder above it", manifest.FileName, file)
+		}
+		file = found
 	}
 	m, err := manifest.Load(file)
 	var me *manifest.Error

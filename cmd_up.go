@@ -62,7 +62,12 @@ without any authentication. Writes are fsynced before they are acknowledged;
 --sync interval trades that for speed and can lose acknowledged messages on an
 OS crash or power loss.
 
-If the space is already running, up says so and exits 0.`,
+If the space is already running, up says so and exits 0.
+
+With -f FILE, up applies a manifest (cotal.yaml) instead: it starts the
+file's space in the background when none runs, then writes its registry,
+mints its endpoints' credentials and spawns its seats; run again, it applies
+only what changed ("cotal plan -f FILE" shows what that is first).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runUp(cmd.Context(), g, f) },
 	}
@@ -79,7 +84,7 @@ If the space is already running, up says so and exits 0.`,
 }
 
 func runUp(ctx context.Context, g *globals, f *upFlags) error {
-	if f.ff.file != "" {
+	if f.ff != (fileFlags{}) {
 		return runUpFile(ctx, g, f)
 	}
 	if err := f.check(); err != nil {

@@ -36,6 +36,9 @@ type upJSONFile struct {
 // runUpFile takes the space to what the manifest says: the mesh started
 // in the background when none runs, then the plan's steps.
 func runUpFile(ctx context.Context, g *globals, f *upFlags) error {
+	if f.ff.file == "" {
+		return usagef("--apply and --prune go with -f FILE, the manifest they apply")
+	}
 	if f.open {
 		return usagef("--open with -f: the file's broker.auth says how the mesh runs")
 	}
@@ -221,7 +224,7 @@ func runDownFile(ctx context.Context, g *globals, file string, timeout time.Dura
 
 func addUpFileFlags(cmd *cobra.Command, ff *fileFlags) {
 	fl := cmd.Flags()
-	fl.StringVarP(&ff.file, "file", "f", "", "apply this manifest (cotal.yaml): start the mesh in the background if none runs, then its registry, credentials and seats")
+	fl.StringVarP(&ff.file, "file", "f", "", "apply this manifest (a cotal.yaml, or a folder holding one): start the mesh in the background if none runs, then its registry, credentials and seats")
 	fl.BoolVar(&ff.apply, "apply", false, "with -f: restart the seats whose launch changed without asking")
 	fl.BoolVar(&ff.prune, "prune", false, "with -f: stop the agents the file no longer names")
 }

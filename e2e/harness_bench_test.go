@@ -81,7 +81,7 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 	// over before the next step: the request carrying its text came after
 	// its prompt's hook said working, so idle is its end.
 	idle := func() {
-		waitFor(b, 120*time.Second, func() error {
+		waitFor(b, 240*time.Second, func() error {
 			r := seatRowJSON(b, home, dir, space, name)
 			if r.State != "ready" || r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
 				return fmt.Errorf("%s is not idle at its prompt: %+v / %+v", name, r, r.Agent)
@@ -97,10 +97,21 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 		b.Fatal(err)
 	}
 	defer rw.Close()
+	// The DM's own notes time its way: the nudge typed, then its prompt's
+	// hook (or plugin) handing it over.
+	var woke, handed time.Time
 	acked := func(id string) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		if p := rw.Wait(ctx, id, wire.RungAcked, 1, nil); p[0].Reached != wire.RungAcked {
+		note := func(p mesh.Progress) {
+			switch {
+			case strings.Contains(p.Why, "woke its agent") && woke.IsZero():
+				woke = p.At
+			case strings.Contains(p.Why, "handed to its") && handed.IsZero():
+				handed = p.At
+			}
+		}
+		if p := rw.Wait(ctx, id, wire.RungAcked, 1, note); p[0].Reached != wire.RungAcked {
 			b.Fatalf("DM %s never acked: %+v", id, p)
 		}
 	}
@@ -115,7 +126,7 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 		}
 		return req.At
 	}
-	var dm, typed, fake []time.Duration
+	var dm, typed, fake, toNudge, toHook, toModel []time.Duration
 	b.ResetTimer()
 	for i := range b.N {
 		b.StopTimer()
@@ -128,8 +139,15 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		dm = append(dm, carried(marker).Sub(start))
+		at := carried(marker)
+		dm = append(dm, at.Sub(start))
+		woke, handed = time.Time{}, time.Time{}
 		acked(r.ID) // a later hook proved the model had it
+		if !woke.IsZero() && !handed.IsZero() {
+			toNudge = append(toNudge, woke.Sub(start))
+			toHook = append(toHook, handed.Sub(woke))
+			toModel = append(toModel, at.Sub(handed))
+		}
 		idle()
 
 		marker = fmt.Sprintf("bench-typed-%d", i)
@@ -165,6 +183,15 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 	b.ReportMetric(float64(p99t.Microseconds()), "typed-p99-µs")
 	b.ReportMetric(float64(p50f.Microseconds()), "fake-p50-µs")
 	b.ReportMetric(float64(p99f.Microseconds()), "fake-p99-µs")
+	// Where the DM's time went (p50s): publish to the nudge typed, the
+	// nudge to the hook handing it over, the hook to the model request.
+	for _, part := range []struct {
+		name string
+		l    []time.Duration
+	}{{"nudge", toNudge}, {"hook", toHook}, {"model", toModel}} {
+		p50, _ := percentiles(part.l)
+		b.ReportMetric(float64(p50.Microseconds()), "dm-"+part.name+"-p50-µs")
+	}
 	b.ReportMetric(float64(p50d)/float64(p50t), "p50/typed")
 	b.ReportMetric(float64(p99d)/float64(p99t), "p99/typed")
 	b.ReportMetric(float64(p50d)/float64(p50f), "p50/fake")

@@ -212,9 +212,15 @@ func TestManifestRightsAreTheBrokers(t *testing.T) {
 	_ = bot.nc.Publish(chat("lead", "review"), []byte(`{}`)) // as another
 	bot.wasRefused("publish", chat("lead", "review"))
 
-	// Narrow coder: it may no longer post on review. Only coder is re-minted.
 	oldCoder, oldLead, oldBot := keep(t, coderCreds), keep(t, leadCreds), keep(t, botCreds)
-	writeManifest(t, dir, strings.Replace(meshFile, "allowPublish: [bot, coder]", "allowPublish: [bot]", 1))
+	// No seat runs with an endpoint's rights.
+	if out, stderr, code := runIn2(t, home, dir, "mf", "spawn", "bot"); code == 0 || !strings.Contains(stderr, "bot is an endpoint of the space's manifest") {
+		t.Fatalf("spawn of the endpoint bot: exit %d\n%s%s", code, out, stderr)
+	}
+	// Narrow coder: it may no longer post on review, nor read general.
+	// Only coder is re-minted.
+	narrowed := strings.Replace(meshFile, "allowPublish: [bot, coder]", "allowPublish: [bot]", 1)
+	writeManifest(t, dir, strings.Replace(narrowed, "subscribe: [lead, coder]", "subscribe: [lead]", 1))
 	var res struct {
 		Outcome struct {
 			Done []struct {
@@ -249,6 +255,8 @@ func TestManifestRightsAreTheBrokers(t *testing.T) {
 	}
 	_ = coder2.nc.Publish(chat("coder", "review"), []byte(`{}`))
 	coder2.wasRefused("publish", chat("coder", "review"))
+	_, _ = coder2.nc.SubscribeSync("cotal.mf.chat.*.*.general")
+	coder2.wasRefused("subscription", "cotal.mf.chat.*.*.general")
 	// lead and bot kept their credentials and their connections.
 	for name, c := range map[string]string{"lead": oldLead, "bot": oldBot} {
 		nc, err := dialAgent(url, c)
@@ -387,6 +395,12 @@ func TestManifestBadFileStartsNothing(t *testing.T) {
 			}
 		}
 	}
+	// The manifest's flags without a manifest, or on the dashboard.
+	for _, args := range [][]string{{"up", "--prune"}, {"up", "--apply"}, {"-f", "cotal.yaml"}} {
+		if out, stderr, code := runIn2(t, home, dir, "mf", args...); code != 2 || !strings.Contains(stderr, "-f") {
+			t.Errorf("%v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(home, "spaces", "mf")); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("a refused file left a store: %v", err)
 	}
@@ -414,6 +428,9 @@ func TestInitWritesAStarterThatPlans(t *testing.T) {
 	out, stderr, code = runCotalIn(t, home, dir, "plan")
 	if code != 0 || !strings.Contains(out, "plan for space web-app") || !strings.Contains(out, "spawn lead (lead): new agent") {
 		t.Fatalf("plan of the starter: exit %d\n%s%s", code, out, stderr)
+	}
+	if ents, err := os.ReadDir(home); err != nil || len(ents) != 0 {
+		t.Fatalf("plan with no mesh running wrote into the data dir: %v %v", ents, err)
 	}
 }
 
@@ -453,4 +470,68 @@ func TestDashboardMarksDeclaredSeats(t *testing.T) {
 	}
 	d.waitScreen("declared, not running: coder")
 	d.quit()
+}
+
+// An agent the file no longer names keeps running until --prune, and
+// down -f stops what the file started and nothing else: a seat spawned by
+// hand keeps running, and with it the mesh.
+func TestUpFilePrunesOnlyWhenToldAndDownStopsOnlyItsOwn(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	agents := filepath.Join(dir, ".cotal", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "byhand.md"), []byte("---\nname: byhand\nagent: command\ncommand: sh\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, dir, meshFile)
+	t.Cleanup(func() { runIn2(t, home, dir, "mf", "down", "--with-agents") })
+	upFile(t, home, dir)
+	if out, stderr, code := runIn2(t, home, dir, "mf", "spawn", "byhand"); code != 0 {
+		t.Fatalf("spawn byhand: exit %d\n%s%s", code, out, stderr)
+	}
+	leadCreds := keep(t, seatCreds(t, home, "lead"))
+	writeManifest(t, dir, strings.Replace(strings.Replace(meshFile, "  lead:\n    agent: command\n    command: sh\n", "", 1), "[lead, coder]", "[coder]", 1))
+	// lead is still named by general's allowPublish: the file is refused.
+	if _, stderr, code := runIn2(t, home, dir, "mf", "up", "-f", "cotal.yaml"); code != 2 || !strings.Contains(stderr, `"lead" is not an agent of this manifest`) {
+		t.Fatalf("a list naming a removed agent: exit %d\n%s", code, stderr)
+	}
+	writeManifest(t, dir, strings.Replace(strings.Replace(strings.Replace(meshFile, "  lead:\n    agent: command\n    command: sh\n", "", 1), "[lead, coder]", "[coder]", 1), "allowPublish: [lead]", "allowPublish: []", 1))
+	out := upFile(t, home, dir)
+	if !strings.Contains(out, "waiting: remove lead: stop lead: no longer in the file [only with --prune]") {
+		t.Fatalf("up -f without --prune:\n%s", out)
+	}
+	if nc, err := dialAgent(readBrokerJSON(t, filepath.Join(home, "spaces", "mf")).URL, leadCreds); err != nil {
+		t.Fatalf("lead was stopped without --prune: %v", err)
+	} else {
+		nc.Close()
+	}
+	out = upFile(t, home, dir, "--prune")
+	if !strings.Contains(out, "remove lead: stop lead: no longer in the file: done") {
+		t.Fatalf("up -f --prune:\n%s", out)
+	}
+	ps, _, _ := runIn2(t, home, dir, "mf", "ps", "--json")
+	var cs struct {
+		Rows []struct {
+			Name    string `json:"name"`
+			Process string `json:"process"`
+		} `json:"rows"`
+	}
+	if err := json.Unmarshal([]byte(ps), &cs); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range cs.Rows {
+		if r.Name == "lead" && r.Process == "running" {
+			t.Fatalf("lead still runs after --prune: %s", ps)
+		}
+	}
+	out, stderr, code := runIn2(t, home, dir, "mf", "down", "-f", ".") // a folder names its cotal.yaml
+	if code != 0 || !strings.Contains(out, "stopped coder") || !strings.Contains(out, "mesh mf keeps running: 1 seat(s) the file did not start still run: byhand") {
+		t.Fatalf("down -f: exit %d\n%s%s", code, out, stderr)
+	}
+	ps, _, _ = runIn2(t, home, dir, "mf", "ps")
+	if !strings.Contains(ps, "byhand") || !strings.Contains(ps, "running") {
+		t.Fatalf("down -f touched a seat it did not start:\n%s", ps)
+	}
 }

@@ -1,6 +1,8 @@
 package host
 
 import (
+	"fmt"
+
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/seat"
@@ -14,6 +16,11 @@ func declared(p config.Paths) seat.Declared {
 		r, err := manifest.Declared(p, name)
 		if r == nil || err != nil {
 			return nil, err
+		}
+		if r.Kind == config.KindEndpoint {
+			// Its rights are a credential's, for a program that connects
+			// itself: no seat runs with them.
+			return nil, fmt.Errorf("%s is an endpoint of the space's manifest (a credential for a program that connects itself), not a persona a seat runs", name)
 		}
 		return r.AgentFile(), nil
 	}

@@ -76,6 +76,9 @@ func MakePlan(m *Manifest, applied *State, live Live) (*Plan, error) {
 	if applied == nil {
 		applied = &State{Agents: map[string]Resolved{}, Channels: map[string]mesh.ChannelConfig{}}
 	}
+	if applied.Manifest != "" && applied.Manifest != m.Path {
+		p.Notes = append(p.Notes, fmt.Sprintf("space %s was last applied from %s: what only that file names is stopped only with --prune", m.Space, applied.Manifest))
+	}
 	if live.Running && live.Open != m.Open {
 		want, runs := "authenticated", "open"
 		if m.Open {
@@ -112,6 +115,11 @@ func MakePlan(m *Manifest, applied *State, live Live) (*Plan, error) {
 		}
 	}
 	for _, a := range m.Agents {
+		if a.Kind == config.KindEndpoint && m.Open {
+			p.Notes = append(p.Notes, fmt.Sprintf("%s: an open mesh takes no credentials, so there is none to mint; the program connects without one", a.Name))
+			p.Unchanged = append(p.Unchanged, a.Name)
+			continue
+		}
 		p.agentSteps(a.Resolve(), applied, live)
 	}
 	for _, name := range sortedKeys(applied.Agents) {

@@ -166,20 +166,27 @@ func capitalized(s string) string {
 	return strings.ToUpper(s[:1]) + s[1:]
 }
 
-// opencode's screen: its prompt box holds "Ask anything" until typed into;
-// a permission request draws "Permission required" over it; while a turn
-// runs, a line says "esc interrupt".
+// opencode's screen: its prompt box ends in a line of "╹▀▀▀" (its hint
+// "Ask anything" shows only before a session's first message); a
+// permission request draws "Permission required" in its place; while a
+// turn runs, a line says "esc interrupt".
+const (
+	opencodeBoxEdge = "╹▀"
+	opencodeBusy    = "esc interrupt"
+	opencodeAsks    = "Permission required"
+)
+
 func (opencodeHarness) screen(lines []string) screenRead {
 	r := screenRead{known: true}
 	prompt := false
 	for _, l := range lines {
-		switch {
-		case strings.Contains(l, "Permission required"):
-			r.dialog = "Permission required"
+		switch t := strings.TrimSpace(l); {
+		case strings.Contains(t, opencodeAsks):
+			r.dialog = opencodeAsks
 			return r
-		case strings.Contains(l, "esc interrupt"):
+		case strings.Contains(t, opencodeBusy):
 			return r
-		case strings.Contains(l, "Ask anything"):
+		case strings.HasPrefix(t, opencodeBoxEdge):
 			prompt = true
 		}
 	}

@@ -69,18 +69,27 @@ func TestOpencodeConfigKeepsTheUsers(t *testing.T) {
 	}
 }
 
-// opencode's screen: its prompt box, a permission request over it, a turn
-// under way.
+// opencode's screens as tmux draws them (testdata/screens): its prompt at
+// its start and after a turn (its hint gone), a turn under way, a
+// permission request.
 func TestOpencodeScreenRule(t *testing.T) {
+	read := func(name string) []string {
+		b, err := os.ReadFile(filepath.Join("testdata", "screens", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return strings.Split(string(b), "\n")
+	}
 	for _, tc := range []struct {
 		name     string
 		lines    []string
 		atPrompt bool
 		dialog   string
 	}{
-		{"prompt", []string{"", "  ┃  Ask anything... \"Fix a TODO in the codebase\"", "  ┃  Build  m1 scripted"}, true, ""},
-		{"permission", []string{"  ┃  Ask anything...", "  △ Permission required", "  → Allow once   Allow always   Reject"}, false, "Permission required"},
-		{"a turn under way", []string{"  ┃  Ask anything...", "  ⬝⬝⬝■■  esc interrupt"}, false, ""},
+		{"prompt at its start", read("opencode-prompt.txt"), true, ""},
+		{"prompt after a turn", read("opencode-idle.txt"), true, ""},
+		{"a turn under way", read("opencode-turn.txt"), false, ""},
+		{"permission", read("opencode-ask.txt"), false, "Permission required"},
 		{"nothing drawn yet", nil, false, ""},
 	} {
 		got := opencodeHarness{}.screen(tc.lines)

@@ -15,6 +15,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/issue"
+	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
@@ -296,5 +297,44 @@ func TestSandboxedSeatStopsWithinTheBound(t *testing.T) {
 		if took < c.min || took > c.max || r.Process != c.wantProcess {
 			t.Errorf("%s stopped in %s as %q, want %s..%s as %q", acc.Name, took, r.Process, c.min, c.max, c.wantProcess)
 		}
+	}
+}
+
+// A seat whose harness runs a sandbox of its own (bwrap), where the seat's
+// sandbox cannot let it nest (Landlock path rules forbid its mounts): ps
+// says so, in its row and in words, and a command seat says nothing.
+func TestNestedSandboxThatCannotRunIsReported(t *testing.T) {
+	h := startMeshWith(t, host.Config{Paths: config.Paths{Space: space, StoreDir: coldStore(t)}, Readiness: 20 * time.Second,
+		SandboxSkip: []string{sandbox.Namespace}})
+	h.fakeClaudePersona(t, "cc", false)
+	h.persona("shell", "sh", nil, nil)
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "cc"})
+	if res := goal(t, h.c, h.iid, acc.GoalID, 25*time.Second); res.State != ep.GoalSucceeded {
+		t.Fatalf("spawn of the stand-in: %s %+v", res.State, res.Error)
+	}
+	shell := h.ready("shell")
+	rows := ps(t, h.c, h.iid)
+	r, _ := row(rows, acc.Name)
+	if r.Sandbox != sandbox.Landlock {
+		if sandbox.ABI() < 2 {
+			t.Skipf("this kernel has Landlock ABI %d: %s", sandbox.ABI(), r.Sandbox)
+		}
+		t.Fatalf("ps says %q, want %s", r.Sandbox, sandbox.Landlock)
+	}
+	const want = "claude's own sandbox (bwrap) cannot run in this seat: Landlock path rules forbid the mounts it makes"
+	if r.Nested != want {
+		t.Errorf("ps row nested %q, want %q", r.Nested, want)
+	}
+	if s, _ := row(rows, shell.Name); s.Nested != "" {
+		t.Errorf("a command seat's row says %q", s.Nested)
+	}
+	cmd := exec.Command(cotalBin, "--space", space, "--store-dir", h.paths.StoreDir, "ps")
+	cmd.Env = append(os.Environ(), "COTAL_HOME="+t.TempDir())
+	b, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("cotal ps: %v\n%s", err, b)
+	}
+	if !strings.Contains(string(b), acc.Name+": "+want) {
+		t.Errorf("cotal ps does not say the harness's sandbox cannot run:\n%s", b)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
@@ -22,8 +23,9 @@ type attachRun struct {
 	in   io.Reader
 	out  io.Writer
 
-	end tty.Ending
-	err error
+	end  tty.Ending
+	err  error
+	took time.Duration
 }
 
 func (a *attachRun) SetStdin(r io.Reader)  { a.in = r }
@@ -33,6 +35,8 @@ func (a *attachRun) SetStderr(io.Writer)   {}
 // Run attaches; how it ended is kept for the message that follows, so the
 // program is never told of an error (it would not repaint the same).
 func (a *attachRun) Run() error {
+	start := time.Now()
+	defer func() { a.took = time.Since(start) }()
 	a.end, a.err = tty.Run(a.ctx, tty.Options{Name: a.seat.Name, In: a.in, Out: a.out, DetachKey: a.key}, a.open)
 	return nil
 }
@@ -42,6 +46,7 @@ type attachedMsg struct {
 	seat Seat
 	end  tty.Ending
 	err  error
+	took time.Duration // how long the seat had the terminal
 }
 
 // attach hands the terminal to the selected seat until the person
@@ -70,12 +75,16 @@ func (m *Model) attach() tea.Cmd {
 	}
 	a := &attachRun{ctx: ctx, seat: s, open: m.ctl.Sessions(s), key: m.detachKey()}
 	m.attaching = a
-	return tea.Exec(a, func(error) tea.Msg { return attachedMsg{seat: a.seat, end: a.end, err: a.err} })
+	return tea.Exec(a, func(error) tea.Msg { return attachedMsg{seat: a.seat, end: a.end, err: a.err, took: a.took} })
 }
 
 // attached says in the status bar how the attach ended.
 func (m *Model) attached(msg attachedMsg) {
 	m.attaching = nil
+	// The program took no batch while the seat had the terminal, so its
+	// clock stood still: move it on by the attach, or the note below would
+	// be as old as the attach and never shown.
+	m.sh.now = m.sh.now.Add(msg.took)
 	name := wire.CleanLabel(msg.seat.Name)
 	switch msg.end {
 	case tty.Detached:

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
 // TestAttachKeysHandTheSelectedSeatOver: a and Enter attach to the
@@ -94,5 +96,22 @@ func TestSeatRowNamesWhoIsAttached(t *testing.T) {
 	}
 	if l := seatRow(s, "other"); strings.Contains(l, "⧉") {
 		t.Errorf("other's row %q shows an attach", l)
+	}
+}
+
+// TestTheDetachNoteOutlivesALongAttach: the program takes no batch while
+// the seat has the terminal, so a note timed by the clock it last knew
+// was as old as the attach and never shown after one longer than a note
+// stays up; a batch built before the attach and handed over after it
+// does not set the clock back either.
+func TestTheDetachNoteOutlivesALongAttach(t *testing.T) {
+	h, _ := seatHarness(t, Config{})
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{running("shell", "idle", time.Minute)}}})
+	long := 4 * noteFor
+	h.send(attachedMsg{seat: running("shell", "idle", time.Minute), end: tty.Detached, took: long})
+	h.batch(time.Second, batchMsg{}) // built as the attach began
+	h.batch(long+time.Second, batchMsg{})
+	if s := h.screen(); !strings.Contains(s, "detached from shell; it runs on") {
+		t.Fatalf("the detach after a %s attach is not said:\n%s", long, s)
 	}
 }

@@ -151,7 +151,11 @@ func (m *Model) sentPost(msg sentMsg) Post {
 
 // apply folds one collector batch into the components.
 func (m *Model) apply(b batchMsg) {
-	m.sh.now = b.Now
+	// A batch built before an attach and handed over after it is older
+	// than the clock the attach moved on: the clock never goes back.
+	if b.Now.After(m.sh.now) {
+		m.sh.now = b.Now
+	}
 	m.view, m.viewKnown = b.View, true
 	if b.Down && m.downSince.IsZero() {
 		m.downSince = b.Now

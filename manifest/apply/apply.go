@@ -409,6 +409,11 @@ func Plan(ctx context.Context, p config.Paths, ms *Mesh, m *manifest.Manifest) (
 // Up plans and applies the plan. A launch change is taken when o.Restart
 // is set or confirm (when set) says yes to the plan.
 func Up(ctx context.Context, ms Mesh, m *manifest.Manifest, startedMesh bool, o Options, confirm func(*manifest.Plan) bool) (*manifest.Plan, Outcome, error) {
+	unlock, err := lock(ms.Paths)
+	if err != nil {
+		return nil, Outcome{}, err
+	}
+	defer unlock()
 	plan, prev, err := Plan(ctx, ms.Paths, &ms, m)
 	if err != nil {
 		return nil, Outcome{}, err
@@ -433,7 +438,11 @@ type Stopped struct {
 // stop as well.
 func DownFile(ctx context.Context, ms Mesh, st *manifest.State) (Stopped, error) {
 	var r Stopped
-	var err error
+	unlock, err := lock(ms.Paths)
+	if err != nil {
+		return r, err
+	}
+	defer unlock()
 	if r.Seats, err = Down(ctx, ms, st); err != nil {
 		return r, err
 	}
