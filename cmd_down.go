@@ -14,19 +14,23 @@ import (
 
 func newDownCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
-	var withAgents, asJSON bool
+	var withAgents, keepSeats, asJSON bool
 	var file string
 	cmd := &cobra.Command{
 		Use:   "down",
 		Short: "Stop the space's background mesh and wait until it is gone",
-		Long: `Stop the space's background mesh and wait until it is gone. Seats run in
-the mesh's terminals, so stopping the mesh stops them: bare down refuses while
-any seat is live and names them; --with-agents stops them too. With -f FILE
-it stops only what "cotal up -f FILE" started: the file's seats, its
-endpoints' credentials, and the mesh when up -f started it and nothing else
-runs on it.`,
+		Long: `Stop the space's background mesh and wait until it is gone. Bare down
+refuses while any seat is live and names them; --with-agents stops them too;
+--keep-seats stops the mesh and leaves the seats running in their keepers (each
+seat's process is held by a keeper process of its own), for the next up to take
+back as they are. With -f FILE it stops only what "cotal up -f FILE" started:
+the file's seats, its endpoints' credentials, and the mesh when up -f started
+it and nothing else runs on it.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if withAgents && keepSeats {
+				return usagef("--with-agents stops the seats and --keep-seats keeps them: pick one")
+			}
 			if file != "" {
 				return runDownFile(cmd.Context(), g, file, timeout, asJSON)
 			}
@@ -75,19 +79,26 @@ runs on it.`,
 						fmt.Fprintf(g.stdout, "stopped %d seat(s): %s\n", len(stopped), strings.Join(stopped, ", "))
 					}
 				}
-			} else {
+			} else if !keepSeats {
 				live, err := runningSeats(g)
 				if err != nil {
 					return fmt.Errorf("cannot tell whether seats are live (%v); `cotal down --with-agents` stops the mesh and any seats", err)
 				}
 				if len(live) > 0 {
-					fmt.Fprintf(g.stderr, "cotal: %d seat(s) still running: %s\nstop them with `cotal stop <name>`, or stop everything with `cotal down --with-agents`\n", len(live), strings.Join(live, ", "))
+					fmt.Fprintf(g.stderr, "cotal: %d seat(s) still running: %s\nstop them with `cotal stop <name>`, stop everything with `cotal down --with-agents`, or leave them running for the next up with `cotal down --keep-seats`\n", len(live), strings.Join(live, ", "))
 					return exitError{exitFail}
 				}
 			}
 			ctx, cancel := context.WithTimeout(cmd.Context(), timeout)
 			defer cancel()
-			pid, err := host.Stop(ctx, p, func(pid int) {
+			stop := host.Stop
+			if keepSeats {
+				if kept, err := runningSeats(g); err == nil {
+					res.SeatsKept = kept
+				}
+				stop = host.StopKeepingSeats
+			}
+			pid, err := stop(ctx, p, func(pid int) {
 				fmt.Fprintf(g.stderr, "waiting for mesh %s (pid %d) to stop...\n", p.Space, pid)
 			})
 			switch {
@@ -99,12 +110,16 @@ runs on it.`,
 				return err
 			}
 			res.Stopped, res.PID = true, pid
+			if len(res.SeatsKept) > 0 {
+				return done("mesh %s stopped (pid %d); %d seat(s) run on in their keepers for the next up: %s\n", p.Space, pid, len(res.SeatsKept), strings.Join(res.SeatsKept, ", "))
+			}
 			return done("mesh %s stopped (pid %d)\n", p.Space, pid)
 		},
 	}
 	cmd.Flags().DurationVar(&timeout, "timeout", 30*time.Second, "how long to wait for the mesh to stop")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	cmd.Flags().BoolVar(&withAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
+	cmd.Flags().BoolVar(&keepSeats, "keep-seats", false, "leave the seats running in their keepers; the next up takes them back")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "stop only what `cotal up -f FILE` started from this manifest (and the mesh, if it started it and nothing else runs)")
 	return cmd
 }
@@ -129,6 +144,7 @@ type downJSON struct {
 	Stopped      bool     `json:"stopped"`
 	PID          int      `json:"pid,omitempty"`
 	SeatsStopped []string `json:"seatsStopped"`
+	SeatsKept    []string `json:"seatsKept,omitempty"` // left running in their keepers (--keep-seats)
 }
 
 // runningSeats asks every manager which seats still run (nil when none

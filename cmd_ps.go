@@ -121,6 +121,11 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 		}
 	}
 	for _, r := range cs.Rows {
+		if line := custodyNote(r); line != "" {
+			note("%s", line)
+		}
+	}
+	for _, r := range cs.Rows {
 		if !r.Injects && r.Running() {
 			note("%s gets no messages typed in: it reads them with `cotal inbox` (a command seat's persona turns typing on with inject: true)", r.Name)
 		}
@@ -146,6 +151,31 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 	for _, n := range notes {
 		fmt.Fprintln(g.stdout, n)
 	}
+}
+
+// custodyNote says what became of a seat across a restart of its
+// manager: taken back from its keeper, lost, ended while no manager held
+// it, or resumed; "" for none of these.
+func custodyNote(r client.CensusRow) string {
+	switch {
+	case r.LostMs != 0:
+		return fmt.Sprintf("%s: lost %s ago: %s", r.Name, ageMs(r.ManagerNowMs, r.LostMs), r.Lost)
+	case r.EndedAway:
+		return fmt.Sprintf("%s: ended while no manager held it (%s, %s ago)", r.Name, r.Process, ageMs(r.ManagerNowMs, r.ExitedMs))
+	case r.ReattachedMs != 0 && r.Running():
+		line := fmt.Sprintf("%s: reattached %s ago, taken back from its keeper", r.Name, ageMs(r.ManagerNowMs, r.ReattachedMs))
+		if r.DetachedKept > 0 || r.DetachedDropped > 0 {
+			line += fmt.Sprintf("; while no manager held it, it wrote %s: the last %s kept, %s dropped",
+				render.Bytes(r.DetachedKept+r.DetachedDropped), render.Bytes(r.DetachedKept), render.Bytes(r.DetachedDropped))
+		}
+		return line
+	case r.ResumedMs != 0 && r.Running():
+		if r.ResumedFrom == "" {
+			return fmt.Sprintf("%s: resumed %s ago (its harness keeps no session: it started afresh under the same identity)", r.Name, ageMs(r.ManagerNowMs, r.ResumedMs))
+		}
+		return fmt.Sprintf("%s: resumed %s ago from session %s", r.Name, ageMs(r.ManagerNowMs, r.ResumedMs), r.ResumedFrom)
+	}
+	return ""
 }
 
 // waitingNote says what waits at a seat's connector and why, when

@@ -118,6 +118,11 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
+	if m := h.Manager(); m != nil {
+		for _, l := range m.CustodyReport().Lines() {
+			fmt.Fprintln(g.stdout, l)
+		}
+	}
 	if os.Getenv(envDetachedChild) == "" {
 		fmt.Fprintln(g.stdout, "press Ctrl-C to stop")
 	}
@@ -165,8 +170,28 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	if rec.Sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
+	for _, l := range custodyLines(g) {
+		fmt.Fprintln(g.stdout, l)
+	}
 	fmt.Fprintf(g.stdout, "log %s; stop it with `cotal down --space %s`\n", p.LogFile(), p.Space)
 	return nil
+}
+
+// custodyLines says, from the managers of a mesh started in the
+// background, what its start made of the seats its keepers held.
+func custodyLines(g *globals) []string {
+	cl, nc, err := g.managers()
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	ctx, cancel := ctxTimeout()
+	defer cancel()
+	cs, err := cl.Census(ctx, "")
+	if err != nil {
+		return nil
+	}
+	return seat.CustodyOf(cs.Rows).Lines()
 }
 
 // upJSON is `cotal up --detach --json`.

@@ -7,7 +7,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -97,6 +99,7 @@ type Host struct {
 	manager  *seat.Manager     // nil with NoManager
 
 	quit quitRule
+	keep atomic.Bool // Close lets go of the seats in keepers (KeepSeatsOnClose)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -165,7 +168,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	}
 	h.lock = lock
 	b, err := broker.Start(broker.Options{
-		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: cfg.Port,
+		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: h.port(),
 		Log: cfg.Log, Verbose: cfg.Verbose,
 	})
 	if err != nil {
@@ -307,7 +310,13 @@ func (h *Host) shutdown() error {
 	h.mu.Lock()
 	mgr, d := h.manager, h.delivery
 	h.mu.Unlock()
-	if mgr != nil {
+	switch {
+	case mgr != nil && (h.keep.Load() || h.keepsSeats()):
+		if kept := mgr.Kept(); len(kept) > 0 {
+			h.logf("stopping; %d seat(s) run on in their keepers for the next up: %s", len(kept), strings.Join(kept, ", "))
+		}
+		_ = mgr.Release()
+	case mgr != nil:
 		_ = mgr.Close()
 	}
 	if h.mnc != nil {

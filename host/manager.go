@@ -42,6 +42,7 @@ func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile stri
 	h.mu.Lock()
 	h.manager = mgr
 	h.mu.Unlock()
+	h.reportCustody()
 	return nil
 }
 

@@ -2,6 +2,7 @@ package issue
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/procid"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 )
@@ -83,6 +85,31 @@ func (m *seatMinter) Retire(ctx context.Context, p wire.Principal, uid string) e
 // `cotal mint` or held by a live seat of any manager.
 func (m *seatMinter) Taken(name string) bool {
 	return !m.open && Held(m.paths, wire.Principal{Owner: "local", Actor: name})
+}
+
+// KeptBy records that the seat's process is now held by keeper, a process
+// of its own: the credential then lives as long as that keeper does.
+func (m *seatMinter) KeptBy(p wire.Principal, uid string, keeper procid.ID) error {
+	if m.open {
+		return nil
+	}
+	recs, err := liveMinted(m.paths, func(r mintedRecord) bool { return r.Principal == p && r.UID == uid })
+	if err != nil || len(recs) == 0 {
+		return err
+	}
+	f := recs[0]
+	f.rec.Seat = &seatHost{PID: keeper.PID, Start: strconv.FormatUint(keeper.Start, 10)}
+	b, _ := json.MarshalIndent(f.rec, "", "  ")
+	return config.WriteFileAtomic(f.path, b, 0o600)
+}
+
+// Holds reports whether the lifecycle's credential is still unrevoked.
+func (m *seatMinter) Holds(p wire.Principal, uid string) bool {
+	if m.open {
+		return true
+	}
+	recs, err := liveMinted(m.paths, func(r mintedRecord) bool { return r.Principal == p && r.UID == uid })
+	return err == nil && len(recs) > 0
 }
 
 // Reserved says why no seat may take name: the operator's, the mesh's own,

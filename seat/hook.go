@@ -62,6 +62,12 @@ func (h *hookCall) session(id string) {
 	old := h.s.agent.session
 	h.s.agent.session = id
 	h.s.mu.Unlock()
+	if old != id {
+		// A seat taken back or resumed later needs it.
+		if err := h.m.saveCustody(h.s); err != nil {
+			h.m.logf("seat %s: recording its harness session: %v", h.s.name, err)
+		}
+	}
 	if old != "" && old != id {
 		h.m.logf("seat %s: its harness began session %s (it was in %s)", h.s.name, id, old)
 		h.s.unprove(h.m, "its session ended", func(f *flight) bool { return f.session == old })
@@ -241,7 +247,7 @@ func (m *Manager) hookSeat(c *ep.Call) (*Seat, *mesh.Endpoint, *ep.Error) {
 	}
 	conn := s.connector()
 	if conn == nil {
-		if st := s.stateNow(); st == StateExited {
+		if st := s.stateNow(); st == StateExited || st == StateLost {
 			return nil, nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s has exited", s.name)
 		}
 		return nil, nil, ep.Refuse(ep.CodeUnavailable, "seat %s is not on the mesh yet (%s)", s.name, s.stateNow())

@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/cotal-go/cotal/seat/keeper"
 	"github.com/cotal-go/cotal/seat/pty"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
@@ -46,6 +47,20 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 	}
 	args = append(hargs, args...)
 	env := withCotalOnPath(append(base, henv...), m.cotalBinary())
+	if m.custody() {
+		proc, err := m.startKept(ctx, s, p, args, env, cwd)
+		if err != nil {
+			_ = os.RemoveAll(dir)
+			return nil, err
+		}
+		s.mu.Lock()
+		sb := s.sandbox
+		s.mu.Unlock()
+		if !keptSandboxed(sb) {
+			m.logf("seat %s runs %s", s.name, sb)
+		}
+		return proc, nil // its directories go once its lifecycle is over (cleanCustody)
+	}
 	var proc *pty.Seat
 	rep := sandbox.Report{Mode: sandbox.None, Reason: "the manager has no launcher"}
 	if m.opts.Launcher == "" {
@@ -66,13 +81,9 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	nested := ""
-	if s.h.nests() && rep.Sandboxed() && rep.Nested != "" {
-		nested = p.Harness + "'s own sandbox (bwrap) cannot run in this seat: " + rep.Nested
-		m.logf("seat %s: %s", s.name, nested)
-	}
+	nested := m.nestedNote(s, p, rep.Sandboxed(), rep.Nested)
 	s.mu.Lock()
-	s.sandbox, s.nested = rep.String(), nested
+	s.sandbox, s.nested, s.custodyMode = rep.String(), nested, CustodyLegacy
 	s.mu.Unlock()
 	if !rep.Sandboxed() {
 		m.logf("seat %s runs %s", s.name, rep)
@@ -86,6 +97,17 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		}
 	}()
 	return proc, nil
+}
+
+// nestedNote says (and logs) why the seat's harness cannot run a sandbox
+// of its own inside the seat's ("" when it can, or has none).
+func (m *Manager) nestedNote(s *Seat, p *Persona, sandboxed bool, why string) string {
+	if !s.h.nests() || !sandboxed || why == "" {
+		return ""
+	}
+	n := p.Harness + "'s own sandbox (bwrap) cannot run in this seat: " + why
+	m.logf("seat %s: %s", s.name, n)
+	return n
 }
 
 // prepare makes the seat's launch directory (0700; the minter may have
@@ -110,7 +132,10 @@ func (m *Manager) prepare(s *Seat) (string, error) {
 				return "", err
 			}
 		}
-		protect = []string{filepath.Dir(dir)}
+		protect = []string{filepath.Dir(dir), keeper.Root(m.opts.RunDir)}
+		if err := privateDir(keeper.Root(m.opts.RunDir)); err != nil {
+			return "", err
+		}
 	}
 	s.launchDir = dir
 	mat := sandbox.Material{

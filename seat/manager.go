@@ -13,6 +13,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
+	"github.com/cotal-go/cotal/seat/pty"
 )
 
 // Defaults of a manager.
@@ -95,6 +96,12 @@ type Options struct {
 	// SandboxSkip names launcher modes not to use (sandbox.Namespace,
 	// sandbox.Landlock), to force a fallback.
 	SandboxSkip []string
+	// NoCustody keeps seats in this process instead of in keepers of
+	// their own (custody.go): they end with it.
+	NoCustody bool
+	// KeepRing bounds the output a keeper keeps while no manager holds
+	// its seat; 0: keeper.DefaultRing.
+	KeepRing int
 }
 
 // Manager runs seats and serves the manager endpoint. mu guards seats and
@@ -110,6 +117,10 @@ type Manager struct {
 	reserved map[string]bool    // names being spawned
 	records  jetstream.KeyValue // the identity records, opened on first use
 	sessions *attach.Registry   // attach sessions of this incarnation; nil until Start
+	// closing is set by Close (closeStop) or Release (closeRelease) before
+	// they sweep the seats: a seat whose process starts after the sweep
+	// is stopped (or let go of) by its own launch instead (adopt).
+	closing string
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -159,8 +170,10 @@ func New(opts Options) (*Manager, error) {
 	return m, nil
 }
 
-// Start CAS-increments the epoch, writes the registration and serves.
+// Start takes back the seats this instance's keepers hold (custody.go),
+// then CAS-increments the epoch, writes the registration and serves.
 func (m *Manager) Start(ctx context.Context) error {
+	m.reattach()
 	if err := m.server.Start(ctx); err != nil {
 		return err
 	}
@@ -211,14 +224,15 @@ func (m *Manager) StopAll(ctx context.Context) {
 	wg.Wait()
 }
 
-// Close stops serving, stops every seat and releases them. Seats run in
-// this process's ptys, so they cannot outlive it: whoever closes a manager
-// with live seats has already been told so (down refuses without
-// --with-agents, the dashboard asks).
+// Close stops serving, stops every seat and releases them: whoever closes
+// a manager with live seats has already been told so (down refuses without
+// --with-agents, the dashboard asks). Release instead leaves the seats
+// their keepers hold running.
 func (m *Manager) Close() error {
 	err := m.server.Close()
+	m.setClosing(closeStop)
 	m.endSessions("", attach.ReasonManagerRestart)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), closeStopWait)
 	m.StopAll(ctx)
 	cancel()
 	m.cancel()
@@ -229,6 +243,50 @@ func (m *Manager) Close() error {
 	}
 	m.mu.Unlock()
 	return err
+}
+
+// Closing modes (Manager.closing).
+const (
+	closeStop    = "stop"    // Close: every seat is stopped
+	closeRelease = "release" // Release: kept seats are let go of, the rest stopped
+)
+
+// closeStopWait bounds how long Close and Release wait for the seats they
+// stop.
+const closeStopWait = 10 * time.Second
+
+func (m *Manager) setClosing(mode string) {
+	m.mu.Lock()
+	m.closing = mode
+	m.mu.Unlock()
+}
+
+// adopt gives a started seat its process, unless the manager is closing:
+// the sweep of Close or Release has passed the seat by (it had no process
+// yet), so the process is stopped here (or, for a kept seat a Release lets
+// go of, detached), or nothing would ever end it and Close would wait for
+// it for ever.
+func (m *Manager) adopt(s *Seat, proc *pty.Seat) {
+	m.mu.Lock()
+	closing := m.closing
+	s.mu.Lock()
+	s.pty, s.term = proc, &floorTerm{Seat: proc, f: &s.floor}
+	kept := s.custodyMode == CustodyKeeper
+	s.mu.Unlock()
+	m.mu.Unlock()
+	switch {
+	case closing == "":
+	case closing == closeRelease && kept:
+		m.logf("seat %s started as the manager let go of its seats: it runs on in its keeper", s.name)
+		go proc.Detach()
+	default:
+		m.logf("seat %s started as the manager closed: stopping it", s.name)
+		go func() {
+			ctx, cancel := context.WithTimeout(context.Background(), closeStopWait)
+			defer cancel()
+			_ = s.stop(ctx, true)
+		}()
+	}
 }
 
 func (m *Manager) logf(format string, args ...any) {

@@ -12,6 +12,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/seat/keeper"
 	"github.com/cotal-go/cotal/seat/pty"
 )
 
@@ -67,6 +68,31 @@ type Seat struct {
 	state     string
 	readyAt   time.Time
 	exitAt    time.Time
+
+	// Custody (custody.go). keepDir is the seat's keeper directory, ""
+	// when this process holds it (custodyMode legacy); set before its
+	// process starts, fixed after.
+	keepDir      string
+	cwd          string
+	custodyMode  string
+	reattachedAt time.Time        // when this manager took it back from its keeper
+	detached     *keeper.Detached // what its keeper kept of the output written while no manager held it
+	lostAt       time.Time        // when it was lost (StateLost)
+	lostWhy      string           // why
+	endedHow     string           // how a seat this manager never held a process of ended (its ps process column)
+	preserved    bool             // stopped for a resume: its lifecycle goes on (resume.go)
+	resumedAt    time.Time        // restarted from a preserved inventory
+	resumedFrom  string           // the harness session it resumed, "" when it had none
+}
+
+// ended reports whether the seat is over: exited, or lost. It needs mu.
+func (s *Seat) ended() bool { return s.state == StateExited || s.state == StateLost }
+
+// isPreserved reports whether the seat was stopped for a resume.
+func (s *Seat) isPreserved() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.preserved
 }
 
 func ms(t time.Time) int64 {
@@ -83,7 +109,15 @@ func (s *Seat) row() client.Row {
 	r := client.Row{
 		Name: s.name, ID: s.id.ID(), LifecycleUID: s.uid, Role: s.role, Persona: s.persona, Harness: s.harness,
 		State: s.state, StartedMs: ms(s.created), GoalID: s.goalID, Mesh: string(presence.Offline),
-		Sandbox: s.sandbox, Nested: s.nested,
+		Sandbox: s.sandbox, Nested: s.nested, Custody: s.custodyMode, ReattachedMs: ms(s.reattachedAt), LostMs: ms(s.lostAt), Lost: s.lostWhy,
+		ResumedMs: ms(s.resumedAt), ResumedFrom: s.resumedFrom,
+	}
+	if d := s.detached; d != nil {
+		r.DetachedKept, r.DetachedDropped, r.DetachedSinceMs = d.Kept, d.Dropped, d.SinceMs
+	}
+	if s.endedHow != "" && s.pty == nil {
+		r.Process, r.ExitedMs = s.endedHow, ms(s.exitAt)
+		r.EndedAway = s.state == StateExited
 	}
 	if s.pty != nil {
 		r.PID, r.LastOutputMs = s.pty.PID(), ms(s.pty.LastOutput())
@@ -92,6 +126,9 @@ func (s *Seat) row() client.Row {
 			r.Process = fmt.Sprintf("exited %d", code)
 			if sig != "" {
 				r.Process = "killed " + sig
+			}
+			if s.lostWhy != "" {
+				r.Process = "lost"
 			}
 			r.ExitedMs = ms(s.exitAt)
 		} else if suspended(r.PID) {
@@ -133,7 +170,7 @@ func (s *Seat) live() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pty == nil {
-		return s.state != StateExited
+		return !s.ended()
 	}
 	return s.pty.Running()
 }
@@ -160,7 +197,7 @@ func (s *Seat) stop(ctx context.Context, graceful bool) error {
 func (s *Seat) waitOffline(ctx context.Context) {
 	for {
 		s.mu.Lock()
-		done := s.state == StateExited && s.conn == nil
+		done := s.ended() && s.conn == nil
 		s.mu.Unlock()
 		if done || ctx.Err() != nil {
 			return

@@ -222,15 +222,15 @@ func envNames(env []string) []string {
 	return out
 }
 
+// testHookStarted, when a test sets it, runs between a seat's process
+// starting and its launch taking it, with the manager's context.
+var testHookStarted func(ctx context.Context)
+
 // launch starts the seat's process and follows it to its goal's outcome:
 // ready (it drew output and was still running a moment later), failed (it
 // exited first) or, after the readiness bound, uncertain (the goal's own
 // timer writes that; the seat is kept and watched).
 func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
-	ctx := m.ctx
-	fctx := func() (context.Context, context.CancelFunc) {
-		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-	}
 	args := append([]string(nil), p.Args...)
 	if a.Prompt != "" && p.Harness != "command" {
 		args = append(args, a.Prompt)
@@ -239,7 +239,10 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 	if a.Cwd != "" {
 		cwd = a.Cwd
 	}
-	proc, err := m.startSeat(ctx, s, p, args, cwd)
+	proc, err := m.startSeat(m.ctx, s, p, args, cwd)
+	if err == nil && testHookStarted != nil {
+		testHookStarted(m.ctx)
+	}
 	if err != nil {
 		m.retire(s)
 		s.mu.Lock()
@@ -248,9 +251,21 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
 		return
 	}
-	s.mu.Lock()
-	s.pty, s.term = proc, &floorTerm{Seat: proc, f: &s.floor}
-	s.mu.Unlock()
+	m.follow(s, p, proc, g, false)
+}
+
+// follow runs a started seat: its connector joins, it comes up (at once
+// when taken back from its keeper: it was up before), goes online and is
+// injected into, and when its process ends it goes offline and its
+// credential is revoked. g is its spawn's goal; nil for a seat taken back
+// or resumed, which no spawn waits for. A seat whose keeper is let go of
+// (the manager closing with its seats kept) only goes offline.
+func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up bool) {
+	ctx := m.ctx
+	fctx := func() (context.Context, context.CancelFunc) {
+		return context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	}
+	m.adopt(s, proc)
 	// Past the readiness bound a seat still starting reads uncertain (its
 	// goal says so too); it may still come up, and then reads ready.
 	bound := time.AfterFunc(m.opts.Readiness, func() {
@@ -261,9 +276,11 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 		s.mu.Unlock()
 	})
 	defer bound.Stop()
-	c, cancel := fctx()
-	_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepLaunched, PID: proc.PID()})
-	cancel()
+	if g != nil {
+		c, cancel := fctx()
+		_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepLaunched, PID: proc.PID()})
+		cancel()
+	}
 
 	// The connector is the seat's identity on the mesh: it joins as the
 	// process starts, so the seat's own `cotal mcp` finds it.
@@ -273,7 +290,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 	}
 	ready := false
 	if joinErr == nil && proc.Running() {
-		ready = m.awaitReady(ctx, s, p, proc, g)
+		ready = up || m.awaitReady(ctx, s, p, proc, g)
 	}
 	switch {
 	case joinErr != nil:
@@ -295,6 +312,9 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 		if injects(p) {
 			m.startInjector(s, s.connector(), proc)
 		}
+		if g == nil {
+			break
+		}
 		c, cancel = fctx()
 		_ = g.Progress(c, "running", client.SpawnProgress{Step: client.StepReady})
 		err = g.Succeed(c, client.SpawnSucceeded{Name: s.name, Agent: p.Harness, ID: s.id.ID(), Mode: "pty", LifecycleUID: s.uid, Role: s.role, PID: proc.PID()})
@@ -313,16 +333,34 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 		// exited, which is what a stop waits for.
 		_ = conn.Close()
 	}
-	m.retire(s) // its creds file must not outlive it; before exited, which a stop waits for
+	if errors.Is(proc.Lost(), pty.ErrDetached) {
+		// Let go of into its keeper's custody: it runs on, and keeps its
+		// credential for the manager that takes it back.
+		s.mu.Lock()
+		s.conn = nil
+		s.mu.Unlock()
+		return
+	}
+	lost := m.lostKeeper(s, proc)
+	if !s.isPreserved() {
+		m.retire(s) // its creds file must not outlive it; before exited, which a stop waits for
+	}
 	s.mu.Lock()
 	s.conn = nil
 	s.state, s.exitAt = StateExited, exitAt
+	if lost {
+		s.state = StateLost
+	}
 	s.mu.Unlock()
+	m.cleanCustody(s)
 	if !ready && joinErr == nil {
 		code, sig, _ := proc.ExitStatus()
 		how := fmt.Sprintf("exit status %d", code)
 		if sig != "" {
 			how = "killed by " + sig
+		}
+		if lost {
+			how = "its keeper went away"
 		}
 		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
 	}
@@ -332,6 +370,10 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 // that cannot take it (it already ended uncertain, or the write failed)
 // would hide it, so then the failure goes to the log.
 func (m *Manager) failGoal(g *ep.Goal, name string, e *ep.Error) {
+	if g == nil {
+		m.logf("seat %s: %s", name, strings.ReplaceAll(e.Message, "\n", "\n  "))
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
 	defer cancel()
 	err := g.Fail(ctx, e)
@@ -443,6 +485,10 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 
 // uncertainGoal ends a spawn uncertain, naming why: the seat is kept.
 func (m *Manager) uncertainGoal(g *ep.Goal, why string) {
+	if g == nil {
+		m.logf("%s", why)
+		return
+	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(m.ctx), 5*time.Second)
 	defer cancel()
 	if _, err := g.Finish(ctx, ep.GoalUncertain, ep.Uncertain{Reason: why}, nil); err != nil {

@@ -127,7 +127,7 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		LastOutput: at(r.LastOutputMs), Mesh: r.Mesh, MeshSince: at(r.MeshSinceMs), Activity: r.Activity,
 		Sandbox: r.Sandbox, Attached: attached, Stopped: r.Stopped,
 		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs), Suspended: at(r.SuspendedMs),
-		PullOnly: r.PullOnly, Injects: r.Injects,
+		PullOnly: r.PullOnly, Injects: r.Injects, Reattached: at(r.ReattachedMs), Lost: at(r.LostMs), LostWhy: r.Lost,
 	}
 	if a := r.Agent; a != nil {
 		s.Agent, s.Asks, s.AsksSince, s.Answerable = a.State, a.Asks, at(a.SinceMs), a.Answerable

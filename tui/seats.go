@@ -324,6 +324,12 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	if len(seat.Attached) > 0 {
 		b.WriteString(" " + st.Working.Render("⧉ "+holders(seat.Attached)))
 	}
+	switch {
+	case !seat.Lost.IsZero():
+		b.WriteString(" " + st.Crashed.Render("lost "+age(now, seat.Lost)+" ago"))
+	case seat.Running() && !seat.Reattached.IsZero():
+		b.WriteString(" " + st.Dim.Render("reattached "+age(now, seat.Reattached)))
+	}
 	return b.String()
 }
 
@@ -362,6 +368,9 @@ func (s *seatsView) preview(w int) string {
 	var warn []string // the detail line of a seat that could read the space's keys
 	if why, ok := sel.unsandboxed(); ok {
 		warn = []string{st.Waiting.Render(oneLine("unsandboxed: " + why))}
+	}
+	if !sel.Lost.IsZero() {
+		warn = append(warn, st.Crashed.Render(oneLine("lost "+sel.Lost.Local().Format("15:04:05")+": "+sel.LostWhy)))
 	}
 	shot := s.shot
 	if shot == nil || shot.Name != sel.Name || shot.Manager != sel.Manager {

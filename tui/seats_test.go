@@ -426,3 +426,27 @@ func TestUnsandboxedSeatIsMarked(t *testing.T) {
 		t.Errorf("the reason stays for a sandboxed seat:\n%s", h.screen())
 	}
 }
+
+// A seat taken back from its keeper says since when on its row; a lost
+// one says lost, since when, and why above its screen.
+func TestReattachedAndLostSeatsAreMarked(t *testing.T) {
+	h, _ := seatHarness(t, Config{})
+	back := running("back", "idle", time.Minute)
+	back.Reattached = t0.Add(-30 * time.Second)
+	gone := running("gone", "offline", time.Minute)
+	gone.Process = "lost"
+	gone.Lost, gone.LostWhy = t0.Add(-2*time.Minute), "its keeper (pid 42) died; last seen alive 01:02:03"
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{back, gone}}})
+	h.keys("<tab>", "j")
+	h.batch(time.Second, batchMsg{Shot: &screenShot{Name: "gone", Manager: "m1", Screen: Screen{Text: "$ "}}})
+	s := h.screen()
+	if !strings.Contains(seatRow(s, "back"), "reattached 31s") {
+		t.Errorf("the reattached row does not say so:\n%s", s)
+	}
+	if r := seatRow(s, "gone"); !strings.Contains(r, "lost 2m ago") {
+		t.Errorf("the lost row does not say so:\n%s", s)
+	}
+	if !strings.Contains(s, "its keeper (pid 42) died") {
+		t.Errorf("no reason above the lost seat's screen:\n%s", s)
+	}
+}

@@ -75,6 +75,12 @@ type Seat struct {
 	Attached   []string  // who is attached to its terminal now (owner.actor), one per session
 	Stopped    bool      // a stop ended it: its exit is no crash
 	Suspended  time.Time // when its running process was first seen stopped by a signal; zero when it is not
+	// Reattached is when its manager took it back from its keeper (the
+	// mesh before had died or let go); Lost is when it was lost (its
+	// keeper went away, taking its terminal), and LostWhy why.
+	Reattached time.Time
+	Lost       time.Time
+	LostWhy    string
 
 	// Held says why messages wait for the seat's person ("person
 	// typing"); Waiting counts the messages its connector holds, the

@@ -61,7 +61,35 @@ type Row struct {
 	// Session is the harness's own session id, as its start reported it
 	// (what a resume needs).
 	Session string `json:"session,omitempty"`
+	// Custody says what holds the seat's process: "keeper" (a process of
+	// its own, which outlives the manager; the next one takes it back) or
+	// "legacy" (the manager's own process: it ends with the manager).
+	Custody string `json:"custody,omitempty"`
+	// ReattachedMs is when this manager took the seat back from its
+	// keeper (the manager before it had crashed, been killed or let go);
+	// DetachedKept and DetachedDropped count the output written while no
+	// manager held it (since DetachedSinceMs): the newest kept, the rest
+	// dropped.
+	ReattachedMs    int64 `json:"reattachedMs,omitempty"`
+	DetachedSinceMs int64 `json:"detachedSinceMs,omitempty"`
+	DetachedKept    int64 `json:"detachedKept,omitempty"`
+	DetachedDropped int64 `json:"detachedDropped,omitempty"`
+	// LostMs is when the seat was lost (its keeper went away, taking its
+	// terminal), and Lost why; Process then reads "lost".
+	LostMs int64  `json:"lostMs,omitempty"`
+	Lost   string `json:"lost,omitempty"`
+	// EndedAway says the seat's process ended while no manager held it
+	// (its keeper recorded how, in Process, and when, in ExitedMs).
+	EndedAway bool `json:"endedAway,omitempty"`
+	// ResumedMs is when the seat was restarted from a preserved inventory
+	// (`cotal down --preserve-state`, then `cotal up`), and ResumedFrom
+	// the harness session it resumed ("" when its harness has none).
+	ResumedMs   int64  `json:"resumedMs,omitempty"`
+	ResumedFrom string `json:"resumedFrom,omitempty"`
 }
+
+// ProcessLost is Row.Process of a seat whose keeper went away.
+const ProcessLost = "lost"
 
 // ProcessSuspended is how ps shows a running process stopped by a signal.
 const ProcessSuspended = "stopped (signal)"

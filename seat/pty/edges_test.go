@@ -28,7 +28,7 @@ func quietSeat(t *testing.T) (*Seat, string) {
 func feedSkipping(t *testing.T, s *Seat, keep int, reads ...string) {
 	t.Helper()
 	s.emuMu.Lock()
-	s.observe([]byte("d"))
+	s.observe([]byte("d"), false)
 	waitFor(t, 5*time.Second, func() error {
 		s.mu.Lock()
 		defer s.mu.Unlock()
@@ -38,7 +38,7 @@ func feedSkipping(t *testing.T, s *Seat, keep int, reads ...string) {
 		return nil
 	})
 	for _, r := range reads {
-		s.observe([]byte(r))
+		s.observe([]byte(r), false)
 	}
 	if keep >= 0 {
 		s.mu.Lock()
@@ -131,7 +131,7 @@ func TestColourQueryInSkippedOutputAnswered(t *testing.T) {
 // emulator made it send the program a report it had not asked for.
 func TestRestartSendsNoUnaskedAnswers(t *testing.T) {
 	s, out := quietSeat(t)
-	s.observe([]byte("\x1b[?2048h"))
+	s.observe([]byte("\x1b[?2048h"), false)
 	s.settle()
 	feedSkipping(t, s, 3, "aaa", "bbb")
 	if s.Skipped() == 0 {
@@ -139,7 +139,7 @@ func TestRestartSendsNoUnaskedAnswers(t *testing.T) {
 	}
 	// Answers reach the program in order: once it has this one, it has
 	// any the restart sent.
-	s.observe([]byte("\x1b[6n"))
+	s.observe([]byte("\x1b[6n"), false)
 	got := waitRead(t, out, "R")
 	if n := bytes.Count(got, []byte("\x1b[48;")); n != 1 {
 		t.Errorf("the program read %d in-band resize reports in %q; it asked for one and never resized", n, got)

@@ -5,7 +5,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/charmbracelet/x/ansi"
-	"golang.org/x/sys/unix"
 )
 
 // PasteSlice is the most text, in bytes, one write of a paste carries. A
@@ -25,7 +24,7 @@ func (s *Seat) Write(p []byte) (int, error) {
 
 // write needs wmu.
 func (s *Seat) write(p []byte) (int, error) {
-	n, err := s.ptmx.Write(p)
+	n, err := s.c.write(p)
 	if err != nil {
 		return n, fmt.Errorf("pty: write to process %d: %w", s.pid, err)
 	}
@@ -123,21 +122,7 @@ func (s *Seat) Resize(cols, rows int) error {
 		return ErrNotRunning
 	}
 	s.mu.Lock()
-	rc, err := s.ptmx.SyscallConn()
-	if err != nil {
-		s.mu.Unlock()
-		return fmt.Errorf("pty: resize: %w", err)
-	}
-	var ierr error
-	// Through Control, not ptmx.Fd, which would put the master back in
-	// blocking mode.
-	err = rc.Control(func(fd uintptr) {
-		ierr = unix.IoctlSetWinsize(int(fd), unix.TIOCSWINSZ, &unix.Winsize{Row: uint16(rows), Col: uint16(cols)})
-	})
-	if err == nil {
-		err = ierr
-	}
-	if err != nil {
+	if err := s.c.setSize(cols, rows); err != nil {
 		s.mu.Unlock()
 		return fmt.Errorf("pty: resize to %dx%d: %w", cols, rows, err)
 	}

@@ -26,12 +26,13 @@ type subscriber struct {
 func (s *Seat) pump() {
 	defer close(s.pumpDone)
 	buf := make([]byte, readBufSize)
-	rc, err := s.ptmx.SyscallConn()
+	var err error
 	for err == nil {
 		var n int
-		n, err = readChunk(rc, buf)
+		var paint bool
+		n, paint, err = s.c.read(buf)
 		if n > 0 {
-			s.observe(buf[:n])
+			s.observe(buf[:n], paint)
 			// Under a flood the pty is never empty, so the pump would not
 			// block: give the subscribers it woke a turn.
 			runtime.Gosched()
@@ -58,9 +59,13 @@ func (s *Seat) pump() {
 
 // observe takes one read: its output up to the last clean edge goes to the
 // subscribers and the emulator's queue, the rest is kept back for the next.
-func (s *Seat) observe(p []byte) {
-	s.lastOutput.Store(time.Now().UnixNano())
-	s.firstOnce.Do(func() { close(s.firstOutput) })
+// A paint is drawn the same way but is no output of the program's: the
+// output times stay as they were.
+func (s *Seat) observe(p []byte, paint bool) {
+	if !paint {
+		s.lastOutput.Store(time.Now().UnixNano())
+		s.firstOnce.Do(func() { close(s.firstOutput) })
+	}
 	var chunk []byte
 	chunk, s.events, s.queries = s.scan.scan(p, s.events[:0], s.queries[:0])
 	if len(chunk) == 0 {
@@ -142,7 +147,7 @@ func (s *Seat) drainQueries() {
 	buf := make([]byte, 256)
 	for {
 		n, err := s.emu.Read(buf)
-		if n > 0 && s.answer.Load() && !s.restoring.Load() {
+		if n > 0 && s.answer.Load() && !s.restoring.Load() && s.c.answers() {
 			select {
 			case s.answers <- append([]byte(nil), buf[:n]...):
 			default:
@@ -166,7 +171,12 @@ func (s *Seat) closeAnswerPipe() {
 // SetAnswerQueries says whether the emulator's answers to terminal queries
 // are forwarded to the program. It is on from Start; switch it off while a
 // person's terminal is attached, since that terminal answers instead.
-func (s *Seat) SetAnswerQueries(on bool) { s.answer.Store(on) }
+// A remote seat tells its holder, whose emulator answers instead of this
+// one.
+func (s *Seat) SetAnswerQueries(on bool) {
+	s.answer.Store(on)
+	s.c.setAnswers(on)
+}
 
 // bracketedPaste reports whether the program has asked for bracketed
 // paste, as of the output read so far (not as drawn).

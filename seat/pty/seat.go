@@ -15,7 +15,6 @@ import (
 
 	"github.com/charmbracelet/x/vt"
 	cpty "github.com/creack/pty"
-	"golang.org/x/sys/unix"
 )
 
 // Defaults and bounds of a seat's terminal.
@@ -84,8 +83,7 @@ type Config struct {
 // SubscribeScreen holds both); wmu is never held with either. Nothing
 // writes to the emulator under mu: its Write may block on the answer pipe.
 type Seat struct {
-	cmd     *exec.Cmd
-	ptmx    *os.File
+	c       conduit
 	pid     int
 	started time.Time
 
@@ -130,8 +128,8 @@ type Seat struct {
 	exitedFlag   atomic.Bool
 	exitCode     int
 	exitSignal   string
+	lost         error // the end was not seen (see Exit.Lost)
 	done         chan struct{}
-	closeMaster  sync.Once
 	closeOnce    sync.Once
 	answerClosed sync.Once
 }
@@ -182,12 +180,45 @@ func Start(ctx context.Context, cfg Config) (*Seat, error) {
 		return nil, fmt.Errorf("pty: start %s: nonblocking master: %w", path, err)
 	}
 
+	s := newSeat(&ptyConduit{cmd: cmd, ptmx: ptmx, pid: cmd.Process.Pid}, cmd.Process.Pid, time.Now(), cols, rows)
+	s.start()
+	return s, nil
+}
+
+// Remote makes a Seat of a process held elsewhere: its output feeds this
+// Seat's emulator as a child's would, and its input, size and signals go
+// through c. The holder answers the program's terminal queries; this
+// Seat's emulator never does.
+func Remote(c Conduit, info RemoteInfo) (*Seat, error) {
+	cols, rows := info.Cols, info.Rows
+	if cols <= 0 {
+		cols = DefaultCols
+	}
+	if rows <= 0 {
+		rows = DefaultRows
+	}
+	if err := checkSize(cols, rows); err != nil {
+		return nil, err
+	}
+	started := info.Started
+	if started.IsZero() {
+		started = time.Now()
+	}
+	s := newSeat(&remoteConduit{c: c, detached: make(chan struct{}), answer: true}, info.PID, started, cols, rows)
+	if !info.LastOutput.IsZero() {
+		s.lastOutput.Store(info.LastOutput.UnixNano())
+		s.firstOnce.Do(func() { close(s.firstOutput) })
+	}
+	s.start()
+	return s, nil
+}
+
+func newSeat(c conduit, pid int, started time.Time, cols, rows int) *Seat {
 	term := &termState{cols: cols, rows: rows, modes: map[int]bool{}}
 	s := &Seat{
-		cmd:         cmd,
-		ptmx:        ptmx,
-		pid:         cmd.Process.Pid,
-		started:     time.Now(),
+		c:           c,
+		pid:         pid,
+		started:     started,
 		emu:         vt.NewEmulator(cols, rows),
 		term:        term,
 		shown:       term,
@@ -203,13 +234,15 @@ func Start(ctx context.Context, cfg Config) (*Seat, error) {
 	s.wake = sync.NewCond(&s.mu)
 	s.answer.Store(true)
 	s.emu.SetScrollbackSize(scrollback)
+	return s
+}
 
+func (s *Seat) start() {
 	go s.pump()
 	go s.mirror()
 	go s.drainQueries()
 	go s.writeAnswers()
 	go s.reap()
-	return s, nil
 }
 
 // withTerm returns env (or the caller's environment when nil) with every
@@ -242,22 +275,18 @@ func setNonblock(f *os.File) error {
 
 // reap waits for the process, records how it ended, lets the pump drain
 // what is left (bounded by drainGrace, in case a descendant outside the
-// process group keeps the pty open) and the emulator draw it, then
-// releases the master and closes done.
+// process's session keeps the pty open) and the emulator draw it, then
+// releases the conduit and closes done.
 func (s *Seat) reap() {
-	_ = s.cmd.Wait()
-	st := s.cmd.ProcessState
-	s.exitCode = st.ExitCode()
-	if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		s.exitSignal = unix.SignalName(ws.Signal())
-		if s.exitSignal == "" {
-			s.exitSignal = ws.Signal().String()
-		}
+	x := s.c.wait()
+	s.exitCode, s.exitSignal, s.lost = x.Code, x.Signal, x.Lost
+	if x.Lost != nil {
+		s.exitCode, s.exitSignal = -1, ""
 	}
 	s.exitedFlag.Store(true)
 	close(s.exited)
 
-	_ = s.ptmx.SetReadDeadline(time.Now().Add(drainGrace))
+	s.c.drain(time.Now().Add(drainGrace))
 	<-s.pumpDone
 	<-s.mirrorDone
 	s.releaseMaster()
@@ -265,8 +294,30 @@ func (s *Seat) reap() {
 	close(s.done)
 }
 
-func (s *Seat) releaseMaster() {
-	s.closeMaster.Do(func() { _ = s.ptmx.Close() })
+func (s *Seat) releaseMaster() { s.c.close() }
+
+// Lost is nil when the process was seen to end; otherwise why its end was
+// not seen: the keeper holding it went away, or ErrDetached. It means
+// nothing while the Seat runs.
+func (s *Seat) Lost() error {
+	select {
+	case <-s.exited:
+		return s.lost
+	default:
+		return nil
+	}
+}
+
+// Detach lets go of a remote process without ending it (the Seat then
+// ends with Lost ErrDetached); on a child of this process it is Close.
+func (s *Seat) Detach() {
+	r, ok := s.c.(*remoteConduit)
+	if !ok {
+		s.Close()
+		return
+	}
+	r.detach()
+	<-s.done
 }
 
 // PID is the process id, which is also its process group and session id.
@@ -291,12 +342,16 @@ func (s *Seat) FirstOutput() <-chan struct{} { return s.firstOutput }
 // handed to the subscribers and drawn by the emulator: the screen is final.
 func (s *Seat) Done() <-chan struct{} { return s.done }
 
+// OutputDone is closed when the output has ended and every subscriber's
+// channel is closed: a channel closed before it was a lagging one.
+func (s *Seat) OutputDone() <-chan struct{} { return s.pumpDone }
+
 // Running reports whether the process has not yet exited.
 func (s *Seat) Running() bool { return !s.exitedFlag.Load() }
 
 // ExitStatus reports how the process ended: its exit code, or -1 and the
-// signal's name ("SIGKILL") when a signal killed it. ok is false while it
-// runs.
+// signal's name ("SIGKILL") when a signal killed it (and -1 with no signal
+// when its end was not seen: Lost). ok is false while it runs.
 func (s *Seat) ExitStatus() (code int, signal string, ok bool) {
 	select {
 	case <-s.exited:
@@ -311,13 +366,7 @@ func (s *Seat) Signal(sig syscall.Signal) error {
 	if !s.Running() {
 		return ErrNotRunning
 	}
-	if err := syscall.Kill(-s.pid, sig); err != nil {
-		if errors.Is(err, syscall.ESRCH) {
-			return ErrNotRunning
-		}
-		return fmt.Errorf("pty: signal %s to process group %d: %w", unix.SignalName(sig), s.pid, err)
-	}
-	return nil
+	return s.c.signal(sig)
 }
 
 // Stop ends the process and returns when Done. Graceful sends SIGTERM to the

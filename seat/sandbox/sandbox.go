@@ -121,9 +121,10 @@ func ReadMaterial(path string) (Material, error) {
 	return m, nil
 }
 
-// Main runs the launcher when the process was started as one, and never
-// returns then; otherwise it returns at once. Call it first in main and in
-// TestMain.
+// Main runs the launcher when the process was started as one, or another
+// role of the binary a package registered with Handle (the seat keeper),
+// and never returns then; otherwise it returns at once. Call it first in
+// main and in TestMain.
 func Main() {
 	if len(os.Args) < 2 {
 		return
@@ -134,7 +135,19 @@ func Main() {
 	case probeExit:
 		os.Exit(0)
 	}
+	if fn, ok := roles[os.Args[1]]; ok {
+		os.Exit(fn(os.Args[2:]))
+	}
 }
+
+// roles are the hidden first arguments Handle registered.
+var roles = map[string]func(args []string) int{}
+
+// Handle makes Main run fn, with the arguments after arg, when the process
+// was started with the hidden first argument arg, and exit with what it
+// returns. Call it from an init function: every binary that links the
+// registering package and calls Main then plays the role.
+func Handle(arg string, fn func(args []string) int) { roles[arg] = fn }
 
 // within reports whether path is dir or lies below it (both clean).
 func within(path, dir string) bool {

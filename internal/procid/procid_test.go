@@ -1,0 +1,71 @@
+package procid
+
+import (
+	"errors"
+	"fmt"
+	"os/exec"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/cotal-go/cotal/internal/testutil"
+)
+
+func TestIdentityIsPidAndStart(t *testing.T) {
+	cmd := exec.Command("sleep", "100")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	id, err := Of(cmd.Process.Pid)
+	if err != nil || !id.Alive() || id.Start == 0 {
+		t.Fatalf("Of: %v %v alive %v", id, err, id.Alive())
+	}
+	// The same pid with another start time is another process: never
+	// signalled.
+	other := ID{PID: id.PID, Start: id.Start + 1}
+	if other.Alive() {
+		t.Error("a different start time reads alive")
+	}
+	if err := other.Signal(syscall.SIGKILL); !errors.Is(err, ErrGone) {
+		t.Errorf("signal to a mismatched identity: %v, want ErrGone", err)
+	}
+	if !id.Alive() {
+		t.Fatal("the mismatched signal reached the process")
+	}
+	if err := id.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+	if id.Alive() {
+		t.Error("a reaped process reads alive")
+	}
+	if err := id.Signal(syscall.SIGTERM); !errors.Is(err, ErrGone) {
+		t.Errorf("signal to a reaped process: %v, want ErrGone", err)
+	}
+	if Booted().IsZero() {
+		t.Error("no boot time")
+	}
+}
+
+func TestSessionAndDescendants(t *testing.T) {
+	cmd := exec.Command("sh", "-c", "sleep 100 & sleep 100 & wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	var members []ID
+	testutil.WaitFor(t, 5*time.Second, func() error {
+		if members = Session(cmd.Process.Pid); len(members) != 2 {
+			return fmt.Errorf("session members %v, want the two sleeps", members)
+		}
+		return nil
+	})
+	if d := Descendants(cmd.Process.Pid); len(d) != 2 {
+		t.Errorf("descendants %v, want the two sleeps", d)
+	}
+	if n := KillAll(members); n != 2 {
+		t.Errorf("KillAll reached %d", n)
+	}
+}

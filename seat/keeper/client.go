@@ -1,0 +1,376 @@
+package keeper
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/cotal-go/cotal/internal/procid"
+	"github.com/cotal-go/cotal/seat/pty"
+)
+
+// ErrLost is the Exit.Lost of a seat whose keeper went away before the
+// seat's end was seen: the seat lost its pty with it.
+var ErrLost = errors.New("keeper: the keeper holding the seat is gone")
+
+// RefusedError is a keeper's refusal of a handshake (another protocol
+// version, another user).
+type RefusedError struct{ Message string }
+
+func (e *RefusedError) Error() string { return "the keeper refused: " + e.Message }
+
+// Started is a keeper that Start started: its process, which the caller
+// reaps through Wait, and its record.
+type Started struct {
+	Record Record
+	cmd    *exec.Cmd
+}
+
+// Wait reaps the keeper process once it ends.
+func (s *Started) Wait() error { return s.cmd.Wait() }
+
+// startWait bounds how long a keeper may take to say its seat runs.
+const startWait = 15 * time.Second
+
+// Start runs a keeper for plan in dir (made 0700 if needed; the caller
+// puts nothing else of anyone's in it): exe (the cotal binary) as
+// `__seat-keep dir`, in a session of its own with no terminal, so
+// nothing the mesh process goes through (a terminal closing, a signal to
+// its process group, its death) reaches it. It returns once the keeper
+// says the seat's process runs, or why it could not start it.
+func Start(ctx context.Context, exe, dir string, plan Plan) (*Started, error) {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(dir, 0o700); err != nil {
+		return nil, err
+	}
+	if err := writeJSONFile(filepath.Join(dir, planFile), plan); err != nil {
+		return nil, fmt.Errorf("writing the keeper's plan: %w", err)
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	defer r.Close()
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	defer null.Close()
+	cmd := exec.Command(exe, Arg, dir)
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = null, null, null
+	cmd.ExtraFiles = []*os.File{w}
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Dir = "/"
+	cmd.Env = []string{"PATH=" + os.Getenv("PATH")}
+	err = cmd.Start()
+	w.Close()
+	if err != nil {
+		_ = os.Remove(filepath.Join(dir, planFile))
+		return nil, fmt.Errorf("starting the seat's keeper: %w", err)
+	}
+	said := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(io.LimitReader(r, 4096)).ReadString('\n')
+		said <- strings.TrimSpace(line)
+	}()
+	var msg string
+	select {
+	case msg = <-said:
+	case <-time.After(startWait):
+		msg = "error: the keeper did not say within " + startWait.String() + " whether the seat started"
+	case <-ctx.Done():
+		msg = "error: " + ctx.Err().Error()
+	}
+	if msg != "ok" {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		_ = os.Remove(filepath.Join(dir, planFile))
+		if m, ok := strings.CutPrefix(msg, "error: "); ok {
+			return nil, errors.New(m)
+		}
+		return nil, errors.New("the keeper exited without saying whether the seat started")
+	}
+	rec, _, err := ReadRecord(dir)
+	if err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return nil, fmt.Errorf("the keeper's record: %w", err)
+	}
+	return &Started{Record: rec, cmd: cmd}, nil
+}
+
+// dialWait bounds a connection and its handshake.
+const dialWait = 5 * time.Second
+
+// Dial connects to the keeper of dir as manager instance and takes its
+// seat, superseding any other manager's connection. The welcome says what
+// the seat is; the Conn is its pty.Conduit.
+func Dial(dir, instance string) (*Conn, Welcome, error) {
+	nc, err := dialDir(dir, dialWait)
+	if err != nil {
+		return nil, Welcome{}, err
+	}
+	_ = nc.SetDeadline(time.Now().Add(dialWait))
+	if err := writeJSON(nc, frameHello, hello{V: Version, Instance: instance}); err != nil {
+		nc.Close()
+		return nil, Welcome{}, fmt.Errorf("greeting the keeper: %w", err)
+	}
+	br := bufio.NewReaderSize(nc, 64<<10)
+	typ, b, err := readFrame(br, nil)
+	if err != nil {
+		nc.Close()
+		return nil, Welcome{}, fmt.Errorf("the keeper's welcome: %w", err)
+	}
+	switch typ {
+	case frameRefuse:
+		var r refusal
+		_ = decode(b, &r)
+		nc.Close()
+		return nil, Welcome{}, &RefusedError{Message: r.Message}
+	case frameWelcome:
+	default:
+		nc.Close()
+		return nil, Welcome{}, fmt.Errorf("the keeper answered with frame %q", typ)
+	}
+	var w Welcome
+	if err := decode(b, &w); err != nil {
+		nc.Close()
+		return nil, Welcome{}, err
+	}
+	_ = nc.SetDeadline(time.Time{})
+	c := &Conn{nc: nc, out: make(chan chunk, 64), exited: make(chan struct{}), replies: map[uint32]chan replyFrame{}}
+	go c.read(br)
+	return c, w, nil
+}
+
+// Conn is a manager's connection to a keeper: the seat's pty.Conduit.
+// mu guards the pending replies and the end.
+type Conn struct {
+	nc  net.Conn
+	wmu sync.Mutex
+	out chan chunk // output and paints, in order; closed at the end
+	// pending is what of the chunk Read last took it has not returned.
+	pending chunk
+
+	mu      sync.Mutex
+	replies map[uint32]chan replyFrame
+	exit    pty.Exit
+	ended   bool
+	exited  chan struct{} // closed at the end: the exit frame, or the connection lost
+	nextID  atomic.Uint32
+	closing atomic.Bool
+}
+
+type chunk struct {
+	b     []byte
+	paint bool
+}
+
+// read takes the keeper's frames until the connection ends.
+func (c *Conn) read(br *bufio.Reader) {
+	defer close(c.out)
+	for {
+		typ, b, err := readFrame(br, nil)
+		if err != nil {
+			why := fmt.Errorf("%w: %v", ErrLost, err)
+			if c.closing.Load() {
+				why = pty.ErrDetached
+			}
+			c.end(pty.Exit{Code: -1, Lost: why})
+			return
+		}
+		switch typ {
+		case frameOutput, framePaint:
+			c.out <- chunk{b: b, paint: typ == framePaint}
+		case frameReply:
+			var r replyFrame
+			if decode(b, &r) == nil {
+				c.mu.Lock()
+				ch := c.replies[r.ID]
+				delete(c.replies, r.ID)
+				c.mu.Unlock()
+				if ch != nil {
+					ch <- r
+				}
+			}
+		case frameExit:
+			var x exitFrame
+			_ = decode(b, &x)
+			c.end(pty.Exit{Code: x.Code, Signal: x.Signal})
+			_ = c.nc.Close()
+			return
+		}
+	}
+}
+
+// end records how the seat ended, once, and fails what waits for a reply.
+func (c *Conn) end(x pty.Exit) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return
+	}
+	c.ended, c.exit = true, x
+	for id, ch := range c.replies {
+		close(ch)
+		delete(c.replies, id)
+	}
+	close(c.exited)
+}
+
+// Read implements pty.Conduit.
+func (c *Conn) Read(p []byte) (int, bool, error) {
+	if len(c.pending.b) == 0 {
+		ch, ok := <-c.out
+		if !ok {
+			<-c.exited
+			if c.exit.Lost != nil {
+				return 0, false, c.exit.Lost
+			}
+			return 0, false, io.EOF
+		}
+		c.pending = ch
+	}
+	n := copy(p, c.pending.b)
+	c.pending.b = c.pending.b[n:]
+	return n, c.pending.paint, nil
+}
+
+// request sends a frame that the keeper answers and waits for the answer.
+func (c *Conn) request(typ byte, id uint32, payload []byte) (replyFrame, error) {
+	ch := make(chan replyFrame, 1)
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return replyFrame{}, pty.ErrNotRunning
+	}
+	c.replies[id] = ch
+	c.mu.Unlock()
+	if err := c.send(typ, payload); err != nil {
+		c.mu.Lock()
+		delete(c.replies, id)
+		c.mu.Unlock()
+		return replyFrame{}, fmt.Errorf("keeper: %w", err)
+	}
+	r, ok := <-ch
+	if !ok {
+		return replyFrame{}, pty.ErrNotRunning
+	}
+	if r.NotRunning {
+		return r, pty.ErrNotRunning
+	}
+	if r.Err != "" {
+		return r, errors.New(r.Err)
+	}
+	return r, nil
+}
+
+func (c *Conn) send(typ byte, payload []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.nc.SetWriteDeadline(time.Now().Add(stallWrite))
+	return writeFrame(c.nc, typ, payload)
+}
+
+func (c *Conn) sendJSON(typ byte, v any) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.nc.SetWriteDeadline(time.Now().Add(stallWrite))
+	return writeJSON(c.nc, typ, v)
+}
+
+// Write implements pty.Conduit: it returns once the seat's pty took p.
+func (c *Conn) Write(p []byte) (int, error) {
+	total := 0
+	for len(p) > 0 {
+		n := min(len(p), maxFrame-4)
+		id := c.nextID.Add(1)
+		b := make([]byte, 4+n)
+		binary.BigEndian.PutUint32(b, id)
+		copy(b[4:], p[:n])
+		r, err := c.request(frameInput, id, b)
+		total += r.N
+		if err != nil {
+			return total, err
+		}
+		p = p[n:]
+	}
+	return total, nil
+}
+
+// Signal implements pty.Conduit.
+func (c *Conn) Signal(sig syscall.Signal) error {
+	id := c.nextID.Add(1)
+	b, _ := jsonBytes(signalFrame{ID: id, Sig: int(sig)})
+	_, err := c.request(frameSignal, id, b)
+	return err
+}
+
+// Resize implements pty.Conduit; the keeper applies it in order with the
+// rest.
+func (c *Conn) Resize(cols, rows int) error {
+	return c.sendJSON(frameResize, resizeFrame{Cols: cols, Rows: rows})
+}
+
+// AnswerQueries implements pty.Conduit.
+func (c *Conn) AnswerQueries(on bool) error {
+	return c.sendJSON(frameAnswers, answersFrame{On: on})
+}
+
+// Wait implements pty.Conduit.
+func (c *Conn) Wait() pty.Exit {
+	<-c.exited
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.exit
+}
+
+// Close lets go of the seat; the keeper keeps it for the next manager.
+func (c *Conn) Close() error {
+	c.closing.Store(true)
+	return c.nc.Close()
+}
+
+// Lost reports whether dir's keeper is gone: its record names a process
+// that is no longer alive. A keeper that never wrote its record is gone
+// too when its directory is older than a start may take.
+func Lost(dir string) (bool, Record) {
+	rec, _, err := ReadRecord(dir)
+	if err != nil {
+		fi, serr := os.Stat(dir)
+		return serr != nil || time.Since(fi.ModTime()) > startWait, rec
+	}
+	return !rec.Keeper.Alive(), rec
+}
+
+// EndOrphan ends what is left of a seat whose keeper is gone: the seat's
+// process, if it is still the one recorded, and the rest of its session.
+// It returns how many processes it signalled.
+func EndOrphan(rec Record) int {
+	n := 0
+	if rec.Seat.Alive() {
+		n += procid.KillAll([]procid.ID{rec.Seat})
+	} else if _, err := procid.Of(rec.Seat.PID); err == nil {
+		// The pid is another process's now: its session may be too.
+		return 0
+	}
+	if rec.Seat.PID > 0 {
+		n += procid.KillAll(procid.Session(rec.Seat.PID))
+	}
+	return n
+}
