@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -187,9 +188,20 @@ func TestADetachedMeshOutlivesTheBinaryGoRunBuilt(t *testing.T) {
 		t.Fatal(err)
 	}
 	downAtCleanup(t, home, "gorun")
-	up := exec.Command(exe, "up", "--detach", "--space", "gorun")
-	up.Env, up.Dir = cotalEnv(home), dir
-	if out, err := up.CombinedOutput(); err != nil {
+	// A parallel test's fork may still hold the copy open for writing for
+	// a moment (exec then fails with "text file busy"): try again until no
+	// fork does.
+	var out []byte
+	waitFor(t, 10*time.Second, func() error {
+		up := exec.Command(exe, "up", "--detach", "--space", "gorun")
+		up.Env, up.Dir = cotalEnv(home), dir
+		out, err = up.CombinedOutput()
+		if errors.Is(err, syscall.ETXTBSY) {
+			return err
+		}
+		return nil
+	})
+	if err != nil {
 		t.Fatalf("up --detach: %v\n%s", err, out)
 	}
 	if err := os.RemoveAll(filepath.Join(filepath.Dir(exe), "..", "..")); err != nil {

@@ -6,7 +6,8 @@
 // operations (durable join and leave, memberships, history) members call
 // as themselves. It runs as goroutines of the mesh process on a trusted
 // connection, and holds a lease so that only one service serves a space.
-// It imports mesh and mesh/presence, never seat, tui, host or broker.
+// It imports mesh, mesh/ep, mesh/presence and mesh/wire, never seat, tui,
+// host or broker.
 package delivery
 
 import (
@@ -67,9 +68,11 @@ type lease struct {
 // lapses within its 30 s TTL).
 //
 // Lock order: ctlMu, then gate.mu, then life.mu; hostsMu, then an
-// agentHost's mu; mu is taken alone. Only ctlMu is held across I/O (it
-// serializes control operations, each a few KV and stream calls); the
-// others guard maps and are never held while waiting on the broker.
+// agentHost's mu; mu is taken alone. ctlMu is held across I/O (it
+// serializes control operations, each a few KV and stream calls), and so
+// is hostsMu while a caller's first call opens its host; the others guard
+// maps and are never held while waiting on the broker. No stored copy is
+// written under a lock: the gate orders copies against a lifecycle's end.
 type Service struct {
 	opts      Options
 	nc        *nats.Conn

@@ -7,6 +7,8 @@
 // CLI, `cotal mcp` and the tests reach seats through it, exactly as they
 // would from another process.
 //
-// It talks to managers only over the control surface (mesh/ep) and must
-// never import seat (the pty runtime), seat/pty, tui, broker or host.
+// It talks to managers only over the control surface (mesh/ep; their
+// command names are mesh/wire's), reads the roster through mesh for an
+// agent's census, and must never import seat (the pty runtime), seat/pty,
+// tui, broker or host.
 package client

@@ -5,6 +5,6 @@
 // the seat's exit, an error, a signal, a panic). `cotal attach` and the
 // dashboard both run it.
 //
-// It imports seat/attach, seat/client and mesh/ep. It must never import
+// It imports seat/attach, seat/client, mesh/ep and mesh/wire. It must never import
 // seat, seat/pty, tui, broker or host.
 package tty
