@@ -141,6 +141,7 @@ func (r *reader) agent(m *Manifest, e entry, harness, perms string) (*Agent, err
 		case "capabilities":
 			a.Capabilities, err = r.capabilities(f)
 		case "count":
+			a.counted = true
 			if a.Count, err = r.integer(f); err == nil && (a.Count < 1 || a.Count > MaxCount) {
 				err = r.at(f.value, "count %d: an agent runs 1 to %d seats", a.Count, MaxCount)
 			}
@@ -166,7 +167,7 @@ func (r *reader) agent(m *Manifest, e entry, harness, perms string) (*Agent, err
 		return nil, r.at(e.keyN, "agents.%s: an endpoint is one credential; count is for seats", a.Name)
 	case a.Kind == config.KindAgent && a.Harness == "command" && a.Command == "":
 		return nil, r.at(e.keyN, "agents.%s runs agent: command and needs a command: naming the program", a.Name)
-	case a.Kind == config.KindAgent && a.Count > 1 && len(a.Seats()[a.Count-1]) > wire.MaxTokenLength:
+	case a.Kind == config.KindAgent && a.counted && len(a.Seats()[a.Count-1]) > wire.MaxTokenLength:
 		return nil, r.at(e.keyN, "agents.%s: its seats' names (%s) are longer than %d characters", a.Name, a.Seats()[a.Count-1], wire.MaxTokenLength)
 	}
 	if a.Cwd != "" {

@@ -71,6 +71,7 @@ type Agent struct {
 	Kind    string // config.KindAgent (a seat) or config.KindEndpoint (a credential only)
 	Persona string // the agent file it builds on, "" when inline
 	Count   int
+	counted bool // count: was written, so the seats are numbered even for one
 
 	Harness      string // claude, codex, opencode or command
 	Command      string
@@ -93,12 +94,14 @@ type Agent struct {
 }
 
 // Seats are the names the agent's seats take: its name, or name_1 ...
-// name_N with a count.
+// name_N when the entry has a count, even a count of one: so raising or
+// lowering the count keeps the seats that stay, and only the ones added
+// or dropped start or stop.
 func (a *Agent) Seats() []string {
 	if a.Kind == config.KindEndpoint {
 		return nil
 	}
-	if a.Count <= 1 {
+	if !a.counted {
 		return []string{a.Name}
 	}
 	out := make([]string, a.Count)

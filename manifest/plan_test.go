@@ -118,3 +118,42 @@ func TestTopologyNamesWhereFileAndMeshDiffer(t *testing.T) {
 		t.Fatalf("topology: %q, want %q", got, want)
 	}
 }
+
+// TestLoweringACountStopsOnlyTheSeatsDropped: count: 2 to count: 1 keeps
+// coder_1 as it runs and removes coder_2 (with --prune); it used to name
+// the one seat left "coder", so the plan stopped both and started a third.
+func TestLoweringACountStopsOnlyTheSeatsDropped(t *testing.T) {
+	ag := map[string]string{"lead": leadFile}
+	m2, err := Load(project(t, three, ag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m1, err := Load(project(t, strings.Replace(three, "count: 2", "count: 1", 1), ag))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := m1.Agent("coder").Seats(); !slices.Equal(got, []string{"coder_1"}) {
+		t.Fatalf("count: 1 names %q, want coder_1", got)
+	}
+	reg := map[string]mesh.ChannelConfig{}
+	for _, c := range m2.Channels {
+		reg[c.Name] = c.Config
+	}
+	live := Live{Running: true, Seats: map[string]bool{"bot": true, "coder_1": true, "coder_2": true, "lead": true}, Reg: reg, Def: &m2.Defaults}
+	p, err := MakePlan(m1, applied(m2), live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := steps(p), []string{"remove coder coder_2 --prune"}; !slices.Equal(got, want) {
+		t.Fatalf("lowering the count: %q, want %q\n%s", got, want, p.Text())
+	}
+	// And raising it again starts only the seat added.
+	delete(live.Seats, "coder_2")
+	p, err = MakePlan(m2, applied(m1), live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := steps(p), []string{"spawn coder coder_2 "}; !slices.Equal(got, want) {
+		t.Fatalf("raising the count: %q, want %q\n%s", got, want, p.Text())
+	}
+}
