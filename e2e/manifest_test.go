@@ -535,3 +535,42 @@ func TestUpFilePrunesOnlyWhenToldAndDownStopsOnlyItsOwn(t *testing.T) {
 		t.Fatalf("down -f touched a seat it did not start:\n%s", ps)
 	}
 }
+
+// The rights of a declared seat are the applied file's, whatever its agent
+// file says: a persona file granting every channel grants nothing under
+// the manifest, and spawning the seat again by hand gives it no more.
+func TestDeclaredSeatTakesTheFilesRightsNotItsAgentFiles(t *testing.T) {
+	t.Parallel()
+	home, dir := t.TempDir(), t.TempDir()
+	agents := filepath.Join(dir, ".cotal", "agents")
+	if err := os.MkdirAll(agents, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(agents, "worker.md"), []byte("---\nname: worker\nagent: command\ncommand: sh\nallowSubscribe: [\">\"]\nallowPublish: [\">\"]\n---\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeManifest(t, dir, "apiVersion: cotal/v1\nkind: Mesh\nspace: mf\nagents:\n  worker: worker\nchannels:\n  general:\n    subscribe: [worker]\n")
+	t.Cleanup(func() { runIn2(t, home, dir, "mf", "down", "--with-agents") })
+	if out := upFile(t, home, dir); !strings.Contains(out, "note: worker: the channel lists of") {
+		t.Fatalf("up -f does not say the agent file's lists are not used:\n%s", out)
+	}
+	url := readBrokerJSON(t, filepath.Join(home, "spaces", "mf")).URL
+	check := func(when string) {
+		t.Helper()
+		w, err := dialRaw(t, url, seatCreds(t, home, "worker"))
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		_ = w.nc.Publish(chat("worker", "general"), []byte(`{}`))
+		w.wasRefused("publish", chat("worker", "general"))
+		_, _ = w.nc.SubscribeSync("cotal.mf.chat.*.*.secret")
+		w.wasRefused("subscription", "cotal.mf.chat.*.*.secret")
+	}
+	check("after up -f")
+	for _, args := range [][]string{{"stop", "worker"}, {"spawn", "--name", "worker", "worker"}} {
+		if out, stderr, code := runIn2(t, home, dir, "mf", args...); code != 0 {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, out, stderr)
+		}
+	}
+	check("spawned again by hand")
+}
