@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/seat/keeper"
 )
 
 // A seat whose process starts after Close (or Release) has swept the
@@ -48,7 +49,7 @@ func TestCloseDuringASpawn(t *testing.T) {
 				t.Fatal("Close hangs on a seat whose process started as it closed")
 			}
 			if !keep {
-				waitFor(t, 10*time.Second, func() error {
+				waitFor(t, keeper.FinishWait+5*time.Second, func() error {
 					if kept.Seat.Alive() || kept.Keeper.Alive() {
 						return fmt.Errorf("seat %v or keeper %v outlives the close that stopped the seats", kept.Seat, kept.Keeper)
 					}

@@ -415,6 +415,31 @@ func (m *Manager) lostKeeper(s *Seat, proc *pty.Seat) bool {
 	return true
 }
 
+// awaitKeeper waits, at most keeper.FinishWait and a little more, for the
+// keeper of a seat whose process ended to end too: it goes once it has
+// told this manager how, so a Close that stopped the seats returns with
+// their keepers gone as well.
+func (m *Manager) awaitKeeper(s *Seat) {
+	s.mu.Lock()
+	dir := s.keepDir
+	s.mu.Unlock()
+	if dir == "" {
+		return
+	}
+	rec, _, err := keeper.ReadRecord(dir)
+	if err != nil {
+		return
+	}
+	deadline := time.Now().Add(keeper.FinishWait + time.Second)
+	for rec.Keeper.Alive() {
+		if time.Now().After(deadline) {
+			m.logf("seat %s: its keeper (%s) outlives it", s.name, rec.Keeper)
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
 // cleanCustody removes a seat's keeper and launch directories once its
 // lifecycle is over; a preserved seat keeps its launch directory (its
 // credential), for the resume.

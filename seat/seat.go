@@ -80,7 +80,7 @@ type Seat struct {
 	lostAt       time.Time        // when it was lost (StateLost)
 	lostWhy      string           // why
 	endedHow     string           // how a seat this manager never held a process of ended (its ps process column)
-	preserved    bool             // stopped for a resume: its lifecycle goes on (resume.go)
+	preserved    bool             // stopped for a resume (down --preserve-state, not built yet): its lifecycle goes on
 	resumedAt    time.Time        // restarted from a preserved inventory
 	resumedFrom  string           // the harness session it resumed, "" when it had none
 }

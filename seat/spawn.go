@@ -352,6 +352,7 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 		s.state = StateLost
 	}
 	s.mu.Unlock()
+	m.awaitKeeper(s)
 	m.cleanCustody(s)
 	if !ready && joinErr == nil {
 		code, sig, _ := proc.ExitStatus()

@@ -44,11 +44,13 @@ func init() { sandbox.Handle(Arg, run) }
 // "ok" or why not on.
 const readyFD = 3
 
+// FinishWait bounds how long a keeper outlives its seat: it waits this
+// long for a first manager to hear how the seat ended when none ever
+// connected, and as long for the connected one to hang up.
+const FinishWait = 10 * time.Second
+
 // Bounds of a keeper's life.
 const (
-	// firstClientWait is how long a seat that ended before any manager
-	// connected waits for one to hear it.
-	firstClientWait = 10 * time.Second
 	// heartbeat is how often a keeper with no manager refreshes its
 	// record's modification time: when it was last known alive.
 	heartbeat = 10 * time.Second
@@ -213,7 +215,7 @@ func (k *keeper) finish(l net.Listener) {
 	k.logf("the seat ended (code %d %s)", code, sig)
 	select {
 	case <-k.joined:
-	case <-time.After(firstClientWait):
+	case <-time.After(FinishWait):
 	}
 	k.mu.Lock()
 	cur := k.cur
@@ -221,7 +223,7 @@ func (k *keeper) finish(l net.Listener) {
 	if cur != nil {
 		select {
 		case <-cur.gone:
-		case <-time.After(firstClientWait):
+		case <-time.After(FinishWait):
 		}
 	}
 	l.Close()
