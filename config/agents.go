@@ -180,7 +180,7 @@ func LoadAgentFile(path string) (*AgentFile, error) {
 // alias may point at.
 type agentParser struct {
 	path    string
-	anchors map[string]ast.Node
+	anchors Anchors
 }
 
 func (p *agentParser) errf(line int, format string, a ...any) error {
@@ -192,7 +192,7 @@ func (p *agentParser) wrap(line int, err error) error {
 }
 
 func parseAgentFile(path string, b []byte) (*AgentFile, error) {
-	p := &agentParser{path: path, anchors: map[string]ast.Node{}}
+	p := &agentParser{path: path, anchors: Anchors{}}
 	front, body, err := p.split(b)
 	if err != nil {
 		return nil, err
@@ -262,8 +262,8 @@ func (p *agentParser) parse(front []byte) (*ast.MappingNode, error) {
 	if root == nil {
 		return nil, nil
 	}
-	ast.Walk(anchorCollector(p.anchors), root)
-	switch n := p.resolve(root).(type) {
+	p.anchors.Collect(root)
+	switch n := p.anchors.Resolve(root).(type) {
 	case *ast.MappingNode:
 		return n, nil
 	case *ast.MappingValueNode:
@@ -272,37 +272,6 @@ func (p *agentParser) parse(front []byte) (*ast.MappingNode, error) {
 		return nil, nil
 	}
 	return nil, p.errf(line(root), "the frontmatter must be a map of key: value lines, not a %s", describe(root))
-}
-
-// anchorCollector records every &anchor so an alias can be followed.
-type anchorCollector map[string]ast.Node
-
-func (c anchorCollector) Visit(n ast.Node) ast.Visitor {
-	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
-		c[a.Name.GetToken().Value] = a.Value
-	}
-	return c
-}
-
-// resolve looks through anchors, aliases and tags to the node that holds the value.
-func (p *agentParser) resolve(n ast.Node) ast.Node {
-	for range 64 { // an alias chain longer than this is a loop
-		switch v := n.(type) {
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AliasNode:
-			target, ok := p.anchors[v.Value.GetToken().Value]
-			if !ok {
-				return n
-			}
-			n = target
-		default:
-			return n
-		}
-	}
-	return n
 }
 
 func line(n ast.Node) int {
@@ -336,7 +305,7 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 		if mv.Key.IsMergeKey() {
 			return p.errf(kl, "merge keys (<<) are not supported in an agent file; write the keys out")
 		}
-		k, ok := p.resolve(mv.Key).(ast.ScalarNode)
+		k, ok := p.anchors.Resolve(mv.Key).(ast.ScalarNode)
 		if !ok {
 			return p.errf(kl, "a frontmatter key must be a plain word, not a %s", describe(mv.Key))
 		}
@@ -375,7 +344,7 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 		case "muted":
 			a.Muted, err = p.channels(key, kl, mv.Value, a.lines)
 		case "launchOptions":
-			switch v := p.resolve(mv.Value).(type) {
+			switch v := p.anchors.Resolve(mv.Value).(type) {
 			case *ast.MappingNode, *ast.MappingValueNode, *ast.NullNode:
 			default:
 				err = p.errf(kl, "launchOptions must be a map, not a %s", describe(v))
@@ -419,7 +388,7 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 
 // str reads a scalar as the text written; null reads as "".
 func (p *agentParser) str(key string, kl int, n ast.Node) (string, error) {
-	switch v := p.resolve(n).(type) {
+	switch v := p.anchors.Resolve(n).(type) {
 	case *ast.NullNode:
 		return "", nil
 	case *ast.StringNode:
@@ -436,7 +405,7 @@ func (p *agentParser) str(key string, kl int, n ast.Node) (string, error) {
 // boolean reads true or false, and nothing else: yes, on and 1 are YAML
 // 1.1 spellings a reader cannot tell from a typo.
 func (p *agentParser) boolean(key string, kl int, n ast.Node) (*bool, error) {
-	switch v := p.resolve(n).(type) {
+	switch v := p.anchors.Resolve(n).(type) {
 	case *ast.NullNode:
 		return nil, nil
 	case *ast.BoolNode:
@@ -453,7 +422,7 @@ func (p *agentParser) boolean(key string, kl int, n ast.Node) (*bool, error) {
 // pairs.
 func (p *agentParser) env(kl int, n ast.Node) ([]string, error) {
 	var pairs []*ast.MappingValueNode
-	switch v := p.resolve(n).(type) {
+	switch v := p.anchors.Resolve(n).(type) {
 	case *ast.NullNode:
 		return nil, nil
 	case *ast.MappingNode:
@@ -466,7 +435,7 @@ func (p *agentParser) env(kl int, n ast.Node) ([]string, error) {
 	vals := map[string]string{}
 	for _, mv := range pairs {
 		el := line(mv.Key)
-		k, ok := p.resolve(mv.Key).(ast.ScalarNode)
+		k, ok := p.anchors.Resolve(mv.Key).(ast.ScalarNode)
 		if !ok || mv.Key.IsMergeKey() {
 			return nil, p.errf(el, "env: a variable name must be a plain word")
 		}
@@ -491,13 +460,13 @@ func (p *agentParser) env(kl int, n ast.Node) ([]string, error) {
 // (the key with nothing after it) is an empty list, not an omitted one.
 func (p *agentParser) list(key string, kl int, n ast.Node) ([]string, []int, error) {
 	out, lines := []string{}, []int{}
-	switch v := p.resolve(n).(type) {
+	switch v := p.anchors.Resolve(n).(type) {
 	case *ast.NullNode:
 		return out, lines, nil
 	case *ast.SequenceNode:
 		for _, e := range v.Values {
 			el := line(e)
-			r := p.resolve(e)
+			r := p.anchors.Resolve(e)
 			if _, null := r.(*ast.NullNode); null {
 				return nil, nil, p.errf(el, "%s has an empty entry", key)
 			}

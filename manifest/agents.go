@@ -56,7 +56,7 @@ func (r *reader) agent(m *Manifest, e entry, harness, perms string) (*Agent, err
 	}
 	a := &Agent{Name: e.key, Kind: config.KindAgent, Count: 1}
 	var fields []entry
-	switch v := r.resolve(e.value).(type) {
+	switch v := r.anchors.Resolve(e.value).(type) {
 	case ast.ScalarNode:
 		if _, null := v.(*ast.NullNode); null {
 			return nil, r.at(e.value, "agents.%s has no value: name its agent file, or give its keys (agent, command, role, ...)", a.Name)

@@ -155,7 +155,7 @@ var topKeys = []string{"apiVersion", "kind", "space", "broker", "agent", "person
 
 // Parse checks b, the contents of the manifest at path (absolute).
 func Parse(path string, b []byte) (*Manifest, error) {
-	r := &reader{path: path, anchors: map[string]ast.Node{}}
+	r := &reader{path: path, anchors: config.Anchors{}}
 	root, err := r.root(b)
 	if err != nil {
 		return nil, err
@@ -251,7 +251,7 @@ func (r *reader) broker(e entry) (bool, error) {
 	for _, b := range es {
 		switch b.key {
 		case "auth":
-			switch v := r.resolve(b.value).(type) {
+			switch v := r.anchors.Resolve(b.value).(type) {
 			case *ast.BoolNode:
 				open = !v.Value
 			default:

@@ -10,6 +10,8 @@ import (
 	"github.com/goccy/go-yaml/ast"
 	"github.com/goccy/go-yaml/parser"
 	"github.com/goccy/go-yaml/token"
+
+	"github.com/cotal-go/cotal/config"
 )
 
 // Error is a refused manifest. Error reads "<path>:<line>:<column>: why",
@@ -27,7 +29,7 @@ func (e *Error) Unwrap() error { return e.Err }
 // allow where it was written.
 type reader struct {
 	path    string
-	anchors map[string]ast.Node
+	anchors config.Anchors
 }
 
 func (r *reader) at(n ast.Node, format string, a ...any) error {
@@ -67,38 +69,8 @@ func (r *reader) root(b []byte) (ast.Node, error) {
 	if root == nil {
 		return nil, &Error{Path: r.path, Line: 1, Col: 1, Err: errors.New("the file is empty: it needs apiVersion: cotal/v1, kind: Mesh, space and channels")}
 	}
-	ast.Walk(anchors(r.anchors), root)
+	r.anchors.Collect(root)
 	return root, nil
-}
-
-type anchors map[string]ast.Node
-
-func (c anchors) Visit(n ast.Node) ast.Visitor {
-	if a, ok := n.(*ast.AnchorNode); ok && a.Name != nil {
-		c[a.Name.GetToken().Value] = a.Value
-	}
-	return c
-}
-
-// resolve looks through anchors, aliases and tags to the value.
-func (r *reader) resolve(n ast.Node) ast.Node {
-	for range 64 {
-		switch v := n.(type) {
-		case *ast.AnchorNode:
-			n = v.Value
-		case *ast.TagNode:
-			n = v.Value
-		case *ast.AliasNode:
-			t, ok := r.anchors[v.Value.GetToken().Value]
-			if !ok {
-				return n
-			}
-			n = t
-		default:
-			return n
-		}
-	}
-	return n
 }
 
 func shape(n ast.Node) string {
@@ -129,7 +101,7 @@ type entry struct {
 // refusal.
 func (r *reader) mapping(n ast.Node, what string) ([]entry, error) {
 	var pairs []*ast.MappingValueNode
-	switch v := r.resolve(n).(type) {
+	switch v := r.anchors.Resolve(n).(type) {
 	case *ast.MappingNode:
 		pairs = v.Values
 	case *ast.MappingValueNode:
@@ -145,7 +117,7 @@ func (r *reader) mapping(n ast.Node, what string) ([]entry, error) {
 		if mv.Key.IsMergeKey() {
 			return nil, r.at(mv.Key, "merge keys (<<) are not supported in a manifest; write the keys out")
 		}
-		k, ok := r.resolve(mv.Key).(ast.ScalarNode)
+		k, ok := r.anchors.Resolve(mv.Key).(ast.ScalarNode)
 		if !ok {
 			return nil, r.at(mv.Key, "a key of %s must be a plain word, not a %s", what, shape(mv.Key))
 		}
@@ -171,7 +143,7 @@ func (r *reader) unknown(e entry, what string, known []string) error {
 // str reads a string scalar. A number or a boolean is refused: a value
 // such as `model: 4` or `role: yes` is a typo more often than meant.
 func (r *reader) str(e entry) (string, error) {
-	switch v := r.resolve(e.value).(type) {
+	switch v := r.anchors.Resolve(e.value).(type) {
 	case *ast.StringNode:
 		return v.Value, nil
 	case *ast.LiteralNode:
@@ -187,7 +159,7 @@ func (r *reader) str(e entry) (string, error) {
 }
 
 func (r *reader) boolean(e entry) (bool, error) {
-	switch v := r.resolve(e.value).(type) {
+	switch v := r.anchors.Resolve(e.value).(type) {
 	case *ast.BoolNode:
 		return v.Value, nil
 	default:
@@ -196,7 +168,7 @@ func (r *reader) boolean(e entry) (bool, error) {
 }
 
 func (r *reader) integer(e entry) (int, error) {
-	switch v := r.resolve(e.value).(type) {
+	switch v := r.anchors.Resolve(e.value).(type) {
 	case *ast.IntegerNode:
 		switch n := v.Value.(type) {
 		case int64:
@@ -205,7 +177,7 @@ func (r *reader) integer(e entry) (int, error) {
 			return int(min(n, 1<<31)), nil
 		}
 	}
-	return 0, r.at(e.value, "%s must be a whole number, not a %s", e.key, shape(r.resolve(e.value)))
+	return 0, r.at(e.value, "%s must be a whole number, not a %s", e.key, shape(r.anchors.Resolve(e.value)))
 }
 
 // item is one list entry with its node.
@@ -216,7 +188,7 @@ type item struct {
 
 // strings reads a list of strings; a null value is an empty list.
 func (r *reader) strings(e entry) ([]item, error) {
-	switch v := r.resolve(e.value).(type) {
+	switch v := r.anchors.Resolve(e.value).(type) {
 	case *ast.NullNode:
 		return []item{}, nil
 	case *ast.SequenceNode:
