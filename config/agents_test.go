@@ -404,3 +404,20 @@ func TestEveryPersonaKeyIsDocumented(t *testing.T) {
 		}
 	}
 }
+
+// TestAgentFileAliasesAreFollowed: an alias stands for the value its
+// anchor names, in a key's value and inside a list.
+func TestAgentFileAliasesAreFollowed(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "seat.md")
+	body := "---\nname: seat\nagent: command\ncommand: &sh sh\nargs: [-c, *sh]\nrole: &r reviewer\ndescription: *r\n---\n"
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	a, err := config.LoadAgentFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Launch.Command != "sh" || len(a.Launch.Args) != 2 || a.Launch.Args[1] != "sh" || a.Role != "reviewer" || a.Description != "reviewer" {
+		t.Fatalf("aliases not followed: command %q args %q role %q description %q", a.Launch.Command, a.Launch.Args, a.Role, a.Description)
+	}
+}

@@ -208,3 +208,18 @@ func TestStarterLoads(t *testing.T) {
 		t.Fatalf("starter: space %q agents %+v", m.Space, m.Agents)
 	}
 }
+
+// TestManifestAliasesAreFollowed: a channel list written once with an
+// anchor and named again by an alias gives both channels the same agents.
+func TestManifestAliasesAreFollowed(t *testing.T) {
+	y := header + "agents:\n  a: {agent: command, command: sh}\n  b: {agent: command, command: sh}\nchannels:\n  one:\n    subscribe: &both [a, b]\n    allowPublish: *both\n"
+	m, err := Load(project(t, y, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{"a", "b"} {
+		if got := m.Agent(n).AllowPublish; !slices.Equal(got, []string{"one"}) {
+			t.Fatalf("%s may post on %q, want [one] through the alias", n, got)
+		}
+	}
+}
