@@ -240,15 +240,21 @@ function openStream() {
     return
   }
   const s = { child, pending: new Map(), next: 1 }
-  const lost = () => {
+  // No more events go to it once it fails; what it had not answered is
+  // answered empty only once its output is all read (close), so that an
+  // answer it wrote is never dropped.
+  const gone = () => {
     if (stream === s) stream = null
     streamGone = true
+  }
+  const lost = () => {
+    gone()
     for (const resolve of s.pending.values()) resolve("")
     s.pending.clear()
   }
   child.on("error", lost)
-  child.on("exit", lost)
-  child.stdin.on("error", lost)
+  child.on("close", lost)
+  child.stdin.on("error", gone)
   let buf = ""
   child.stdout.on("data", (d) => {
     buf += d
