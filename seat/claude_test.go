@@ -489,8 +489,13 @@ func TestHookStreamIsEachEventsOwnHook(t *testing.T) {
 	if r.Agent.Asks != "approve Bash(touch run-s)" || !r.Agent.Answerable {
 		t.Fatalf("waiting on %+v", r.Agent)
 	}
+	// An event after it reaches the seat, answered while it waits.
+	stream("Notification", map[string]any{"notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash"})
 	if bad := f.hook(fakeCmd{Raw: `{"id":$ID,"event":"Stop"}`}); bad.Stdout != "" || !strings.Contains(bad.Stderr, "not an event") {
 		t.Fatalf("a line without its input: %+v", bad)
+	}
+	if r := agentRow(t, h, acc.Name, agentIs(client.AgentWaiting)); r.Agent.Asks != "approve Bash(touch run-s)" || !r.Agent.Answerable {
+		t.Fatalf("after the events beside it: %+v", r.Agent)
 	}
 	select {
 	case res := <-got:
