@@ -25,7 +25,9 @@ With --stream it stays up for a harness plugin that lives as long as its
 harness (opencode's): one event a line on stdin, {"id": N, "event": E,
 "input": {...}}, and one line back on stdout for each, {"id": N,
 "output": "..."} (with "error" when it failed), each event handled as its
-own hook would be. It ends when stdin does.`,
+own hook would be. It ends when stdin does. Unable to act for a seat (not
+in one, no creds, no mesh), it exits 1 at once, saying why on stderr, so
+that the plugin runs a hook per event instead.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if stream {
 				return cobra.NoArgs(cmd, args)
