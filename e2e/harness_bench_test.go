@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -66,29 +67,10 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 	if err := os.WriteFile(filepath.Join(dir, ".cotal", "agents", "fake.md"), []byte(front), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	if _, stderr, code := runInEnv(b, home, dir, space, env, "up", "--detach"); code != 0 {
-		b.Fatalf("up: %s", stderr)
-	}
-	b.Cleanup(func() { runIn2(b, home, dir, space, "down", "--with-agents") })
-	for _, p := range []string{name, "fake"} {
-		out, stderr, code := runIn2(b, home, dir, space, "spawn", p)
-		if code != 0 && !strings.Contains(out+stderr, "uncertain: not ready within") {
-			b.Fatalf("spawn %s: exit %d\n%s\n%s", p, code, out, stderr)
-		}
-	}
-	// Past the readiness bound on a loaded machine (opencode starts
-	// slowly), the seat still comes up by its own start. Each turn is
-	// over before the next step: the request carrying its text came after
-	// its prompt's hook said working, so idle is its end.
-	idle := func() {
-		waitFor(b, 240*time.Second, func() error {
-			r := seatRowJSON(b, home, dir, space, name)
-			if r.State != "ready" || r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
-				return fmt.Errorf("%s is not idle at its prompt: %+v / %+v", name, r, r.Agent)
-			}
-			return nil
-		})
-	}
+	benchUp(b, home, dir, space, env, name, "fake")
+	// Each turn is over before the next step: the request carrying its
+	// text came after its prompt's hook said working, so idle is its end.
+	idle := func() { benchIdle(b, home, dir, space, name) }
 	idle()
 	bob := benchPeer(b, home, dir, space, "bob")
 	seats := benchOperator(b, home, dir, space)
@@ -199,6 +181,36 @@ func benchDMToAgent(b *testing.B, name string, world func(b *testing.B) (dir str
 	b.ReportMetric(0, "ns/op") // the percentiles are the figure
 }
 
+// benchUp starts a mesh of its own in dir for the benchmark, with env,
+// and spawns the personas in it.
+func benchUp(b *testing.B, home, dir, space string, env []string, personas ...string) {
+	b.Helper()
+	if _, stderr, code := runInEnv(b, home, dir, space, env, "up", "--detach"); code != 0 {
+		b.Fatalf("up: %s", stderr)
+	}
+	b.Cleanup(func() { runIn2(b, home, dir, space, "down", "--with-agents") })
+	for _, p := range personas {
+		out, stderr, code := runIn2(b, home, dir, space, "spawn", p)
+		if code != 0 && !strings.Contains(out+stderr, "uncertain: not ready within") {
+			b.Fatalf("spawn %s: exit %d\n%s\n%s", p, code, out, stderr)
+		}
+	}
+}
+
+// benchIdle waits for the seat to be idle at its prompt with nothing
+// waiting. Past the readiness bound on a loaded machine (opencode starts
+// slowly), a seat still comes up by its own start.
+func benchIdle(b *testing.B, home, dir, space, name string) {
+	b.Helper()
+	waitFor(b, 240*time.Second, func() error {
+		r := seatRowJSON(b, home, dir, space, name)
+		if r.State != "ready" || r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
+			return fmt.Errorf("%s is not idle at its prompt: %+v / %+v", name, r, r.Agent)
+		}
+		return nil
+	})
+}
+
 // percentiles are the p50 and p99 of l.
 func percentiles(l []time.Duration) (p50, p99 time.Duration) {
 	if len(l) == 0 {
@@ -274,4 +286,128 @@ func benchPeer(b *testing.B, home, dir, space, name string) *mesh.Endpoint {
 	}
 	b.Cleanup(func() { _ = e.Close() })
 	return e
+}
+
+// BenchmarkPromptToWaiting is a permission prompt until the seat reports
+// it waiting on its person, per harness: from the model request whose
+// answer asks for a shell command (the scripted server's clock) to the
+// moment the seat's agent state turned waiting (its own stamp, which ps,
+// the roster and NEEDS YOU show). Each prompt is then approved, as the
+// person would (`cotal approve`), and the turn ends before the next. For
+// opencode the same prompt is measured again after its plugin's `cotal
+// hook --stream` is killed, when each event runs a hook of its own (the
+// plugin's fallback, the way every event went before the stream): the
+// ratio is the stream's over that.
+//
+//	go test -run XXX -bench PromptToWaiting -benchtime 10x ./e2e
+func BenchmarkPromptToWaiting(b *testing.B) {
+	if testing.Short() {
+		b.Skip("runs the real harnesses; skipped under -short")
+	}
+	b.Run("claude", func(b *testing.B) {
+		w := newClaudeWorld(b, map[string]any{"permissions": map[string]any{"ask": []string{"Bash"}}}, true)
+		p := benchPrompts(b, "cc", w.dir, w.env, w.srv, func(file string) modelserver.Step {
+			return modelserver.Use("Bash", fmt.Sprintf(`{"command":"touch %s","description":"make the marker file"}`, file))
+		})
+		p.report(b, p.measure(b, b.N), "")
+	})
+	b.Run("codex", func(b *testing.B) {
+		w := newCodexWorld(b, "on-request", "workspace-write")
+		p := benchPrompts(b, "cx", w.dir, []string{w.path}, w.srv, func(file string) modelserver.Step {
+			return modelserver.Use("exec_command", fmt.Sprintf(`{"cmd":"touch %s","sandbox_permissions":"require_escalated","justification":"make the marker file"}`, file))
+		})
+		p.report(b, p.measure(b, b.N), "")
+	})
+	b.Run("opencode", func(b *testing.B) {
+		w := newOpencodeWorld(b)
+		p := benchPrompts(b, "oc", w.dir, w.env, w.srv, func(file string) modelserver.Step {
+			return modelserver.Use("bash", fmt.Sprintf(`{"command":"touch %s","description":"make the marker file"}`, file))
+		})
+		streamed := p.measure(b, b.N)
+		streams := hookStreams(b, p.home, p.dir, p.space, p.name)
+		if len(streams) != 1 {
+			b.Fatalf("%d hook streams under oc, want 1", len(streams))
+		}
+		if err := syscall.Kill(streams[0], syscall.SIGKILL); err != nil {
+			b.Fatal(err)
+		}
+		waitFor(b, 10*time.Second, func() error {
+			if processAlive(streams[0]) {
+				return fmt.Errorf("the hook stream %d is still there", streams[0])
+			}
+			return nil
+		})
+		oneShot := p.measure(b, b.N)
+		p.report(b, streamed, "")
+		p.report(b, oneShot, "oneshot-")
+		s50, s99 := percentiles(streamed)
+		o50, o99 := percentiles(oneShot)
+		b.ReportMetric(float64(s50)/float64(o50), "p50/oneshot")
+		b.ReportMetric(float64(s99)/float64(o99), "p99/oneshot")
+	})
+}
+
+// promptBench is one harness's seat in a mesh of its own, made to ask.
+type promptBench struct {
+	home, dir, space, name string
+	srv                    *modelserver.Server
+	peer                   *mesh.Endpoint
+	ask                    func(file string) modelserver.Step
+	n                      int
+}
+
+func benchPrompts(b *testing.B, name, dir string, env []string, srv *modelserver.Server, ask func(file string) modelserver.Step) *promptBench {
+	p := &promptBench{home: b.TempDir(), dir: dir, space: "bench", name: name, srv: srv, ask: ask}
+	benchUp(b, p.home, dir, p.space, env, name)
+	benchIdle(b, p.home, dir, p.space, name)
+	p.peer = benchPeer(b, p.home, dir, p.space, "bob")
+	return p
+}
+
+// measure is n prompts, each from the request asking for the command to
+// the seat's waiting, approved and its turn over after.
+func (p *promptBench) measure(b *testing.B, n int) []time.Duration {
+	var l []time.Duration
+	for range n {
+		p.n++
+		marker := fmt.Sprintf("bench-ask-%d", p.n)
+		file := fmt.Sprintf("run-%s-%d", p.name, p.n)
+		p.srv.Chain(marker, modelserver.NewContains(marker), p.ask(file), modelserver.Say("done "+marker))
+		if _, err := p.peer.DM(context.Background(), p.name, marker); err != nil {
+			b.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		asked, err := p.srv.Wait(ctx, func(r *modelserver.Request) bool { return r.Chain == marker })
+		cancel()
+		if err != nil {
+			b.Fatalf("the model never got %s: %v", marker, err)
+		}
+		var since time.Time
+		waitFor(b, 30*time.Second, func() error {
+			r := seatRowJSON(b, p.home, p.dir, p.space, p.name)
+			if r.Agent == nil || r.Agent.State != "waiting" || !strings.Contains(r.Agent.Asks, file) {
+				return fmt.Errorf("%s is not waiting on %s: %+v / %+v", p.name, file, r, r.Agent)
+			}
+			since = time.UnixMilli(r.Agent.SinceMs)
+			return nil
+		})
+		l = append(l, since.Sub(asked.At))
+		if out, stderr, code := runIn2(b, p.home, p.dir, p.space, "approve", p.name); code != 0 {
+			b.Fatalf("approve %s: exit %d\n%s\n%s", p.name, code, out, stderr)
+		}
+		waitFor(b, 30*time.Second, func() error {
+			_, err := os.Stat(filepath.Join(p.dir, file))
+			return err
+		})
+		benchIdle(b, p.home, p.dir, p.space, p.name)
+	}
+	return l
+}
+
+// report puts l's p50 and p99 on the benchmark, in ms.
+func (p *promptBench) report(b *testing.B, l []time.Duration, prefix string) {
+	p50, p99 := percentiles(l)
+	b.ReportMetric(float64(p50.Microseconds())/1000, prefix+"waiting-p50-ms")
+	b.ReportMetric(float64(p99.Microseconds())/1000, prefix+"waiting-p99-ms")
+	b.ReportMetric(0, "ns/op")
 }

@@ -439,3 +439,91 @@ func TestClaudeAnswerBetweenWaitsReachesItsHook(t *testing.T) {
 		t.Fatalf("the wait after the answer: %s (%v)", res.Data, err)
 	}
 }
+
+// TestHookStreamIsEachEventsOwnHook: `cotal hook --stream`, the one
+// process opencode's plugin keeps for its events, is each event's own hook
+// (here the claude stand-in's, which the seat reads the same way): a
+// turn's end hands over the DM that waited, acked only once a later event
+// proves the model had it; a permission waits for the person's answer and
+// holds up nothing after it, a line that is no event among them, answered
+// with why; the stream's input ending stops a prompt it still waits on,
+// which is then no longer answerable, and the stream exits 0.
+func TestHookStreamIsEachEventsOwnHook(t *testing.T) {
+	h, f, acc := claudeMesh(t)
+	stream := func(event string, input map[string]any) fakeRes {
+		return f.hook(fakeCmd{Event: event, Input: input, Stream: true})
+	}
+	stream("UserPromptSubmit", map[string]any{"prompt": "work"})
+	agentRow(t, h, acc.Name, agentIs(client.AgentWorking))
+	bob := h.peer(t, "bob", []string{"team"})
+	w, err := bob.WatchReceipts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	sent, err := bob.DM(ctxT(t), acc.Name, "streamed")
+	if err != nil {
+		t.Fatal(err)
+	}
+	noteWith(t, w, sent.ID, func(p mesh.Progress) bool { return strings.HasPrefix(p.Why, "held: in a turn") })
+	out := stream("Stop", map[string]any{"stop_hook_active": false})
+	if !strings.Contains(hookContext(t, out.Stdout), "[DM from bob] streamed") {
+		t.Fatalf("the Stop event's answer through the stream: %+v", out)
+	}
+	p := noteWith(t, w, sent.ID, func(p mesh.Progress) bool { return p.Reaches(wire.RungInjected) })
+	if p.Reaches(wire.RungAcked) {
+		t.Fatalf("acked before a later event proved the model had it: %+v", p)
+	}
+	stream("PreToolUse", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": "ls"}})
+	noteWith(t, w, sent.ID, func(p mesh.Progress) bool { return p.Reached == wire.RungAcked })
+
+	ask := func(cmd string) chan fakeRes {
+		ch := make(chan fakeRes, 1)
+		go func() {
+			ch <- stream("PermissionRequest", map[string]any{"tool_name": "Bash", "tool_input": map[string]any{"command": cmd}})
+		}()
+		return ch
+	}
+	got := ask("touch run-s")
+	r := agentRow(t, h, acc.Name, agentIs(client.AgentWaiting))
+	if r.Agent.Asks != "approve Bash(touch run-s)" || !r.Agent.Answerable {
+		t.Fatalf("waiting on %+v", r.Agent)
+	}
+	// An event after it reaches the seat, answered while it waits.
+	stream("Notification", map[string]any{"notification_type": "permission_prompt", "message": "Claude needs your permission to use Bash"})
+	if bad := f.hook(fakeCmd{Raw: `{"id":$ID,"event":"Stop"}`}); bad.Stdout != "" || !strings.Contains(bad.Stderr, "not an event") {
+		t.Fatalf("a line without its input: %+v", bad)
+	}
+	if r := agentRow(t, h, acc.Name, agentIs(client.AgentWaiting)); r.Agent.Asks != "approve Bash(touch run-s)" || !r.Agent.Answerable {
+		t.Fatalf("after the events beside it: %+v", r.Agent)
+	}
+	select {
+	case res := <-got:
+		t.Fatalf("the prompt was answered by nobody: %+v", res)
+	default:
+	}
+	var ans client.AnswerReply
+	mustCall(t, h.c, h.iid, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, &ans)
+	res := <-got
+	var dec struct {
+		HookSpecificOutput struct {
+			Decision struct{ Behavior string }
+		} `json:"hookSpecificOutput"`
+	}
+	if err := json.Unmarshal([]byte(res.Stdout), &dec); err != nil || dec.HookSpecificOutput.Decision.Behavior != "allow" {
+		t.Fatalf("the stream answered %+v (%v), want an allow decision", res, err)
+	}
+
+	got = ask("rm -rf build")
+	agentRow(t, h, acc.Name, agentIs(client.AgentWaiting))
+	if end := f.hook(fakeCmd{EndStream: true}); end.Code != 0 {
+		t.Fatalf("the stream at the end of its input: %+v", end)
+	}
+	if res := <-got; res.Stdout != "" {
+		t.Fatalf("a prompt the stream stopped was answered %q", res.Stdout)
+	}
+	r = agentRow(t, h, acc.Name, agentIs(client.AgentIdle))
+	if r.Agent.Answerable {
+		t.Fatalf("after the stream ended: %+v, want not answerable", r.Agent)
+	}
+}

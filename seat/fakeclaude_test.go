@@ -6,11 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -42,6 +44,12 @@ type fakeCmd struct {
 	Event  string         `json:"event"`
 	Input  map[string]any `json:"input"`
 	TermMs int            `json:"termMs,omitempty"` // SIGTERM the hook after this long
+	// Stream hands the event to the stand-in's one `cotal hook --stream`
+	// (started with the first such event) instead of a hook of its own;
+	// Raw is a line to write to it as it is; EndStream closes its stdin.
+	Stream    bool   `json:"stream,omitempty"`
+	Raw       string `json:"raw,omitempty"`
+	EndStream bool   `json:"endStream,omitempty"`
 }
 
 type fakeRes struct {
@@ -79,6 +87,7 @@ func fakeClaude() {
 	r := runFakeHook(fakeCmd{Event: "SessionStart", Input: map[string]any{"source": "startup"}})
 	b, _ := json.Marshal(r)
 	logf("start.log", "%s", b)
+	stream := &fakeStream{}
 	rule := strings.Repeat("─", 60)
 	fmt.Printf("fake claude\n\n%s\n❯ \n%s\n", rule, rule)
 	go func() {
@@ -110,10 +119,18 @@ func fakeClaude() {
 				continue // still being written
 			}
 			_ = os.Remove(filepath.Join(dir, name))
-			out, _ := json.Marshal(runFakeHook(c))
 			res := filepath.Join(dir, "res-"+strings.TrimPrefix(name, "cmd-"))
-			_ = os.WriteFile(res+".tmp", out, 0o600)
-			_ = os.Rename(res+".tmp", res)
+			put := func(r fakeRes) {
+				out, _ := json.Marshal(r)
+				_ = os.WriteFile(res+".tmp", out, 0o600)
+				_ = os.Rename(res+".tmp", res)
+			}
+			if c.Stream || c.Raw != "" || c.EndStream {
+				// Side by side, as a plugin's events are.
+				go func() { put(stream.run(c)) }()
+				continue
+			}
+			put(runFakeHook(c))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -144,6 +161,122 @@ func runFakeHook(c fakeCmd) fakeRes {
 		code = ee.ExitCode()
 	}
 	return fakeRes{Event: c.Event, Stdout: stdout.String(), Stderr: stderr.String(), Code: code}
+}
+
+// fakeStream is the stand-in's `cotal hook --stream`, as opencode's
+// plugin keeps one: each event a line with an id, answered by its id.
+type fakeStream struct {
+	mu      sync.Mutex
+	in      io.WriteCloser
+	next    int64
+	pending map[int64]chan fakeRes
+}
+
+func (s *fakeStream) start() error {
+	if s.in != nil {
+		return nil
+	}
+	cmd := exec.Command(os.Getenv("COTAL_BIN"), "hook", "--stream")
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	s.in, s.pending = in, map[int64]chan fakeRes{}
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			var a struct {
+				ID     int64
+				Output string
+				Error  string
+			}
+			if json.Unmarshal(sc.Bytes(), &a) != nil {
+				continue
+			}
+			s.mu.Lock()
+			ch := s.pending[a.ID]
+			delete(s.pending, a.ID)
+			s.mu.Unlock()
+			if ch != nil {
+				ch <- fakeRes{Stdout: a.Output, Stderr: a.Error}
+			}
+		}
+		err := cmd.Wait()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		for id, ch := range s.pending {
+			ch <- fakeRes{Stderr: "the stream ended unanswered: " + stderr.String(), Code: -1}
+			delete(s.pending, id)
+		}
+		s.pending[0] = make(chan fakeRes, 1) // what EndStream waits on
+		s.pending[0] <- fakeRes{Stderr: stderr.String(), Code: code}
+	}()
+	return nil
+}
+
+// run hands c to the stream and returns its answer.
+func (s *fakeStream) run(c fakeCmd) fakeRes {
+	s.mu.Lock()
+	if err := s.start(); err != nil {
+		s.mu.Unlock()
+		return fakeRes{Event: c.Event, Stderr: err.Error(), Code: -1}
+	}
+	if c.EndStream {
+		_ = s.in.Close()
+		s.mu.Unlock()
+		for {
+			s.mu.Lock()
+			ch := s.pending[0]
+			s.mu.Unlock()
+			if ch != nil {
+				r := <-ch
+				r.Event = "end"
+				return r
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	s.next++
+	id := s.next
+	line := c.Raw
+	if line == "" {
+		in := map[string]any{"session_id": fakeSession, "hook_event_name": c.Event, "cwd": "/", "transcript_path": "/dev/null"}
+		for k, v := range c.Input {
+			in[k] = v
+		}
+		b, _ := json.Marshal(hookLineOf(id, c.Event, in))
+		line = string(b)
+	} else {
+		line = strings.ReplaceAll(line, "$ID", fmt.Sprint(id))
+	}
+	ch := make(chan fakeRes, 1)
+	s.pending[id] = ch
+	_, err := io.WriteString(s.in, line+"\n")
+	s.mu.Unlock()
+	if err != nil {
+		return fakeRes{Event: c.Event, Stderr: err.Error(), Code: -1}
+	}
+	r := <-ch
+	r.Event = c.Event
+	return r
+}
+
+// hookLineOf is one event as the stream takes it.
+func hookLineOf(id int64, event string, input any) map[string]any {
+	return map[string]any{"id": id, "event": event, "input": input}
 }
 
 // fakeHarness is a claude seat played by the stand-in, and its files.

@@ -195,17 +195,21 @@ func (opencodeHarness) screen(lines []string) screenRead {
 }
 
 // opencodePlugin is the plugin cotal writes into an opencode seat's launch
-// directory (__COTAL__ becomes the cotal binary's path). Each event it
-// cares about runs `cotal hook <event>` with the event as JSON on stdin;
-// a message's hook prints what to add to it, a permission's hook the
-// person's answer.
+// directory (__COTAL__ becomes the cotal binary's path). It keeps one
+// `cotal hook --stream` for the whole session, started with the plugin
+// and so connected before the first event, and hands it each event it
+// cares about as a line of JSON; the answer line to a message's event is
+// what to add to it, to a permission's the person's answer. If that
+// process fails, each event from then on runs a `cotal hook <event>` of
+// its own, with the event as JSON on its stdin.
 const opencodePlugin = `// cotal's plugin for an opencode seat: it tells the seat what opencode
 // does through ` + "`cotal hook`" + `, and hands the seat's messages to the model.
 import { spawn } from "node:child_process"
 
 const cotal = __COTAL__
 
-function hook(event, input) {
+// once is one event in a hook process of its own.
+function once(event, input) {
   return new Promise((resolve) => {
     let out = ""
     let child
@@ -222,13 +226,85 @@ function hook(event, input) {
   })
 }
 
+// The stream: one cotal process answering every event, each by its id.
+// Once it is gone, every event goes through once; an event it had not
+// answered is answered empty, as a hook that died would be.
+let stream = null
+let streamGone = false
+function openStream() {
+  let child
+  try {
+    child = spawn(cotal, ["hook", "--stream"], { stdio: ["pipe", "pipe", "inherit"] })
+  } catch (e) {
+    streamGone = true
+    return
+  }
+  const s = { child, pending: new Map(), next: 1 }
+  // No more events go to it once it fails; what it had not answered is
+  // answered empty only once its output is all read (close), so that an
+  // answer it wrote is never dropped.
+  const gone = () => {
+    if (stream === s) stream = null
+    streamGone = true
+  }
+  const lost = () => {
+    gone()
+    for (const resolve of s.pending.values()) resolve("")
+    s.pending.clear()
+  }
+  child.on("error", lost)
+  child.on("close", lost)
+  child.stdin.on("error", gone)
+  let buf = ""
+  child.stdout.on("data", (d) => {
+    buf += d
+    let nl
+    while ((nl = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, nl)
+      buf = buf.slice(nl + 1)
+      let a
+      try { a = JSON.parse(line) } catch (e) { continue }
+      const resolve = s.pending.get(a.id)
+      if (!resolve) continue
+      s.pending.delete(a.id)
+      resolve(a.output || "")
+    }
+  })
+  stream = s
+}
+
+function hook(event, input) {
+  if (!stream && !streamGone) openStream()
+  const s = stream
+  if (!s) return once(event, input)
+  return new Promise((resolve) => {
+    const id = s.next++
+    s.pending.set(id, resolve)
+    try {
+      s.child.stdin.write(JSON.stringify({ id, event, input: { event, ...input } }) + "\n")
+    } catch (e) {
+      s.pending.delete(id)
+      resolve("")
+    }
+  })
+}
+
 export const CotalSeat = async ({ client }) => {
+  openStream()
   const status = {}
   const done = new Set()
-  // Events go to the seat in the order they came; a permission waits for
-  // its person apart, so that nothing else waits behind it.
+  // Events go to the seat in the order they came: through the stream, the
+  // order they are written in (it hands each over in turn); with a hook
+  // per event, each waits for the one before.
   let chain = Promise.resolve()
-  const inOrder = (fn) => { chain = chain.then(fn).catch(() => {}) }
+  const ordered = (event, input) => {
+    if (stream) return hook(event, input)
+    const p = chain.then(() => hook(event, input))
+    chain = p.catch(() => {})
+    return p
+  }
+  // A permission waits for its person apart, so that nothing else waits
+  // behind it; through the stream it is still handed over in its turn.
   const answer = async (p) => {
     const out = await hook("Permission", { session_id: p.sessionID, permission: p.permission, patterns: p.patterns || [] })
     if (out.trim() === "") return
@@ -240,8 +316,7 @@ export const CotalSeat = async ({ client }) => {
   }
   return {
     "chat.message": async (input, output) => {
-      await chain
-      const text = await hook("TurnStart", { session_id: input.sessionID })
+      const text = await ordered("TurnStart", { session_id: input.sessionID })
       if (text.trim() === "") return
       output.parts.push({
         id: "prt_cotal" + Date.now().toString(36) + Math.random().toString(36).slice(2, 8),
@@ -250,11 +325,15 @@ export const CotalSeat = async ({ client }) => {
       })
     },
     "tool.execute.before": async (input, output) => {
-      await chain
-      await hook("Tool", { session_id: input.sessionID, tool: input.tool, args: output.args })
+      // The tool waits for nothing of cotal's through the stream, where a
+      // permission it asks for comes after this in any case; a hook of
+      // its own must be done first, or the permission's could pass it.
+      const streamed = !!stream
+      const told = ordered("Tool", { session_id: input.sessionID, tool: input.tool, args: output.args })
+      if (!streamed) await told
     },
     "tool.execute.after": async (input) => {
-      inOrder(() => hook("ToolDone", { session_id: input.sessionID, tool: input.tool }))
+      ordered("ToolDone", { session_id: input.sessionID, tool: input.tool })
     },
     event: async ({ event }) => {
       const p = event.properties || {}
@@ -263,24 +342,24 @@ export const CotalSeat = async ({ client }) => {
           answer(p).catch(() => {})
           return
         case "permission.replied":
-          inOrder(() => hook("PermissionReplied", { session_id: p.sessionID }))
+          ordered("PermissionReplied", { session_id: p.sessionID })
           return
         case "message.updated": {
           const m = p.info || {}
           if (m.role !== "assistant" || done.has(m.id) || (!(m.time && m.time.completed) && !m.error)) return
           done.add(m.id)
-          inOrder(() => hook("ModelDone", { session_id: m.sessionID, error: m.error ? JSON.stringify(m.error) : "" }))
+          ordered("ModelDone", { session_id: m.sessionID, error: m.error ? JSON.stringify(m.error) : "" })
           return
         }
         case "session.status": {
           const s = (p.status && p.status.type) || ""
           if (status[p.sessionID] === s) return
           status[p.sessionID] = s
-          if (s === "idle") inOrder(() => hook("Idle", { session_id: p.sessionID }))
+          if (s === "idle") ordered("Idle", { session_id: p.sessionID })
           return
         }
         case "session.error":
-          inOrder(() => hook("Error", { session_id: p.sessionID, error: JSON.stringify(p.error || {}) }))
+          ordered("Error", { session_id: p.sessionID, error: JSON.stringify(p.error || {}) })
           return
       }
     },

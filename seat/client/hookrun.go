@@ -69,6 +69,49 @@ func ReadHookInput(r io.Reader) (json.RawMessage, error) {
 // exiting, which it watches for. The error, if any, is for the hook's
 // stderr: the connector was told too where it could be.
 func (s Self) RunHook(ctx context.Context, event string, input json.RawMessage, out io.Writer) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	go watchParent(ctx, cancel)
+	var err error
+	s.runHook(ctx, event, input, func(output string) error {
+		if _, err := io.WriteString(out, output); err != nil {
+			return err
+		}
+		if f, ok := out.(*os.File); ok {
+			_ = f.Sync()
+		}
+		return nil
+	}, func(f func()) { f() }, func(e error) { err = e })
+	return err
+}
+
+// runHook is one hook event: handed to the connector before it returns,
+// then waited on, its output given to write (only when there is some) and
+// how it ended told to the connector; finish gets the error, if any, once.
+// When the connector says the hook waits (a permission prompt its person
+// answers), all after the handing over runs in what apart is given: at
+// once for a hook of its own, beside the events after it for a stream.
+func (s Self) runHook(ctx context.Context, event string, input json.RawMessage, write func(string) error, apart func(func()), finish func(error)) {
+	stop := context.CancelFunc(func() {})
+	if event == "SessionEnd" {
+		// Its harness is exiting and waits for it only a moment.
+		ctx, stop = context.WithTimeout(ctx, hookEndWait)
+	}
+	r, err := s.askHook(ctx, HookArgs{Event: event, Input: input})
+	end := func() {
+		defer stop()
+		finish(s.endHook(ctx, event, r, err, write))
+	}
+	if err == nil && r.Waiting {
+		apart(end)
+		return
+	}
+	end()
+}
+
+// endHook is a hook event after its handing over (r, err): the waits, the
+// output and how it ended.
+func (s Self) endHook(ctx context.Context, event string, r HookReply, err error, write func(string) error) error {
 	report := func(why string) error {
 		rctx, cancel := context.WithTimeout(context.Background(), hookDoneWait)
 		defer cancel()
@@ -76,17 +119,6 @@ func (s Self) RunHook(ctx context.Context, event string, input json.RawMessage, 
 		_, _ = s.Hook(rctx, HookArgs{Event: "report", Input: b})
 		return errors.New(why)
 	}
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	if event == "SessionEnd" {
-		// Its harness is exiting and waits for it only a moment.
-		var stop context.CancelFunc
-		ctx, stop = context.WithTimeout(ctx, hookEndWait)
-		defer stop()
-	}
-	go watchParent(ctx, cancel)
-
-	r, err := s.askHook(ctx, HookArgs{Event: event, Input: input})
 	for err == nil && r.Waiting {
 		var w HookReply
 		wctx, stop := context.WithTimeout(ctx, hookWaitCall)
@@ -111,12 +143,9 @@ func (s Self) RunHook(ctx context.Context, event string, input json.RawMessage, 
 	if r.Output == "" {
 		return nil
 	}
-	if _, err := io.WriteString(out, r.Output); err != nil {
+	if err := write(r.Output); err != nil {
 		s.hookDone(HookDoneArgs{Token: r.Token, Why: "writing its output: " + err.Error()})
 		return report(fmt.Sprintf("writing its output: %v", err))
-	}
-	if f, ok := out.(*os.File); ok {
-		_ = f.Sync()
 	}
 	s.hookDone(HookDoneArgs{Token: r.Token, Written: true})
 	return nil
