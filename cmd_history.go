@@ -43,7 +43,7 @@ Retention keeps each sender's last 1000 posts per channel unless
 				return usagef("--limit %d: give a positive number", limit)
 			}
 			return g.oneShotWith(mesh.Options{Subscribe: []string{}}, func(ctx context.Context, e *mesh.Endpoint) error {
-				if acl := e.AllowSubscribe(); acl != nil && !wire.Covered(acl, channel) {
+				if acl := e.AllowSubscribe(); !acl.Covers(channel) {
 					return fmt.Errorf("not allowed to read #%s: it is outside your read ACL (%s)", channel, listOrNone(acl))
 				}
 				items, complete, err := e.History(ctx, channel, limit)

@@ -71,6 +71,7 @@ and the file is ignored.`,
 			id := broker.Identity{
 				Space: p.Space, Principal: wire.Principal{Owner: "local", Actor: name},
 				Profile: prof, Role: role, Subscribe: subscribe, Capabilities: caps,
+				AllowSubscribe: wire.SameAsSubscribe(subscribe),
 			}
 			if cmd.Flags().Changed("allow-subscribe") {
 				id.AllowSubscribe = nonNilList(allowSub)

@@ -79,7 +79,7 @@ func alice() broker.Identity {
 	return broker.Identity{
 		Principal: wire.Principal{Owner: "local", Actor: "alice"},
 		Role:      "reviewer",
-		Subscribe: []string{"team.backend"}, AllowPublish: []string{"team.backend"},
+		Subscribe: []string{"team.backend"}, AllowSubscribe: []string{"team.backend"}, AllowPublish: []string{"team.backend"},
 	}
 }
 
@@ -225,7 +225,7 @@ func TestLargeCredentialConnects(t *testing.T) {
 	}
 	c := mintAndConnect(t, b, broker.Identity{
 		Principal: wire.Principal{Owner: "local", Actor: "wide"}, Role: "reviewer",
-		Subscribe: chans, AllowPublish: chans,
+		Subscribe: chans, AllowSubscribe: chans, AllowPublish: chans,
 	})
 	if err := c.nc.Flush(); err != nil {
 		t.Fatal(err)

@@ -19,7 +19,7 @@ func TestMintedCredsCarryTheIdentity(t *testing.T) {
 	}
 	in := broker.Identity{
 		Principal: wire.Principal{Owner: "local", Actor: "Alice"}, Role: "Reviewer",
-		Subscribe: []string{"Team.Backend"}, AllowPublish: []string{"Team.>"},
+		Subscribe: []string{"Team.Backend"}, AllowSubscribe: []string{"Team.Backend"}, AllowPublish: []string{"Team.>"},
 	}
 	c, err := auth.Mint(in)
 	if err != nil {

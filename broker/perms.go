@@ -19,8 +19,8 @@ type Identity struct {
 	Role      string // anycast role, lowercase token; "" for none
 
 	Subscribe      []string // channels joined at connect; must be covered by AllowSubscribe
-	AllowSubscribe []string // read ACL; nil means "same as Subscribe"
-	AllowPublish   []string // post ACL; nil means deny
+	AllowSubscribe wire.ACL // read ACL; nil reads nothing (wire.SameAsSubscribe follows Subscribe)
+	AllowPublish   wire.ACL // post ACL; nil posts nothing
 
 	// Capabilities grant control-surface commands beyond describe and the
 	// caller's own self commands: "spawn" lets it ask the manager for seats.
@@ -83,11 +83,8 @@ func (id *Identity) Normalize() error {
 			return fmt.Errorf("unknown capability %q: use spawn, run or role:<name>", c)
 		}
 	}
-	if id.AllowSubscribe == nil {
-		id.AllowSubscribe = append([]string(nil), id.Subscribe...)
-	}
 	for _, ch := range id.Subscribe {
-		if !wire.Covered(id.AllowSubscribe, ch) {
+		if !id.AllowSubscribe.Covers(ch) {
 			return fmt.Errorf("subscribe: %q is not within allowSubscribe %v", ch, id.AllowSubscribe)
 		}
 	}

@@ -77,8 +77,8 @@ func TestRevokedCredentialIsDisconnectedAndRefused(t *testing.T) {
 	if err := broker.Provision(testmesh.Ctx(t), op, "rev", false, 0); err != nil {
 		t.Fatal(err)
 	}
-	alice := broker.Identity{Principal: wire.Principal{Owner: "local", Actor: "alice"}, Subscribe: []string{"team"}}
-	bob := broker.Identity{Principal: wire.Principal{Owner: "local", Actor: "bob"}, Subscribe: []string{"team"}}
+	alice := broker.Identity{Principal: wire.Principal{Owner: "local", Actor: "alice"}, Subscribe: []string{"team"}, AllowSubscribe: []string{"team"}}
+	bob := broker.Identity{Principal: wire.Principal{Owner: "local", Actor: "bob"}, Subscribe: []string{"team"}, AllowSubscribe: []string{"team"}}
 	aliceCreds, aliceID := testmesh.Mint(t, b, alice)
 	bobCreds, _ := testmesh.Mint(t, b, bob)
 	aliceKey := userKey(t, aliceCreds)

@@ -53,8 +53,8 @@ type AgentFile struct {
 	Tags        []string
 
 	Subscribe      []string // channels joined at boot
-	AllowSubscribe []string // read ACL; covers every Subscribe entry
-	AllowPublish   []string // post ACL
+	AllowSubscribe wire.ACL // read ACL; covers every Subscribe entry
+	AllowPublish   wire.ACL // post ACL
 	Quiet          []string // concrete, within AllowSubscribe, disjoint from Muted
 	Muted          []string // concrete, within AllowSubscribe, disjoint from Quiet
 
@@ -608,7 +608,7 @@ func (p *agentParser) check(a *AgentFile) error {
 		a.Subscribe = []string{}
 	}
 	if al, given := a.Line("allowSubscribe"); !given {
-		a.AllowSubscribe = append([]string{}, a.Subscribe...)
+		a.AllowSubscribe = wire.SameAsSubscribe(a.Subscribe)
 	} else if len(a.AllowSubscribe) == 0 && len(a.Subscribe) > 0 {
 		return p.errf(al, "allowSubscribe is empty but subscribe lists %s: an empty read ACL covers nothing (omit allowSubscribe to default it to subscribe)", strings.Join(a.Subscribe, ", "))
 	}
@@ -618,7 +618,7 @@ func (p *agentParser) check(a *AgentFile) error {
 		}
 	}
 	if a.AllowPublish == nil {
-		a.AllowPublish = []string{}
+		a.AllowPublish = wire.ACL{}
 	}
 
 	quiet := map[string]bool{}

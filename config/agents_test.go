@@ -54,7 +54,7 @@ func TestLoadAgentFile(t *testing.T) {
 			file: "omitted_allow",
 			want: func(t *testing.T, a *config.AgentFile) {
 				want := []string{"team.backend", "team.ops"}
-				if !reflect.DeepEqual(a.AllowSubscribe, want) {
+				if !reflect.DeepEqual([]string(a.AllowSubscribe), want) {
 					t.Errorf("AllowSubscribe = %q, want %q", a.AllowSubscribe, want)
 				}
 				if _, ok := a.Line("allowSubscribe"); ok {

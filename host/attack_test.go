@@ -122,9 +122,9 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		t.Fatal(err)
 	}
 	alicePath, alice := mintTo(t, p, broker.Identity{Space: attackSpace, Principal: wire.Principal{Owner: "local", Actor: "alice"},
-		Role: "reviewer", Subscribe: []string{"team.backend"}, AllowPublish: []string{"team.>"}}, op)
+		Role: "reviewer", Subscribe: []string{"team.backend"}, AllowSubscribe: []string{"team.backend"}, AllowPublish: []string{"team.>"}}, op)
 	bobPath, _ := mintTo(t, p, broker.Identity{Space: attackSpace, Principal: wire.Principal{Owner: "local", Actor: "bob"},
-		Subscribe: []string{"team.backend", "secret"}, AllowPublish: []string{"team.>", "secret"}}, op)
+		Subscribe: []string{"team.backend", "secret"}, AllowSubscribe: []string{"team.backend", "secret"}, AllowPublish: []string{"team.>", "secret"}}, op)
 	bob, err := mesh.Connect(ctx, mesh.Options{URL: m.Broker().URL(), Creds: bobPath, OneShot: true})
 	if err != nil {
 		t.Fatal(err)

@@ -191,9 +191,9 @@ func TestNoServerAnswerLandsOnTheSpacesSubjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	alicePath, alice := mintTo(t, p, broker.Identity{Space: reflectSpace, Principal: wire.Principal{Owner: "local", Actor: "alice"},
-		Role: "reviewer", Subscribe: []string{"team"}, AllowPublish: []string{"team", "team.>"}}, op)
+		Role: "reviewer", Subscribe: []string{"team"}, AllowSubscribe: []string{"team"}, AllowPublish: []string{"team", "team.>"}}, op)
 	bobPath, bob := mintTo(t, p, broker.Identity{Space: reflectSpace, Principal: wire.Principal{Owner: "local", Actor: "bob"},
-		Role: "reviewer", Subscribe: []string{"team"}, AllowPublish: []string{"team"}}, op)
+		Role: "reviewer", Subscribe: []string{"team"}, AllowSubscribe: []string{"team"}, AllowPublish: []string{"team"}}, op)
 	opID, err := broker.ReadCredsIdentity(p.OperatorCreds())
 	if err != nil {
 		t.Fatal(err)
@@ -412,7 +412,7 @@ func TestARestartAfterAnOldAttackComesUp(t *testing.T) {
 	}
 	ctx := testmesh.Ctx(t)
 	op := cliConn(t, m, p)
-	alicePath, alice := mintTo(t, p, broker.Identity{Space: reflectSpace, Principal: wire.Principal{Owner: "local", Actor: "alice"}, Subscribe: []string{"team"}, AllowPublish: []string{"team"}}, op)
+	alicePath, alice := mintTo(t, p, broker.Identity{Space: reflectSpace, Principal: wire.Principal{Owner: "local", Actor: "alice"}, Subscribe: []string{"team"}, AllowSubscribe: []string{"team"}, AllowPublish: []string{"team"}}, op)
 	opID, err := broker.ReadCredsIdentity(p.OperatorCreds())
 	if err != nil {
 		t.Fatal(err)

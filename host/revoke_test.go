@@ -141,7 +141,7 @@ func TestRemintRevokesTheEarlierCredential(t *testing.T) {
 	p := config.Paths{Space: "remint", StoreDir: t.TempDir()}
 	m, ended := startWatched(t, p)
 	cli := cliConn(t, m, p)
-	alice := broker.Identity{Space: "remint", Principal: wire.Principal{Owner: "local", Actor: "alice"}, Subscribe: []string{"team"}}
+	alice := broker.Identity{Space: "remint", Principal: wire.Principal{Owner: "local", Actor: "alice"}, Subscribe: []string{"team"}, AllowSubscribe: []string{"team"}}
 	oldCreds, oldID := mintTo(t, p, alice, cli)
 
 	live, err := agentConn(m.Broker().URL(), oldCreds)
@@ -206,7 +206,7 @@ func mustJS(t *testing.T, m *host.Host) jetstream.JetStream {
 func TestRevocationsSurviveRestarts(t *testing.T) {
 	p := config.Paths{Space: "again", StoreDir: t.TempDir()}
 	m, _ := startWatched(t, p)
-	bob := broker.Identity{Space: "again", Principal: wire.Principal{Owner: "local", Actor: "bob"}, Subscribe: []string{"team"}}
+	bob := broker.Identity{Space: "again", Principal: wire.Principal{Owner: "local", Actor: "bob"}, Subscribe: []string{"team"}, AllowSubscribe: []string{"team"}}
 	first, firstID := mintTo(t, p, bob, cliConn(t, m, p))
 	url := m.Broker().URL()
 	works(t, url, first)

@@ -46,9 +46,6 @@ func (m *seatMinter) MintSeat(ctx context.Context, r seat.MintRequest) (seat.Min
 		AllowSubscribe: r.AllowSubscribe, AllowPublish: r.AllowPublish, Capabilities: r.Capabilities,
 		HostedBy: r.HostedBy,
 	}
-	if id.AllowPublish == nil {
-		id.AllowPublish = []string{}
-	}
 	pid := os.Getpid()
 	c, _, err := mint(ctx, m.paths, id, m.nc, &seatHost{PID: pid, Start: processStart(pid)})
 	if err != nil {

@@ -87,8 +87,8 @@ type Agent struct {
 	Capabilities []string
 
 	Subscribe      []string
-	AllowSubscribe []string
-	AllowPublish   []string
+	AllowSubscribe wire.ACL // never nil once read: [] reads nothing
+	AllowPublish   wire.ACL // never nil once read: [] posts nothing
 
 	file *config.AgentFile // the persona, for the keys the manifest cannot set
 }

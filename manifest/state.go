@@ -13,6 +13,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // Resolved is one agent as the mesh runs it: the manager spawns a declared
@@ -38,8 +39,8 @@ type Resolved struct {
 	IdlePrompt     string   `json:"idlePrompt,omitempty"`
 	Capabilities   []string `json:"capabilities"`
 	Subscribe      []string `json:"subscribe"`
-	AllowSubscribe []string `json:"allowSubscribe"`
-	AllowPublish   []string `json:"allowPublish"`
+	AllowSubscribe wire.ACL `json:"allowSubscribe"`
+	AllowPublish   wire.ACL `json:"allowPublish"`
 	Seats          []string `json:"seats"`
 }
 

@@ -48,7 +48,7 @@ func channelInfoText(ch string, cfg, def *mesh.ChannelConfig, st mesh.ConnectorS
 		switch {
 		case joinedOn(st, ch):
 			b.WriteString("\nYou are on #" + ch + modeSuffix(st, ch) + ".")
-		case st.AllowSubscribe != nil && !wire.Covered(st.AllowSubscribe, ch):
+		case !st.AllowSubscribe.Covers(ch):
 			b.WriteString("\n#" + ch + " is outside your read ACL (allowSubscribe: " + describeACL(st.AllowSubscribe) + ").")
 		default:
 			b.WriteString("\nYou are not on #" + ch + " (cotal_join to follow it).")
@@ -95,7 +95,7 @@ func channelsText(st mesh.ConnectorState, names []string, cfgs map[string]mesh.C
 	var others []string
 	seen := map[string]bool{}
 	for _, n := range names {
-		if _, ok := joined[n]; !ok && (st.AllowSubscribe == nil || wire.Covered(st.AllowSubscribe, n)) {
+		if _, ok := joined[n]; !ok && st.AllowSubscribe.Covers(n) {
 			others = append(others, n)
 			seen[n] = true
 		}

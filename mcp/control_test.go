@@ -64,6 +64,11 @@ func TestConformanceMCPSpawnDespawnAndPersonas(t *testing.T) {
 	if !strings.Contains(got, "- shell/worker (command): a shell to run things in") {
 		t.Errorf("cotal_personas:\n%s", got)
 	}
+	// The persona's file lists nothing: its credential joins, reads and
+	// posts nothing, and the spawner is told so, not "every channel".
+	if !strings.Contains(got, "joins none; reads none; posts none") {
+		t.Errorf("cotal_personas says other rights than the credential's:\n%s", got)
+	}
 	for _, secret := range []string{"SECRET-PROMPT-BODY", "s3cret-env", "sh\n"} {
 		if strings.Contains(got, secret) {
 			t.Errorf("cotal_personas shows %q:\n%s", secret, got)

@@ -69,7 +69,7 @@ func (h *meshH) url() string { return h.m.Broker().URL() }
 func (h *meshH) mint(name, role string, subscribe, allowPublish []string) string {
 	h.t.Helper()
 	id := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: name}, Role: role,
-		Subscribe: subscribe, AllowPublish: allowPublish}
+		Subscribe: subscribe, AllowSubscribe: subscribe, AllowPublish: allowPublish}
 	if allowPublish == nil {
 		id.AllowPublish = []string{}
 	}

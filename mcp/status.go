@@ -197,8 +197,8 @@ func roleText(role string) string {
 	return ", role " + role
 }
 
-func aclText(l []string) string {
-	if l == nil {
+func aclText(l wire.ACL) string {
+	if l.CoversEvery() {
 		return "every channel"
 	}
 	return describeACL(l)

@@ -301,7 +301,7 @@ func toolChannelMode(ctx context.Context, _ *Server, ss *session, a channelModeA
 	if err != nil {
 		return "", couldnt(fmt.Sprintf("set #%s to %s", ch, a.Mode), err)
 	}
-	if st.AllowSubscribe != nil && !wire.Covered(st.AllowSubscribe, ch) {
+	if !st.AllowSubscribe.Covers(ch) {
 		return "", refusef("Couldn't set #%s to %s: it's outside your read ACL (allowSubscribe: %s)", ch, a.Mode, describeACL(st.AllowSubscribe))
 	}
 	if err := ss.c.setChannelMode(ctx, ch, mesh.ChannelMode(a.Mode)); err != nil {
@@ -319,7 +319,7 @@ func toolJoin(ctx context.Context, _ *Server, ss *session, a channelArgs) (strin
 	if err != nil {
 		return "", failure{fmt.Sprintf("Can't join #%s: %v", ch, err), err}
 	}
-	if st.AllowSubscribe != nil && !wire.Covered(st.AllowSubscribe, ch) {
+	if !st.AllowSubscribe.Covers(ch) {
 		return "", refusef("Can't join #%s: it's outside your read ACL (allowSubscribe: %s)", ch, describeACL(st.AllowSubscribe))
 	}
 	for _, j := range st.Channels {

@@ -50,7 +50,7 @@ func (e *Endpoint) SetChannelMode(channel string, mode ChannelMode) error {
 	if err := wire.ValidateConcreteChannel(channel); err != nil {
 		return refuse(ErrBadChannelMode, "#%s is not one concrete channel: %v", channel, err)
 	}
-	if e.allowSubscribe != nil && !wire.Covered(e.allowSubscribe, channel) {
+	if !e.allowSubscribe.Covers(channel) {
 		return refuse(ErrBadChannelMode, "#%s is outside your read ACL (allowSubscribe: %s)", channel, describeACL(e.allowSubscribe))
 	}
 	e.modes.mu.Lock()
@@ -127,9 +127,10 @@ type ConnectorState struct {
 	Space        string       `json:"space"`
 	LifecycleUID string       `json:"lifecycleUid"`
 	Profile      wire.Profile `json:"profile"`
-	// AllowSubscribe and AllowPublish are null when unrestricted.
-	AllowSubscribe []string               `json:"allowSubscribe"`
-	AllowPublish   []string               `json:"allowPublish"`
+	// AllowSubscribe and AllowPublish are never null: [">"] covers
+	// every channel, [] none.
+	AllowSubscribe wire.ACL               `json:"allowSubscribe"`
+	AllowPublish   wire.ACL               `json:"allowPublish"`
 	Channels       []JoinedChannel        `json:"channels"`
 	Modes          map[string]ChannelMode `json:"modes,omitempty"`
 	Presence       *PresenceState         `json:"presence,omitempty"` // nil when it writes none

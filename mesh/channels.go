@@ -54,7 +54,7 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 	if err := wire.ValidateChannel(channel); err != nil {
 		return res, err
 	}
-	if e.allowSubscribe != nil && !wire.Covered(e.allowSubscribe, channel) {
+	if !e.allowSubscribe.Covers(channel) {
 		return res, refuse(ErrNotInReadACL, "cannot join %q: not within this agent's read ACL (allowSubscribe)", channel)
 	}
 	e.mu.Lock()
@@ -332,23 +332,24 @@ func (e *Endpoint) DefaultChannel() (string, error) {
 
 // DefaultSendChannel is the default send channel of an identity that
 // joined the channels joined, in join order, and may post where
-// allowPublish covers (nil: anywhere, as on an open mesh): the first
+// allowPublish covers (wire.Every on an open mesh): the first
 // concrete one it may post to, "" when none qualifies. A family it follows
 // or a channel it may only read is never the default.
-func DefaultSendChannel(joined, allowPublish []string) string {
+func DefaultSendChannel(joined []string, allowPublish wire.ACL) string {
 	for _, ch := range joined {
-		if wire.IsConcrete(ch) && (allowPublish == nil || wire.Covered(allowPublish, ch)) {
+		if wire.IsConcrete(ch) && allowPublish.Covers(ch) {
 			return ch
 		}
 	}
 	return ""
 }
 
-// AllowSubscribe is the read ACL, nil when unrestricted.
-func (e *Endpoint) AllowSubscribe() []string { return e.allowSubscribe }
+// AllowSubscribe is the read ACL: wire.Every when unrestricted, never nil.
+func (e *Endpoint) AllowSubscribe() wire.ACL { return e.allowSubscribe }
 
-// AllowPublish is the post ACL, nil when unrestricted.
-func (e *Endpoint) AllowPublish() []string { return e.allowPublish }
+// AllowPublish is the post ACL: wire.Every when unrestricted, empty for
+// an observer, never nil.
+func (e *Endpoint) AllowPublish() wire.ACL { return e.allowPublish }
 
 // describeACL renders an ACL list for an error message.
 func describeACL(l []string) string {

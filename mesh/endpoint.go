@@ -112,8 +112,8 @@ type Identity struct {
 	Role           string
 	Profile        wire.Profile // agent (default), observer, operator, or open (an open mesh: no lists)
 	Subscribe      []string     // joined at connect unless Options.Subscribe says otherwise
-	AllowSubscribe []string     // read ACL; nil for an agent means none
-	AllowPublish   []string     // post ACL; nil for an agent means none
+	AllowSubscribe wire.ACL     // an agent's read ACL; nil reads nothing
+	AllowPublish   wire.ACL     // an agent's post ACL; nil posts nothing
 }
 
 // Endpoint is one connected identity. Its methods are safe for concurrent
@@ -133,8 +133,8 @@ type Endpoint struct {
 	profile wire.Profile
 	card    presence.Card
 
-	allowSubscribe []string // nil: everything (open mode, operator)
-	allowPublish   []string // nil: everything
+	allowSubscribe wire.ACL // what it may read; wire.Every for the unlisted profiles (listsOf)
+	allowPublish   wire.ACL // what it may post; none for an observer
 
 	presenceKV jetstream.KeyValue
 	writer     *presence.Writer
@@ -200,9 +200,8 @@ func (e *Endpoint) identify() error {
 			e.role = strings.ToLower(a.Role)
 		}
 		switch e.profile {
-		case wire.ProfileAgent:
-			e.allowSubscribe, e.allowPublish = nonNilList(a.AllowSubscribe), nonNilList(a.AllowPublish)
-		case wire.ProfileOpen, wire.ProfileOperator, wire.ProfileObserver:
+		case wire.ProfileAgent, wire.ProfileOpen, wire.ProfileOperator, wire.ProfileObserver:
+			e.allowSubscribe, e.allowPublish = listsOf(e.profile, a.AllowSubscribe, a.AllowPublish)
 		default:
 			return fmt.Errorf("unknown profile %q to act as", e.profile)
 		}
@@ -232,15 +231,7 @@ func (e *Endpoint) identify() error {
 		if info.Role != "" {
 			e.role = info.Role
 		}
-		if info.Profile == wire.ProfileAgent && info.HasLists {
-			e.allowSubscribe, e.allowPublish = info.AllowSubscribe, info.AllowPublish
-			if e.allowSubscribe == nil {
-				e.allowSubscribe = []string{}
-			}
-			if e.allowPublish == nil {
-				e.allowPublish = []string{}
-			}
-		}
+		e.allowSubscribe, e.allowPublish = listsOf(info.Profile, info.AllowSubscribe, info.AllowPublish)
 		if e.opts.Subscribe == nil {
 			e.opts.Subscribe = info.Subscribe
 		}
@@ -249,6 +240,7 @@ func (e *Endpoint) identify() error {
 		e.mediated = info.Profile.Mediated()
 	} else {
 		e.space, e.profile = o.Space, wire.ProfileOpen
+		e.allowSubscribe, e.allowPublish = listsOf(e.profile, nil, nil)
 		e.me = wire.Principal{Owner: "local", Actor: o.Name}
 		e.uid = o.LifecycleUID
 		if e.uid == "" {
@@ -284,6 +276,20 @@ func (e *Endpoint) identify() error {
 		Role: e.role, Description: o.Description, Tags: o.Tags, Meta: maps.Clone(o.Meta), ProtocolVersion: presence.ProtocolVersion,
 	}
 	return nil
+}
+
+// listsOf is what an identity of a profile may read and post, as its
+// credential's permissions say (broker.Identity.Permissions): an agent
+// its own lists, an observer every channel and no post, an operator and
+// an open mesh's participant everything.
+func listsOf(p wire.Profile, read, post wire.ACL) (wire.ACL, wire.ACL) {
+	switch p {
+	case wire.ProfileAgent:
+		return read.Listed(), post.Listed()
+	case wire.ProfileObserver:
+		return wire.Every(), wire.ACL{}
+	}
+	return wire.Every(), wire.Every()
 }
 
 func nonNilList(l []string) []string {

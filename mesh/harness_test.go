@@ -58,7 +58,7 @@ type agent struct {
 	name      string
 	role      string
 	subscribe []string
-	allowSub  []string // nil: same as subscribe
+	allowSub  []string // nil: the subscribe list (wire.SameAsSubscribe)
 	allowPub  []string
 }
 
@@ -69,8 +69,8 @@ func (h *harness) mint(a agent) (path string, id broker.Identity) {
 		Space: space, Principal: wire.Principal{Owner: "local", Actor: a.name}, Role: a.role,
 		Subscribe: a.subscribe, AllowSubscribe: a.allowSub, AllowPublish: a.allowPub,
 	}
-	if in.AllowPublish == nil {
-		in.AllowPublish = []string{}
+	if a.allowSub == nil {
+		in.AllowSubscribe = wire.SameAsSubscribe(a.subscribe)
 	}
 	return testmesh.Mint(h.t, h.b, in)
 }

@@ -109,7 +109,7 @@ func (e *Endpoint) Send(ctx context.Context, channel, text string, opts ...SendO
 	if err := wire.ValidateConcreteChannel(channel); err != nil {
 		return Receipt{}, err
 	}
-	if e.allowPublish != nil && !wire.Covered(e.allowPublish, channel) {
+	if !e.allowPublish.Covers(channel) {
 		return Receipt{}, refuse(ErrNotAllowed, "not allowed to post to #%s (allowPublish: %s)", channel, describeACL(e.allowPublish))
 	}
 	m, resend := e.newMessage(text, opts)

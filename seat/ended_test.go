@@ -11,6 +11,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
@@ -57,8 +58,16 @@ func TestStoppedSeatKeepsNoDurableHold(t *testing.T) {
 	})
 
 	// Posts after the stop store nothing for the stopped lifecycle.
+	// An agent that may post to #team (an observer posts nowhere).
+	pid := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: "poster"}, AllowPublish: wire.ACL{"team"}}
+	if err := pid.Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.ProvisionIdentity(ctxT(t), h.op, pid); err != nil {
+		t.Fatal(err)
+	}
 	poster, err := mesh.Connect(ctxT(t), mesh.Options{Conn: h.op, Space: space, OneShot: true, Subscribe: []string{},
-		Act: &mesh.Identity{Principal: wire.Principal{Owner: "local", Actor: "poster"}, UID: wire.NewLifecycleUID(), Profile: "observer"}})
+		Act: &mesh.Identity{Principal: pid.Principal, UID: pid.UID, AllowPublish: pid.AllowPublish}})
 	if err != nil {
 		t.Fatal(err)
 	}

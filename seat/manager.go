@@ -28,8 +28,8 @@ type MintRequest struct {
 	Name           string
 	Role           string
 	Subscribe      []string
-	AllowSubscribe []string // nil: same as Subscribe
-	AllowPublish   []string
+	AllowSubscribe wire.ACL // nil reads nothing
+	AllowPublish   wire.ACL // nil posts nothing
 	Capabilities   []string
 	HostedBy       string // the manager instance whose connector holds the seat's inbox
 }

@@ -401,9 +401,6 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 		Principal: s.id, UID: s.uid, Role: s.role, Subscribe: p.Subscribe,
 		AllowSubscribe: p.AllowSubscribe, AllowPublish: p.AllowPublish,
 	}
-	if act.AllowSubscribe == nil {
-		act.AllowSubscribe = p.Subscribe
-	}
 	if s.creds == "" { // an open mesh: no ACLs, live only
 		act.Profile = wire.ProfileOpen
 	}

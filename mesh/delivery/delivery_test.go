@@ -77,7 +77,7 @@ func (h *harness) startServiceWith(opts delivery.Options) {
 type agent struct {
 	name      string
 	subscribe []string
-	allowSub  []string
+	allowSub  []string // nil: the subscribe list (wire.SameAsSubscribe)
 	allowPub  []string
 }
 
@@ -86,6 +86,9 @@ func (h *harness) mint(a agent) (string, broker.Identity) {
 	h.t.Helper()
 	id := broker.Identity{Space: space, Principal: wire.Principal{Owner: "local", Actor: a.name},
 		Subscribe: a.subscribe, AllowSubscribe: a.allowSub, AllowPublish: a.allowPub}
+	if id.AllowSubscribe == nil {
+		id.AllowSubscribe = wire.SameAsSubscribe(a.subscribe)
+	}
 	if id.AllowPublish == nil {
 		id.AllowPublish = []string{"team", "team.>", "live", "gen"}
 	}

@@ -1,6 +1,10 @@
 package client
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
 
 // The manager's command arguments and replies. The manager generates each
 // command's closed JSON Schema from these structs (ep.SchemaFor), so a
@@ -170,8 +174,8 @@ type PersonaInfo struct {
 	Harness        string   `json:"harness,omitempty"`
 	Capabilities   []string `json:"capabilities,omitempty"`
 	Subscribe      []string `json:"subscribe,omitempty"`
-	AllowSubscribe []string `json:"allowSubscribe,omitempty"`
-	AllowPublish   []string `json:"allowPublish,omitempty"`
+	AllowSubscribe wire.ACL `json:"allowSubscribe,omitempty"` // left out: none, as [] is
+	AllowPublish   wire.ACL `json:"allowPublish,omitempty"`
 	// Error says why a spawn of it would be refused now (the file does
 	// not check, its harness is not installed); "" when it would start.
 	Error string `json:"error,omitempty"`
