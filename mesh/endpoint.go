@@ -292,13 +292,6 @@ func listsOf(p wire.Profile, read, post wire.ACL) (wire.ACL, wire.ACL) {
 	return wire.Every(), wire.Every()
 }
 
-func nonNilList(l []string) []string {
-	if l == nil {
-		return []string{}
-	}
-	return l
-}
-
 func (e *Endpoint) dial() error {
 	var err error
 	if e.opts.Conn != nil {
