@@ -140,15 +140,7 @@ func (c claudeHarness) hook(h *hookCall) (client.HookReply, error) {
 	if err := json.Unmarshal(h.input, &in); err != nil {
 		return client.HookReply{}, fmt.Errorf("its input is not Claude Code's hook JSON: %v", err)
 	}
-	event := in.Event
-	if event == "" {
-		event = h.event
-	}
-	h.event = event
-	src := "hook " + event
-	if in.SessionID != "" && event != "SessionEnd" {
-		h.session(in.SessionID)
-	}
+	event, src := h.begin(in.Event, in.SessionID)
 	switch event {
 	case "SessionStart":
 		// Started, resumed, cleared or compacted: its turn has not begun,

@@ -194,15 +194,7 @@ func (c codexHarness) hook(h *hookCall) (client.HookReply, error) {
 	if err := json.Unmarshal(h.input, &in); err != nil {
 		return client.HookReply{}, fmt.Errorf("its input is not Codex's hook JSON: %v", err)
 	}
-	event := in.Event
-	if event == "" {
-		event = h.event
-	}
-	h.event = event
-	src := "hook " + event
-	if in.SessionID != "" && event != "SessionEnd" {
-		h.session(in.SessionID)
-	}
+	event, src := h.begin(in.Event, in.SessionID)
 	switch event {
 	case "SessionStart":
 		// A session began (with its first turn, or resumed or cleared):

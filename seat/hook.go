@@ -52,6 +52,20 @@ func (h *hookCall) agent() agentState {
 	return h.s.agent
 }
 
+// begin takes the event and session a harness's hook input names (the
+// event the hook was run for when the input names none), keeps the
+// session unless it is ending, and returns the event and the source its
+// reports give.
+func (h *hookCall) begin(event, session string) (string, string) {
+	if event != "" {
+		h.event = event
+	}
+	if h.event != "SessionEnd" {
+		h.session(session)
+	}
+	return h.event, "hook " + h.event
+}
+
 // session keeps the harness's session id. A new id (a fresh session in
 // the same process) means what the old one was handed is not proven read.
 func (h *hookCall) session(id string) {
