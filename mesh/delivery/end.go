@@ -29,13 +29,14 @@ func (s *Service) EndLifecycle(ctx context.Context, p wire.Principal, uid string
 	if !wire.ValidLifecycleUID(uid) {
 		return fmt.Errorf("lifecycle uid %q is not valid", uid)
 	}
-	s.ctlMu.Lock() // no join of this lifecycle runs meanwhile
-	defer s.ctlMu.Unlock()
 	// Every copy being stored for it lands before the purge below, and
-	// none is started after the mark.
+	// none is started after the mark. The wait is outside ctlMu, so the
+	// end of one lifecycle never holds up another's.
 	if err := s.gate.end(ctx, p, uid); err != nil {
 		return fmt.Errorf("ending %s.%s: waiting for the copies being stored for it: %w; it is marked ended, end it again to remove what it holds", p, uid, err)
 	}
+	s.ctlMu.Lock() // no join of this lifecycle runs meanwhile
+	defer s.ctlMu.Unlock()
 
 	var errs []error
 	if err := s.markACLEnded(ctx, p, uid); err != nil {
