@@ -27,6 +27,7 @@ type upFlags struct {
 	verbose     bool
 	timeout     time.Duration
 	maxSessions int
+	readiness   time.Duration // a spawned seat's readiness bound; 0: its harness's
 	json        bool
 	ff          fileFlags // -f: the mesh a manifest describes
 }
@@ -39,14 +40,10 @@ func (f *upFlags) check() error {
 	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
 		return usagef("--sync %q: use always or interval", f.sync)
 	}
-	return checkMaxSessions(f.maxSessions)
-}
-
-func checkMaxSessions(n int) error {
-	if n < 1 {
-		return usagef("--max-sessions %d: the manager needs room for at least 1 attach session", n)
+	if err := checkReadiness(f.readiness); err != nil {
+		return err
 	}
-	return nil
+	return checkMaxSessions(f.maxSessions)
 }
 
 func newUpCmd(g *globals) *cobra.Command {
@@ -79,6 +76,7 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "with --detach: how long to wait for the mesh to be ready")
 	fl.BoolVar(&f.json, "json", false, "with --detach: print the started (or running) mesh as JSON")
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
+	fl.DurationVar(&f.readiness, "readiness", 0, readinessHelp)
 	addUpFileFlags(cmd, &f.ff)
 	return cmd
 }
@@ -97,7 +95,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if f.detach && os.Getenv(envDetachedChild) == "" {
 		return upDetached(ctx, g, p, f)
 	}
-	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions})
+	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions, Readiness: f.readiness})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(g.stdout, running.Error())
@@ -134,7 +132,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 // upDetached runs `cotal up` as a background process and reports it once
 // it is ready, or says the space already runs.
 func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) error {
-	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync, "--max-sessions", strconv.Itoa(f.maxSessions)}
+	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync, "--max-sessions", strconv.Itoa(f.maxSessions), "--readiness", f.readiness.String()}
 	if f.open {
 		args = append(args, "--open")
 	}
@@ -220,7 +218,7 @@ in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
 seats asks for a second Ctrl-C before stopping them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkMaxSessions(maxSessions); err != nil {
+			if err := errors.Join(checkMaxSessions(maxSessions), checkReadiness(readiness)); err != nil {
 				return err
 			}
 			t, err := g.resolveTarget()
@@ -244,7 +242,7 @@ seats asks for a second Ctrl-C before stopping them.`,
 	}
 	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
 	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
-	cmd.Flags().DurationVar(&readiness, "readiness", seat.DefaultReadiness, "how long a spawned seat has to come up before its goal is uncertain")
+	cmd.Flags().DurationVar(&readiness, "readiness", 0, readinessHelp)
 	cmd.Flags().IntVar(&maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions this manager serves at once")
 	return cmd
 }

@@ -37,6 +37,7 @@ type Resolved struct {
 	Inject         *bool    `json:"inject,omitempty"`
 	Ready          string   `json:"ready,omitempty"`
 	IdlePrompt     string   `json:"idlePrompt,omitempty"`
+	ReadinessMs    int64    `json:"readinessMs,omitempty"`
 	Capabilities   []string `json:"capabilities"`
 	Subscribe      []string `json:"subscribe"`
 	AllowSubscribe wire.ACL `json:"allowSubscribe"`
@@ -54,6 +55,7 @@ func (a *Agent) Resolve() Resolved {
 	}
 	if f := a.file; f != nil {
 		r.Inject, r.Ready, r.IdlePrompt = f.Launch.Inject, f.Launch.Ready, f.Launch.IdlePrompt
+		r.ReadinessMs = f.Launch.Readiness.Milliseconds()
 	}
 	return r
 }
@@ -69,7 +71,7 @@ func (r Resolved) AgentFile() *config.AgentFile {
 		Subscribe: slices.Clone(r.Subscribe), AllowSubscribe: slices.Clone(r.AllowSubscribe), AllowPublish: slices.Clone(r.AllowPublish),
 		Model: r.Model, Variant: r.Variant, Agent: h, Capabilities: slices.Clone(r.Capabilities),
 		Launch: config.Launch{Command: r.Command, Args: slices.Clone(r.Args), Env: slices.Clone(r.Env), Cwd: r.Cwd,
-			Inject: r.Inject, Ready: r.Ready, IdlePrompt: r.IdlePrompt},
+			Inject: r.Inject, Ready: r.Ready, IdlePrompt: r.IdlePrompt, Readiness: time.Duration(r.ReadinessMs) * time.Millisecond},
 		Prompt: r.Instructions,
 	}
 }
@@ -121,6 +123,9 @@ func (r Resolved) LaunchChanges(o Resolved) []string {
 	s("prompt", r.Prompt, o.Prompt)
 	s("ready", r.Ready, o.Ready)
 	s("idlePrompt", r.IdlePrompt, o.IdlePrompt)
+	if r.ReadinessMs != o.ReadinessMs {
+		out = append(out, fmt.Sprintf("readiness: %s -> %s", time.Duration(r.ReadinessMs)*time.Millisecond, time.Duration(o.ReadinessMs)*time.Millisecond))
+	}
 	if (r.Inject == nil) != (o.Inject == nil) || r.Inject != nil && *r.Inject != *o.Inject {
 		out = append(out, "inject changed")
 	}

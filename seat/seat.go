@@ -37,6 +37,7 @@ type Seat struct {
 	goalID  string
 	spawner ep.Caller // who asked for it: in owner mode, the only agent that may act on it
 	created time.Time
+	bound   time.Duration // how long it has to come up before it reads uncertain
 	// launchDir holds the seat's creds and launch material; set before
 	// its process starts, fixed after.
 	launchDir string

@@ -138,7 +138,8 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
-	g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: m.opts.Readiness})
+	bound := readinessBound(time.Duration(a.ReadinessMs)*time.Millisecond, p, m.opts.Readiness)
+	g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: bound})
 	if e != nil {
 		m.unreserve(name)
 		return nil, e
@@ -166,7 +167,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
 		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting, hello: make(chan struct{}),
-		h: h, wake: make(chan struct{}, 1),
+		h: h, wake: make(chan struct{}, 1), bound: bound,
 	}
 	m.mu.Lock()
 	m.seats[name] = s
@@ -184,7 +185,7 @@ func (m *Manager) accepted(s *Seat, g *ep.Goal) client.SpawnAccepted {
 	fp := g.Fingerprint()
 	return client.SpawnAccepted{
 		Name: s.name, Owner: s.id.Owner, Actor: s.id.Actor, UID: s.uid, GoalID: g.ID(), Fingerprint: fp,
-		ReadinessDeadlineMs: m.opts.Readiness.Milliseconds(),
+		ReadinessDeadlineMs: s.bound.Milliseconds(),
 		Executor:            client.Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
 	}
 }
@@ -268,7 +269,10 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 	m.adopt(s, proc)
 	// Past the readiness bound a seat still starting reads uncertain (its
 	// goal says so too); it may still come up, and then reads ready.
-	bound := time.AfterFunc(m.opts.Readiness, func() {
+	if s.bound == 0 { // taken back or resumed: no spawn asked
+		s.bound = readinessBound(0, p, m.opts.Readiness)
+	}
+	bound := time.AfterFunc(s.bound, func() {
 		s.mu.Lock()
 		if s.state == StateStarting {
 			s.state = StateUncertain
