@@ -223,6 +223,34 @@ func TestOpencodeInASeat(t *testing.T) {
 	})
 	d.waitScreen("nothing waiting - all clear")
 
+	// Asked again, the person answers at the seat's own terminal (as
+	// attached: its keys go straight to the pty), not through cotal: the
+	// plugin's reply event takes the waiting off NEEDS YOU.
+	w.srv.Chain("bash2", modelserver.NewContains("hello-bash-2"),
+		modelserver.Use("bash", `{"command":"touch run-oc-2","description":"make the second marker"}`),
+		modelserver.Say("done bash 2"))
+	runIn2(t, home, w.dir, space, "--creds", alice.Creds, "send", "dm", "oc", "hello-bash-2 now")
+	asked, err = w.srv.Wait(ctx, func(r *modelserver.Request) bool { return r.Chain == "bash2" })
+	if err != nil {
+		t.Fatalf("the model never got the third DM: %v", err)
+	}
+	d.waitScreen("approve Bash(touch run-oc-2)")
+	if _, stderr, code := runIn2(t, home, w.dir, space, "input", "--keys", "oc", "Enter"); code != 0 {
+		t.Fatalf("answering at the terminal: %s", stderr)
+	}
+	waitFor(t, 30*time.Second, func() error {
+		_, err := os.Stat(filepath.Join(w.dir, "run-oc-2"))
+		return err
+	})
+	waitFor(t, 30*time.Second, func() error {
+		r := seatRowJSON(t, home, w.dir, space, "oc")
+		if r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
+			return fmt.Errorf("after the answer at its terminal: %+v / %+v", r, r.Agent)
+		}
+		return nil
+	})
+	d.waitScreen("nothing waiting - all clear")
+
 	// Its hook process killed: each event from then on runs a hook of its
 	// own, and a DM still goes the whole way, acked once the model had it.
 	if err := syscall.Kill(streams[0], syscall.SIGKILL); err != nil {
