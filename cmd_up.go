@@ -30,6 +30,7 @@ type upFlags struct {
 	readiness   time.Duration // a spawned seat's readiness bound; 0: its harness's
 	json        bool
 	ff          fileFlags // -f: the mesh a manifest describes
+	urls        []string  // --url: an existing NATS server or cluster
 }
 
 // check refuses flag values no mesh can run with.
@@ -77,6 +78,7 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.BoolVar(&f.json, "json", false, "with --detach: print the started (or running) mesh as JSON")
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
 	fl.DurationVar(&f.readiness, "readiness", 0, readinessHelp)
+	fl.StringSliceVar(&f.urls, "url", nil, "run the mesh on an existing NATS server or cluster with JetStream (`nats://a,nats://b,...`), starting no broker; --creds names the credential it connects with")
 	addUpFileFlags(cmd, &f.ff)
 	return cmd
 }
@@ -95,7 +97,8 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if f.detach && os.Getenv(envDetachedChild) == "" {
 		return upDetached(ctx, g, p, f)
 	}
-	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions, Readiness: f.readiness})
+	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions,
+		Readiness: f.readiness, Servers: f.urls, Creds: externalCreds(g, f)})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(g.stdout, running.Error())
@@ -113,6 +116,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	}
 	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s)\n", p.Space, b.URL(), os.Getpid(), mode)
 	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, render.Bytes(b.MaxStore()))
+	printExternal(g, h, f.open)
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
@@ -139,6 +143,7 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	if f.verbose {
 		args = append(args, "--verbose")
 	}
+	args = append(args, externalArgs(g, f)...)
 	start := time.Now()
 	rec, err := host.Detach(ctx, host.DetachConfig{
 		Paths: p, Args: args, Env: []string{envDetachedChild + "=1"}, Timeout: f.timeout,
