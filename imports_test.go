@@ -46,6 +46,7 @@ var importRules = map[string][]string{
 	"internal/testmesh":     {"broker", "config", "mesh/wire"},
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
 	"internal/testutil":     {},
+	"worktree":              {},
 }
 
 const module = "github.com/cotal-go/cotal/"
