@@ -47,6 +47,7 @@ var importRules = map[string][]string{
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
 	"internal/testutil":     {},
 	"internal/testcluster":  {},
+	"worktree":              {},
 }
 
 const module = "github.com/cotal-go/cotal/"
