@@ -16,6 +16,7 @@ import (
 // does not exist, fails the test.
 var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
+	"clirender":             {"host", "seat/attach/tty", "internal/cliargs", "manifest", "manifest/apply", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
 	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
 	"issue":                 {"broker", "config", "internal/procid", "mesh/wire", "seat"},
 	"manifest/apply":        {"broker", "config", "issue", "manifest", "mesh", "mesh/ep", "mesh/wire", "seat/client"},
