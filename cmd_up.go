@@ -28,6 +28,7 @@ type upFlags struct {
 	timeout     time.Duration
 	maxSessions int
 	json        bool
+	fresh       bool      // discard a preserved inventory instead of resuming it
 	ff          fileFlags // -f: the mesh a manifest describes
 }
 
@@ -79,6 +80,7 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "with --detach: how long to wait for the mesh to be ready")
 	fl.BoolVar(&f.json, "json", false, "with --detach: print the started (or running) mesh as JSON")
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
+	fl.BoolVar(&f.fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	addUpFileFlags(cmd, &f.ff)
 	return cmd
 }
@@ -93,6 +95,11 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	data, p, _, err := g.paths()
 	if err != nil {
 		return err
+	}
+	if f.fresh {
+		if err := discardPreserved(g); err != nil {
+			return err
+		}
 	}
 	if f.detach && os.Getenv(envDetachedChild) == "" {
 		return upDetached(ctx, g, p, f)
