@@ -29,6 +29,7 @@ type upFlags struct {
 	maxSessions int
 	readiness   time.Duration // a spawned seat's readiness bound; 0: its harness's
 	json        bool
+	fresh       bool      // discard a preserved inventory instead of resuming it
 	ff          fileFlags // -f: the mesh a manifest describes
 	urls        []string  // --url: an existing NATS server or cluster
 }
@@ -79,6 +80,7 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
 	fl.DurationVar(&f.readiness, "readiness", 0, readinessHelp)
 	fl.StringSliceVar(&f.urls, "url", nil, "run the mesh on an existing NATS server or cluster with JetStream (`nats://a,nats://b,...`), starting no broker; --creds names the credential it connects with")
+	fl.BoolVar(&f.fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	addUpFileFlags(cmd, &f.ff)
 	return cmd
 }
@@ -93,6 +95,11 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	data, p, _, err := g.paths()
 	if err != nil {
 		return err
+	}
+	if f.fresh {
+		if err := discardPreserved(g); err != nil {
+			return err
+		}
 	}
 	if f.detach && os.Getenv(envDetachedChild) == "" {
 		return upDetached(ctx, g, p, f)

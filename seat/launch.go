@@ -45,7 +45,7 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	args = append(hargs, args...)
+	args = append(append(slices.Clone(s.argvPre), hargs...), args...)
 	env := withCotalOnPath(append(base, henv...), m.cotalBinary())
 	if m.custody() {
 		proc, err := m.startKept(ctx, s, p, args, env, cwd)

@@ -102,6 +102,9 @@ type Options struct {
 	// NoCustody keeps seats in this process instead of in keepers of
 	// their own (custody.go): they end with it.
 	NoCustody bool
+	// Resume is a ready inventory of this instance's seats (`down
+	// --preserve-state`): Start restarts them under their lifecycles.
+	Resume *Inventory
 	// KeepRing bounds the output a keeper keeps while no manager holds
 	// its seat; 0: keeper.DefaultRing.
 	KeepRing int
@@ -124,6 +127,8 @@ type Manager struct {
 	// they sweep the seats: a seat whose process starts after the sweep
 	// is stopped (or let go of) by its own launch instead (adopt).
 	closing string
+	// fenced is set by Preserve: every spawn is refused from then on.
+	fenced bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -174,6 +179,7 @@ func New(opts Options) (*Manager, error) {
 // then CAS-increments the epoch, writes the registration and serves.
 func (m *Manager) Start(ctx context.Context) error {
 	m.reattach()
+	m.resume()
 	if err := m.server.Start(ctx); err != nil {
 		return err
 	}

@@ -28,6 +28,9 @@ import (
 func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool) (string, *ep.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.fenced {
+		return "", m.fenceError()
+	}
 	taken := func(n string) bool {
 		s, ok := m.seats[n]
 		return m.reserved[n] || (ok && s.live()) || elsewhere(n) || m.opts.Minter.Reserved(n) != nil
@@ -106,6 +109,9 @@ func (m *Manager) unreserve(name string) {
 func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	var a client.SpawnArgs
 	if e := c.Decode(&a); e != nil {
+		return nil, e
+	}
+	if e := m.fencedRefusal(); e != nil {
 		return nil, e
 	}
 	p, err := m.persona(a.Persona)
@@ -410,8 +416,9 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 	}
 	o := mesh.Options{
 		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,
-		Meta: map[string]string{presence.MetaManager: m.iid},
-		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
+		Meta:      map[string]string{presence.MetaManager: m.iid},
+		Returning: s.returning,
+		Logf:      func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)
 	if err != nil {
