@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
 )
 
 // externalCreds is the credential `up --url` connects with: --creds when
@@ -37,6 +38,18 @@ func printExternal(g *globals, h interface{ External() string }, open bool) {
 	}
 	fmt.Fprintln(g.stdout, s)
 	if open {
+		fmt.Fprintln(g.stdout, "OPEN on an external cluster: anyone who can reach those servers can read and post as anyone, on every machine")
+	}
+}
+
+// printExternalRecord is printExternal for a mesh started in the
+// background, from its broker.json.
+func printExternalRecord(g *globals, rec config.BrokerRecord) {
+	if !rec.External {
+		return
+	}
+	fmt.Fprintf(g.stdout, "on external NATS servers %s (`cotal status` shows the cluster and each stream's replicas)\n", rec.URL)
+	if rec.Mode == config.ModeOpen {
 		fmt.Fprintln(g.stdout, "OPEN on an external cluster: anyone who can reach those servers can read and post as anyone, on every machine")
 	}
 }

@@ -177,6 +177,7 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	if rec.Mode == config.ModeOpen {
 		fmt.Fprintln(g.stdout, "OPEN mode: no authentication; anyone on this machine can read and post as anyone")
 	}
+	printExternalRecord(g, rec)
 	if rec.Sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
 	}

@@ -22,12 +22,17 @@ import (
 func startExternal(t *testing.T, space string, open bool, urls []string, creds string) (*host.Host, config.Paths) {
 	t.Helper()
 	p := config.Paths{Space: space, StoreDir: t.TempDir()}
+	return startExternalAt(t, p, open, urls, creds), p
+}
+
+func startExternalAt(t *testing.T, p config.Paths, open bool, urls []string, creds string) *host.Host {
+	t.Helper()
 	h, err := host.Start(context.Background(), host.Config{Paths: p, Open: open, Servers: urls, Creds: creds, NoManager: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = h.Close() })
-	return h, p
+	return h
 }
 
 // TestExternalClusterProvisionsR3 runs a mesh on a 3-node cluster it did

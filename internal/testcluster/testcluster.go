@@ -66,13 +66,6 @@ func (c *Cluster) Name() string { return c.name }
 // NodeName is node i's server name.
 func (c *Cluster) NodeName(i int) string { return fmt.Sprintf("n%d", i) }
 
-// Server is node i, nil while it is down.
-func (c *Cluster) Server(i int) *server.Server {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.srvs[i]
-}
-
 func (c *Cluster) options(i int) *server.Options {
 	o := &server.Options{}
 	if c.conf != "" {
