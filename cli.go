@@ -115,6 +115,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g),
 		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny),
 		newPlanCmd(g), newInitCmd(g), newTopologyCmd(g), newBrokerCmd(g))
+	root.AddCommand(worktreeCommands(g)...)
 	cliargs.Forgive(root)
 	addCompletions(root, g)
 	return root

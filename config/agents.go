@@ -89,6 +89,14 @@ type Launch struct {
 	// IdlePrompt is a command seat's idle prompt as a regular expression
 	// over its screen's last line (checked to compile); "" when not said.
 	IdlePrompt string
+	// Worktree says each seat runs in a git worktree of its own.
+	Worktree bool
+	// Setup is what a seat's fresh worktree is given before its program
+	// starts.
+	Setup Setup
+	// Budget is the tokens (in and out) a seat may spend before it needs
+	// its person; 0 for no budget.
+	Budget int64
 }
 
 // Readiness rules of a seat (key ready:).
@@ -130,6 +138,9 @@ var PersonaKeys = []PersonaKey{
 	{"ready", "string", "mcp or output: when the seat counts as ready (default: mcp for harnesses, output for a command)"},
 	{"readiness", "duration", fmt.Sprintf("how long a seat has to come up before its spawn reads uncertain, like 90s or 3m (%s to %s; default: the manager's --readiness, else 30s, 3m for opencode)", MinReadiness, MaxReadiness)},
 	{"idlePrompt", "string", "agent: command: a regular expression its screen's last line matches at its idle prompt; messages are typed in only then"},
+	{"worktree", "bool", "true runs each seat in a git worktree of its own (.cotal/worktrees/<seat>, branch cotal/<seat>)"},
+	{"setup", "map", "for a seat's fresh worktree: copy: files copied from the main checkout (.env); run: a shell command run in it first"},
+	{"budget", "integer", "tokens (in and out) a seat may spend before it shows in NEEDS YOU"},
 }
 
 // Line returns the line of the file on which key was written, and false
@@ -378,6 +389,15 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 					err = p.errf(kl, "idlePrompt %q is not a regular expression: %v", a.Launch.IdlePrompt, rerr)
 				}
 			}
+		case "worktree":
+			var b *bool
+			if b, err = p.boolean(key, kl, mv.Value); b != nil {
+				a.Launch.Worktree = *b
+			}
+		case "setup":
+			a.Launch.Setup, err = p.setup(kl, mv.Value)
+		case "budget":
+			a.Launch.Budget, err = p.budget(kl, mv.Value)
 		default:
 			// Any other key is kept as metadata, unless it is a typo of a
 			// key that means something: a misspelt allowPublish must not

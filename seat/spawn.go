@@ -126,6 +126,9 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
+	if e := checkTreeArgs(p, a); e != nil {
+		return nil, e
+	}
 	h, err := harnessFor(p)
 	if err != nil {
 		return nil, ep.Refuse(ep.CodeFailedPrecondition, "%v", err)
@@ -246,12 +249,20 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 	if a.Cwd != "" {
 		cwd = a.Cwd
 	}
-	proc, err := m.startSeat(m.ctx, s, p, args, cwd)
+	tree, err := m.makeTree(s, p, a)
+	if tree != "" {
+		cwd = tree
+	}
+	var proc *pty.Seat
+	if err == nil {
+		proc, err = m.startSeat(m.ctx, s, p, args, cwd)
+	}
 	if err == nil && testHookStarted != nil {
 		testHookStarted(m.ctx)
 	}
 	if err != nil {
 		m.retire(s)
+		m.endTree(s)
 		s.mu.Lock()
 		s.state, s.exitAt = StateExited, time.Now()
 		s.mu.Unlock()
@@ -364,6 +375,7 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 	s.mu.Unlock()
 	m.awaitKeeper(s)
 	m.cleanCustody(s)
+	m.endTree(s)
 	if !ready && joinErr == nil {
 		code, sig, _ := proc.ExitStatus()
 		how := fmt.Sprintf("exit status %d", code)
