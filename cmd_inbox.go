@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
 )
 
@@ -43,28 +43,15 @@ many are left for the next read.`,
 			if wait > 2*time.Second && !asJSON {
 				fmt.Fprintf(g.stderr, "waiting up to %s for messages...\n", wait)
 			}
-			handled := ""
-			if _, p, _, err := g.paths(); err == nil && p.Space == e.Space() {
-				handled = p.HandledFile(e.Me().ID(), e.LifecycleUID())
-			}
-			e.AssumeHandled(config.ReadHandled(handled))
-			items, err := e.Collect(ctx, wait)
+			_, p, _, err := g.paths()
+			read, err := host.ReadInbox(ctx, e, p, err == nil, wait)
 			if err != nil {
 				return err
 			}
-			clirender.Inbox(g.stdout, items, e.Me(), asJSON)
-			var ackErr error
-			for _, it := range items {
-				if peek {
-					_ = it.Release()
-				} else if err := it.Ack(); err != nil && ackErr == nil {
-					ackErr = fmt.Errorf("printed, but the ack failed, so it will come again: %w", err)
-				}
-			}
-			if !peek && len(items) > 0 {
-				if err := config.WriteHandled(handled, e.Handled()); err != nil {
-					fmt.Fprintf(g.stderr, "cotal: could not note what was read (%v); after a mesh crash some of it may come again\n", err)
-				}
+			clirender.Inbox(g.stdout, read.Items, e.Me(), asJSON)
+			ackErr, noteErr := read.Settle(peek)
+			if noteErr != nil {
+				fmt.Fprintf(g.stderr, "cotal: could not note what was read (%v); after a mesh crash some of it may come again\n", noteErr)
 			}
 			if n := e.Rejected(); len(n) > 0 {
 				fmt.Fprintf(g.stderr, "dropped %s\n", clirender.Rejected(n))

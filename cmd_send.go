@@ -79,7 +79,7 @@ func runSend(g *globals, cmd *cobra.Command, f *sendFlags, args []string, send s
 	case f.timeout <= 0:
 		return usagef("--timeout must be positive")
 	}
-	text, err := messageBody(g, cmd, args[1:], f.file)
+	text, err := cliargs.MessageBody(cmd, args[1:], f.file, g.stdin, g.stderr)
 	if err != nil {
 		return err
 	}

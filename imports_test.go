@@ -16,7 +16,7 @@ import (
 // does not exist, fails the test.
 var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
-	"clirender":             {"host", "seat/attach/tty", "internal/cliargs", "manifest", "manifest/apply", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
+	"clirender":             {"config", "host", "seat/attach/tty", "seat/sandbox", "internal/cliargs", "manifest", "manifest/apply", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
 	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
 	"issue":                 {"broker", "config", "internal/procid", "mesh/wire", "seat"},
 	"manifest/apply":        {"broker", "config", "issue", "manifest", "mesh", "mesh/ep", "mesh/wire", "seat/client"},
@@ -42,7 +42,8 @@ var importRules = map[string][]string{
 	"internal/violation":    {},
 	"internal/procid":       {},
 	"internal/typo":         {},
-	"internal/cliargs":      {},
+	"internal/cliargs":      {"config"},
+	"internal/quit":         {},
 	"internal/modelserver":  {},
 	"internal/testmesh":     {"broker", "config", "mesh/wire"},
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
