@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -34,7 +37,7 @@ are left out. --stat prints the file list alone.`,
 				printJSON(g.stdout, d)
 				return nil
 			}
-			printDiffStat(g, d)
+			printDiffStat(g.stdout, d)
 			if !stat && d.Patch != "" {
 				fmt.Fprint(g.stdout, "\n"+d.Patch)
 			}
@@ -46,18 +49,37 @@ are left out. --stat prints the file list alone.`,
 	return cmd
 }
 
+// diffText is a seat's diff as the dashboard's D shows it: the head and
+// the patch.
+func diffText(ctx context.Context, seat string) (string, error) {
+	r, err := openRepo(ctx)
+	if err != nil {
+		return "", err
+	}
+	d, err := r.Diff(ctx, seat)
+	if err != nil {
+		return "", err
+	}
+	var b strings.Builder
+	printDiffStat(&b, d)
+	if d.Patch != "" {
+		b.WriteString("\n" + d.Patch)
+	}
+	return b.String(), nil
+}
+
 // printDiffStat prints a diff's head: what it compares, then one line per file.
-func printDiffStat(g *globals, d *worktree.Diff) {
+func printDiffStat(w io.Writer, d *worktree.Diff) {
 	if len(d.Files) == 0 {
-		fmt.Fprintf(g.stdout, "%s (branch %s) has no changes against %s\n", d.Seat, d.Branch, d.Base)
+		fmt.Fprintf(w, "%s (branch %s) has no changes against %s\n", d.Seat, d.Branch, d.Base)
 		return
 	}
-	fmt.Fprintf(g.stdout, "%s (branch %s) against %s: %d file(s), +%d -%d\n", d.Seat, d.Branch, d.Base, len(d.Files), d.Added, d.Deleted)
+	fmt.Fprintf(w, "%s (branch %s) against %s: %d file(s), +%d -%d\n", d.Seat, d.Branch, d.Base, len(d.Files), d.Added, d.Deleted)
 	for _, f := range d.Files {
 		if f.Binary {
-			fmt.Fprintf(g.stdout, "  %s (binary)\n", f.Path)
+			fmt.Fprintf(w, "  %s (binary)\n", f.Path)
 			continue
 		}
-		fmt.Fprintf(g.stdout, "  %s +%d -%d\n", f.Path, f.Added, f.Deleted)
+		fmt.Fprintf(w, "  %s +%d -%d\n", f.Path, f.Added, f.Deleted)
 	}
 }

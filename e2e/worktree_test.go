@@ -171,3 +171,39 @@ func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
 	}
 	clean()
 }
+
+// TestDashboardShowsASeatsDiff: a person tabs to SEATS and presses D: the
+// seat's diff opens in the pager, file list first, and what the seat wrote
+// is shown inert (an escape sequence in a file is shown, never run).
+func TestDashboardShowsASeatsDiff(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"})
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.email", "test@example.invalid")
+	gitIn(t, dir, "config", "user.name", "Test")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "first")
+	d := startDashboardIn(t, home, dir, "--space", "seats")
+	d.waitScreen("HOSTING", "SEATS · 0")
+	if out, stderr, code := runIn(t, home, dir, "spawn", "coder", "--name", "alpha"); code != 0 {
+		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, stderr, code := runIn(t, home, dir, "input", "alpha", `printf 'one\nalpha\n\033]0;pwned\007\n' > notes.txt && echo EDITED-$((40+2))`); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	waitSeatScreen(t, home, dir, "alpha", "EDITED-42", func(s string) bool { return strings.Contains(s, "\nEDITED-42") })
+	d.keys("Tab")
+	d.waitLine(`SEATS · 1`)
+	d.keys("D")
+	d.waitScreen("DIFF alpha", "alpha (branch cotal/alpha) against main: 1 file(s), +2 -2", "notes.txt +2 -2", "+alpha", `+\x1b]0;pwned\a`)
+	d.keys("Escape")
+	d.waitScreen("SEATS · 1")
+	if s := d.screen(); strings.Contains(s, "DIFF alpha") {
+		t.Fatalf("the diff did not close:\n%s", s)
+	}
+	d.quit()
+}
