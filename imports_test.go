@@ -23,7 +23,7 @@ var importRules = map[string][]string{
 	"tui/line":              {"mesh", "mesh/presence", "mesh/render", "mesh/wire"},
 	"tui":                   {"mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client"},
 	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
-	"seat":                  {"config", "internal/procid", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/keeper", "seat/pty", "seat/sandbox", "worktree"},
+	"seat":                  {"config", "internal/procid", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/keeper", "seat/pty", "seat/sandbox", "transcript", "worktree"},
 	"seat/attach/tty":       {"mesh/ep", "mesh/wire", "seat/attach", "seat/client"},
 	"seat/client":           {"mesh", "mesh/ep", "mesh/presence", "mesh/wire"},
 	"seat/attach":           {"mesh/ep", "mesh/wire"},
@@ -47,6 +47,7 @@ var importRules = map[string][]string{
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
 	"internal/testutil":     {},
 	"worktree":              {},
+	"transcript":            {},
 }
 
 const module = "github.com/cotal-go/cotal/"
