@@ -24,7 +24,7 @@ var importRules = map[string][]string{
 	"tui/line":              {"mesh", "mesh/presence", "mesh/render", "mesh/wire"},
 	"tui":                   {"mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client"},
 	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
-	"seat":                  {"config", "internal/procid", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/keeper", "seat/pty", "seat/sandbox", "worktree"},
+	"seat":                  {"config", "internal/procid", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/keeper", "seat/pty", "seat/sandbox", "transcript", "worktree"},
 	"seat/attach/tty":       {"mesh/ep", "mesh/wire", "seat/attach", "seat/client"},
 	"seat/client":           {"mesh", "mesh/ep", "mesh/presence", "mesh/wire"},
 	"seat/attach":           {"mesh/ep", "mesh/wire"},
@@ -50,6 +50,7 @@ var importRules = map[string][]string{
 	"internal/testutil":     {},
 	"internal/testcluster":  {},
 	"worktree":              {},
+	"transcript":            {},
 }
 
 const module = "github.com/cotal-go/cotal/"
