@@ -17,7 +17,7 @@ import (
 const (
 	awaitEvery    = 150 * time.Millisecond
 	awaitAgain    = 5 * time.Millisecond // after a progress event: the outcome follows its ready step
-	resultTimeout = 5 * time.Second // one goal-result call
+	resultTimeout = 5 * time.Second      // one goal-result call
 )
 
 // Spawned is an accepted spawn: the seat it will be and the manager that
