@@ -17,6 +17,7 @@ import (
 var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
 	"clirender":             {"config", "host", "seat/attach/tty", "seat/sandbox", "internal/cliargs", "manifest", "manifest/apply", "mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
+	"bench":                 {"broker", "config", "host", "mesh", "mesh/ep", "mesh/render", "mesh/wire", "seat/client", "seat/pty", "seat/sandbox"},
 	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
 	"issue":                 {"broker", "config", "internal/procid", "mesh/wire", "seat"},
 	"manifest/apply":        {"broker", "config", "issue", "manifest", "mesh", "mesh/ep", "mesh/wire", "seat/client"},

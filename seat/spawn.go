@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/internal/procid"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
@@ -492,16 +493,52 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 	}
 	select {
 	case <-proc.FirstOutput():
-		select {
-		case <-proc.Done():
-		case <-time.After(m.opts.Settle):
-			return true
-		case <-ctx.Done():
-		}
+		return m.drewAndRuns(ctx, proc)
 	case <-proc.Done():
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// outputQuiet is how long a command seat's output must pause, after its
+// first output, for it to count as drawn: a program that exits at once
+// has exited (a zombie, if not yet reaped) well within it.
+const outputQuiet = 40 * time.Millisecond
+
+// drewAndRuns is the output-ready rule once the first output came: the
+// output paused for outputQuiet with the process alive (its pid no
+// zombie), or, for a program that never pauses, the process still runs
+// Settle after. It reports false when the process exits first.
+func (m *Manager) drewAndRuns(ctx context.Context, proc *pty.Seat) bool {
+	out, stop := proc.Subscribe()
+	defer stop()
+	bound := time.NewTimer(m.opts.Settle)
+	defer bound.Stop()
+	quiet := time.NewTimer(outputQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-proc.Done():
+			return false
+		case <-ctx.Done():
+			return false
+		case <-bound.C:
+			return proc.Running()
+		case <-quiet.C:
+			if proc.Running() && (procid.ID{PID: proc.PID()}).Alive() {
+				return true
+			}
+			// Exited, or exiting: Done says which soon; only the bound
+			// calls it ready now.
+		case _, ok := <-out:
+			if !ok {
+				out = nil // a lagging subscriber: only the bound decides
+				quiet.Stop()
+				continue
+			}
+			quiet.Reset(outputQuiet)
+		}
+	}
 }
 
 // uncertainGoal ends a spawn uncertain, naming why: the seat is kept.
