@@ -32,6 +32,11 @@ func resumeRows(t *testing.T, home, dir string) map[string]resumeRow {
 	if code != 0 {
 		t.Fatalf("ps --json: exit %d: %s", code, stderr)
 	}
+	return parseResumeRows(t, out)
+}
+
+func parseResumeRows(t *testing.T, out string) map[string]resumeRow {
+	t.Helper()
 	var cs struct {
 		Rows []resumeRow `json:"rows"`
 	}
