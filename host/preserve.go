@@ -61,7 +61,8 @@ func StopPreserving(ctx context.Context, p config.Paths, slow func(pid int)) (Pr
 	if err := config.WriteFileAtomic(preserveFile(p), []byte(strconv.Itoa(s.PID)+"\n"), 0o600); err != nil {
 		return Preserved{}, fmt.Errorf("asking the mesh to preserve its seats: %w", err)
 	}
-	pid, err := Stop(ctx, p, slow)
+	_ = os.Remove(keepFile(p))
+	pid, err := stop(ctx, p, slow)
 	_ = os.Remove(preserveFile(p))
 	if err != nil {
 		return Preserved{PID: pid}, err

@@ -576,7 +576,7 @@ func CustodyOf(rows []client.CensusRow) Custody {
 			c.Ended = append(c.Ended, LostSeat{Name: r.Name, At: time.UnixMilli(r.ExitedMs), Why: r.Process})
 		case r.ReattachedMs != 0:
 			c.Reattached = append(c.Reattached, r.Name)
-		case r.ResumedMs != 0 && r.Running():
+		case r.ResumedMs != 0 && r.State != StateExited && r.State != StateLost:
 			c.Resumed = append(c.Resumed, r.Name)
 		}
 	}
