@@ -24,7 +24,7 @@ import (
 
 // trustedCluster starts a 3-node cluster configured from what `cotal
 // broker config` prints for the space at p.
-func trustedCluster(t *testing.T, p config.Paths) *testcluster.Cluster {
+func trustedCluster(t testing.TB, p config.Paths) *testcluster.Cluster {
 	t.Helper()
 	auth, err := broker.LoadAuthority(p)
 	if err != nil {
