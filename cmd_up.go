@@ -61,6 +61,11 @@ without any authentication. Writes are fsynced before they are acknowledged;
 --sync interval trades that for speed and can lose acknowledged messages on an
 OS crash or power loss.
 
+With --url nats://a,nats://b,... the mesh lives on a NATS server or cluster
+you run (JetStream on) and no broker is started: streams get min(3, cluster
+size) replicas. With auth, the servers must first trust the space: see
+"cotal broker config".
+
 If the space is already running, up says so and exits 0.
 
 With -f FILE, up applies a manifest (cotal.yaml) instead: it starts the

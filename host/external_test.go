@@ -19,13 +19,13 @@ import (
 
 // startExternal starts a host for space on the servers urls, as
 // `cotal up --url` does.
-func startExternal(t *testing.T, space string, open bool, urls []string, creds string) (*host.Host, config.Paths) {
+func startExternal(t testing.TB, space string, open bool, urls []string, creds string) (*host.Host, config.Paths) {
 	t.Helper()
 	p := config.Paths{Space: space, StoreDir: t.TempDir()}
 	return startExternalAt(t, p, open, urls, creds), p
 }
 
-func startExternalAt(t *testing.T, p config.Paths, open bool, urls []string, creds string) *host.Host {
+func startExternalAt(t testing.TB, p config.Paths, open bool, urls []string, creds string) *host.Host {
 	t.Helper()
 	h, err := host.Start(context.Background(), host.Config{Paths: p, Open: open, Servers: urls, Creds: creds, NoManager: true})
 	if err != nil {

@@ -18,13 +18,14 @@ import (
 	"github.com/cotal-go/cotal/internal/testcluster"
 	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
 // trustedCluster starts a 3-node cluster configured from what `cotal
 // broker config` prints for the space at p.
-func trustedCluster(t *testing.T, p config.Paths) *testcluster.Cluster {
+func trustedCluster(t testing.TB, p config.Paths) *testcluster.Cluster {
 	t.Helper()
 	auth, err := broker.LoadAuthority(p)
 	if err != nil {
@@ -106,5 +107,79 @@ func TestAuthOnAPersonsCluster(t *testing.T) {
 	h2 := startExternalAt(t, p, false, c.URLs(), creds)
 	if h2.Delivery() == nil {
 		t.Fatal("no delivery with --creds")
+	}
+}
+
+// TestRevocationReachesEveryNode re-mints a name on a mesh living on a
+// trusted cluster: the earlier credential's connections to every node are
+// closed, and no node lets it in again. An agent's credential stays held
+// to its own rights there too: it cannot read another's DMs.
+func TestRevocationReachesEveryNode(t *testing.T) {
+	p := config.Paths{Space: "team", StoreDir: t.TempDir()}
+	c := trustedCluster(t, p)
+	startExternalAt(t, p, false, c.URLs(), "")
+	ctx := testmesh.Ctx(t)
+	op, err := nats.Connect(c.URL(), nats.UserCredentials(p.OperatorCreds()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	carol := broker.Identity{Space: "team", Principal: wire.Principal{Owner: "local", Actor: "carol"}, Subscribe: []string{}, AllowSubscribe: []string{}, AllowPublish: []string{}}
+	old, _, err := issue.Mint(ctx, p, carol, op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var conns []*nats.Conn
+	for _, u := range c.URLs() {
+		nc, err := nats.Connect(u, nats.UserJWTAndSeed(old.JWT, string(old.Seed)), nats.NoReconnect(),
+			nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {}))
+		if err != nil {
+			t.Fatalf("carol's credential on %s: %v", u, err)
+		}
+		defer nc.Close()
+		conns = append(conns, nc)
+	}
+
+	// An agent reads no one else's DMs on the cluster either.
+	denied := make(chan error, 1)
+	spy, err := nats.Connect(c.URLs()[1], nats.UserJWTAndSeed(old.JWT, string(old.Seed)), nats.MaxReconnects(0),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { denied <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := spy.SubscribeSync(wire.DMSubjects("team")); err != nil {
+		t.Fatal(err)
+	}
+	_ = spy.Flush()
+	select {
+	case err := <-denied:
+		if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+			t.Fatalf("subscribing to every DM: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cluster let an agent subscribe to every DM of the space")
+	}
+	spy.Close()
+
+	if _, _, err := issue.Mint(ctx, p, carol, op); err != nil {
+		t.Fatalf("re-minting carol on the cluster: %v", err)
+	}
+	testutil.WaitFor(t, 20*time.Second, func() error {
+		var open []string
+		for i, nc := range conns {
+			if nc.IsConnected() {
+				open = append(open, c.NodeName(i))
+			}
+		}
+		if len(open) > 0 {
+			return fmt.Errorf("carol's revoked connections to %v are still open (the push went through %s)", open, op.ConnectedServerName())
+		}
+		return nil
+	})
+	for _, u := range c.URLs() {
+		if nc, err := nats.Connect(u, nats.UserJWTAndSeed(old.JWT, string(old.Seed)), nats.MaxReconnects(0)); err == nil {
+			nc.Close()
+			t.Fatalf("%s let carol's revoked credential in", u)
+		}
 	}
 }
