@@ -12,6 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -60,7 +61,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 		t.Fatalf("succeeded data %s (%v)", res.Data, err)
 	}
 	// Another caller has no goal of that id: goal-result is scoped to the spawner.
-	other := h.client(h.op, ep.Caller{Owner: "local", Actor: "someone_else", UID: wire.NewLifecycleUID()})
+	other := h.client(h.op, proto.Caller{Owner: "local", Actor: "someone_else", UID: wire.NewLifecycleUID()})
 	if _, found, err := other.GoalResult(ctxT(t), wire.ManagerEndpoint, acc.GoalID, ep.On(h.iid)); err != nil || found {
 		t.Fatalf("another caller read the spawner's goal: found=%v err=%v", found, err)
 	}
@@ -103,7 +104,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 	if r.Process == "running" {
 		t.Fatalf("ps after despawn: %+v", r)
 	}
-	if _, err := mgr(h.c).Input(ctxT(t), client.Seat{Name: "shell", Manager: h.iid}, "echo late", true); errCode(t, err).Code != ep.CodeFailedPrecondition {
+	if _, err := mgr(h.c).Input(ctxT(t), client.Seat{Name: "shell", Manager: h.iid}, "echo late", true); errCode(t, err).Code != proto.CodeFailedPrecondition {
 		t.Fatalf("input to an exited seat: %v, want failed-precondition", err)
 	}
 }
@@ -177,7 +178,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 		t.Fatalf("back-to-back unpinned spawns named %s and %s, want shell and shell_2", first.Name, second.Name)
 	}
 	// Nor may a pinned spawn take it in that window.
-	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != ep.CodeAlreadyExists {
+	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != proto.CodeAlreadyExists {
 		t.Fatalf("pinned spawn onto a seat being launched: %v, want already-exists", err)
 	}
 	// Spawns at once each get a name of their own.
@@ -214,7 +215,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 	before := seatNames(ps(t, h.c, h.iid))
 	_, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell"})
 	e := errCode(t, err)
-	if e.Code != ep.CodeAlreadyExists || e.EffectiveOutcome() != ep.NotExecuted {
+	if e.Code != proto.CodeAlreadyExists || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("pinned spawn onto a live name: %v (%s), want already-exists not-executed", e, e.EffectiveOutcome())
 	}
 	if after := seatNames(ps(t, h.c, h.iid)); strings.Join(after, ",") != strings.Join(before, ",") {
