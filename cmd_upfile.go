@@ -61,7 +61,7 @@ func runUpFile(ctx context.Context, g *globals, f *upFlags) error {
 	started := false
 	if !s.Running {
 		uf := *f
-		uf.detach, uf.open, uf.json = true, m.Open, false
+		uf.detach, uf.open, uf.json, uf.urls = true, m.Open, false, m.Servers
 		out := g.stdout
 		if f.json {
 			g.stdout = io.Discard // the JSON below says it started

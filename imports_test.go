@@ -18,13 +18,14 @@ var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
 	"clirender":             {"config", "host", "internal/cliargs", "manifest", "manifest/apply", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client", "seat/sandbox"},
 	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
+	"bench":                 {"broker", "config", "host", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/render", "mesh/wire", "seat/client", "seat/pty", "seat/sandbox"},
 	"issue":                 {"broker", "config", "internal/procid", "mesh/wire", "seat"},
 	"manifest/apply":        {"broker", "config", "issue", "manifest", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/wire", "seat/client"},
 	"manifest":              {"config", "mesh", "mesh/wire"},
 	"tui/line":              {"mesh", "mesh/presence", "mesh/render", "mesh/wire"},
 	"tui":                   {"mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client"},
 	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
-	"seat":                  {"config", "internal/procid", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/keeper", "seat/pty", "seat/sandbox"},
+	"seat":                  {"config", "internal/procid", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/keeper", "seat/pty", "seat/sandbox", "transcript", "worktree"},
 	"seat/attach/tty":       {"mesh/ep", "mesh/ep/proto", "mesh/wire", "seat/attach", "seat/client"},
 	"seat/client":           {"mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire"},
 	"seat/attach":           {"mesh/ep/proto", "mesh/wire"},
@@ -49,6 +50,9 @@ var importRules = map[string][]string{
 	"internal/testmesh":     {"broker", "config", "mesh/wire"},
 	"internal/testdelivery": {"broker", "internal/testmesh", "internal/testutil", "mesh/delivery"},
 	"internal/testutil":     {},
+	"internal/testcluster":  {},
+	"worktree":              {},
+	"transcript":            {},
 }
 
 const module = "github.com/cotal-go/cotal/"
