@@ -147,6 +147,12 @@ func (h *Host) preservesSeats() bool {
 	return err == nil && pid == os.Getpid()
 }
 
+// PreserveSeatsOnClose makes Close preserve the seats for the next start,
+// as `down --preserve-state` asks of a mesh by file; for a host run in
+// this process, which then proves the stop and marks the inventory ready
+// itself (seat.MarkReady).
+func (h *Host) PreserveSeatsOnClose() { h.preserveOnClose.Store(true) }
+
 // preserve has the manager preserve its seats into the inventory.
 func (h *Host) preserve(mgr *seat.Manager) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
