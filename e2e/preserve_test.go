@@ -154,6 +154,20 @@ func TestPreserveAndResume(t *testing.T) {
 		}
 	}
 
+	st, _, _ := runIn(t, home, dir, "status", "--json")
+	var status struct {
+		Preserved *struct {
+			Seats []string `json:"seats"`
+			Ready bool     `json:"ready"`
+		} `json:"preserved"`
+	}
+	if err := json.Unmarshal([]byte(st), &status); err != nil || status.Preserved == nil || !status.Preserved.Ready || strings.Join(status.Preserved.Seats, ",") != "alpha,beta" {
+		t.Errorf("status --json while down does not show the ready inventory of alpha and beta (%v):\n%s", err, st)
+	}
+	if st, _, _ := runIn(t, home, dir, "status"); !strings.Contains(st, "preserved  2 seat(s)") {
+		t.Errorf("status while down does not show the preserved seats:\n%s", st)
+	}
+
 	// The seats come back held at their gates: what is sent now is sent
 	// after the cut and before they run again.
 	gate(t, logs, "alpha", false)
