@@ -63,7 +63,9 @@ without any authentication. Writes are fsynced before they are acknowledged;
 --sync interval trades that for speed and can lose acknowledged messages on an
 OS crash or power loss.
 
-If the space is already running, up says so and exits 0.
+If the space is already running, up says so and exits 0. Seats left in
+their keepers are taken back; seats "down --preserve-state" preserved are
+resumed (--fresh discards them, naming them).
 
 With -f FILE, up applies a manifest (cotal.yaml) instead: it starts the
 file's space in the background when none runs, then writes its registry,
