@@ -137,7 +137,7 @@ func TestPreserveAndResume(t *testing.T) {
 			t.Errorf("seat %s (pid %d) still runs after down --preserve-state", n, r.PID)
 		}
 	}
-	pdir := filepath.Join(home, "spaces", "seats", "run", "preserved")
+	pdir := filepath.Join(home, "spaces", "seats", "run", "control")
 	for _, f := range []string{"inventory.json", "ready.json"} {
 		fi, err := os.Stat(filepath.Join(pdir, f))
 		if err != nil {
@@ -152,6 +152,20 @@ func TestPreserveAndResume(t *testing.T) {
 		if strings.Contains(string(inv), secret) {
 			t.Errorf("the inventory holds %q:\n%s", secret, inv)
 		}
+	}
+
+	st, _, _ := runIn(t, home, dir, "status", "--json")
+	var status struct {
+		Preserved *struct {
+			Seats []string `json:"seats"`
+			Ready bool     `json:"ready"`
+		} `json:"preserved"`
+	}
+	if err := json.Unmarshal([]byte(st), &status); err != nil || status.Preserved == nil || !status.Preserved.Ready || strings.Join(status.Preserved.Seats, ",") != "alpha,beta" {
+		t.Errorf("status --json while down does not show the ready inventory of alpha and beta (%v):\n%s", err, st)
+	}
+	if st, _, _ := runIn(t, home, dir, "status"); !strings.Contains(st, "preserved  2 seat(s)") {
+		t.Errorf("status while down does not show the preserved seats:\n%s", st)
 	}
 
 	// The seats come back held at their gates: what is sent now is sent
@@ -196,7 +210,7 @@ func TestPreserveAndResume(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^alpha: resumed \d+\S* ago \(its harness keeps no session`).MatchString(ps) {
 		t.Errorf("ps does not say alpha was resumed:\n%s", ps)
 	}
-	if _, err := os.Stat(pdir); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(pdir, "inventory.json")); !os.IsNotExist(err) {
 		t.Errorf("the inventory outlives the resume that consumed it: %v", err)
 	}
 }
@@ -215,7 +229,7 @@ func meshLogOnFailure(t *testing.T, home string) {
 // (its digest) and names the seat with its lifecycle.
 func readyState(t *testing.T, home, seatName, uid string) (ready bool) {
 	t.Helper()
-	pdir := filepath.Join(home, "spaces", "seats", "run", "preserved")
+	pdir := filepath.Join(home, "spaces", "seats", "run", "control")
 	mark, err := os.ReadFile(filepath.Join(pdir, "ready.json"))
 	if os.IsNotExist(err) {
 		return false

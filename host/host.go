@@ -109,6 +109,8 @@ type Host struct {
 
 	quit quitRule
 	keep atomic.Bool // Close lets go of the seats in keepers (KeepSeatsOnClose)
+	// preserveOnClose: Close preserves the seats (PreserveSeatsOnClose).
+	preserveOnClose atomic.Bool
 	// resume is the ready inventory the manager's start resumes; nil
 	// when there is none.
 	resume *seat.Inventory
@@ -326,7 +328,7 @@ func (h *Host) shutdown() error {
 	mgr, d := h.manager, h.delivery
 	h.mu.Unlock()
 	switch {
-	case mgr != nil && h.preservesSeats():
+	case mgr != nil && (h.preserveOnClose.Load() || h.preservesSeats()):
 		h.preserve(mgr)
 		_ = mgr.Close()
 	case mgr != nil && (h.keep.Load() || h.keepsSeats()):

@@ -19,10 +19,11 @@ import (
 
 // preserveFile is where `down --preserve-state` names the mesh process that
 // is to preserve its seats as it stops.
-func preserveFile(p config.Paths) string { return filepath.Join(issue.RunDir(p), "preserve-state") }
+func preserveFile(p config.Paths) string { return filepath.Join(PreserveDir(p), "preserve-state") }
 
-// PreserveDir is where the space keeps its resume inventory.
-func PreserveDir(p config.Paths) string { return seat.PreserveDir(issue.RunDir(p)) }
+// PreserveDir is where the space keeps its resume inventory (and the stop
+// requests): the part of its run directory no seat sees.
+func PreserveDir(p config.Paths) string { return seat.ControlDir(issue.RunDir(p)) }
 
 // Preserved is what StopPreserving left: the inventory, ready.
 type Preserved struct {
@@ -50,12 +51,15 @@ func StopPreserving(ctx context.Context, p config.Paths, slow func(pid int)) (Pr
 		return Preserved{}, ErrNotRunning
 	}
 	dir := PreserveDir(p)
-	// What is there is from a stop that never finished (an up consumes a
-	// ready one): it must not pass for this one's.
-	if err := os.RemoveAll(dir); err != nil {
+	if err := config.EnsureDir(issue.RunDir(p), 0o700); err != nil {
 		return Preserved{}, err
 	}
-	if err := config.EnsureDir(issue.RunDir(p), 0o700); err != nil {
+	if err := config.EnsureDir(dir, 0o700); err != nil {
+		return Preserved{}, err
+	}
+	// What is there is from a stop that never finished (an up consumes a
+	// ready one): it must not pass for this one's.
+	if err := seat.RemoveInventory(dir); err != nil {
 		return Preserved{}, err
 	}
 	if err := config.WriteFileAtomic(preserveFile(p), []byte(strconv.Itoa(s.PID)+"\n"), 0o600); err != nil {
@@ -143,6 +147,12 @@ func (h *Host) preservesSeats() bool {
 	return err == nil && pid == os.Getpid()
 }
 
+// PreserveSeatsOnClose makes Close preserve the seats for the next start,
+// as `down --preserve-state` asks of a mesh by file; for a host run in
+// this process, which then proves the stop and marks the inventory ready
+// itself (seat.MarkReady).
+func (h *Host) PreserveSeatsOnClose() { h.preserveOnClose.Store(true) }
+
 // preserve has the manager preserve its seats into the inventory.
 func (h *Host) preserve(mgr *seat.Manager) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -162,7 +172,7 @@ func (h *Host) loadResume() error {
 	inv, ready, err := seat.ReadInventory(dir)
 	if err != nil {
 		h.logf("the preserved inventory cannot be read (%v): discarding it; its seats start no more", err)
-		return os.RemoveAll(dir)
+		return seat.RemoveInventory(dir)
 	}
 	if inv == nil {
 		return nil
@@ -170,7 +180,7 @@ func (h *Host) loadResume() error {
 	if !ready {
 		h.logf("discarding the inventory of a `down --preserve-state` that did not finish (written %s, %d seat(s): %s): it was never marked ready",
 			inv.Written.Local().Format(time.RFC3339), len(inv.Seats), strings.Join(inv.Names(), ", "))
-		return os.RemoveAll(dir)
+		return seat.RemoveInventory(dir)
 	}
 	h.resume = inv
 	return nil
@@ -182,7 +192,7 @@ func (h *Host) resumed() {
 		return
 	}
 	h.logf("resuming %d seat(s) preserved at %s: %s", len(h.resume.Seats), h.resume.Written.Local().Format(time.RFC3339), strings.Join(h.resume.Names(), ", "))
-	if err := os.RemoveAll(PreserveDir(h.cfg.Paths)); err != nil {
+	if err := seat.RemoveInventory(PreserveDir(h.cfg.Paths)); err != nil {
 		h.logf("removing the consumed inventory: %v", err)
 	}
 }
@@ -203,7 +213,7 @@ func DiscardPreserved(p config.Paths) (*seat.Inventory, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		inv = &seat.Inventory{}
 	}
-	if rerr := os.RemoveAll(dir); rerr != nil {
+	if rerr := seat.RemoveInventory(dir); rerr != nil {
 		return inv, rerr
 	}
 	return inv, nil

@@ -233,8 +233,21 @@ func (m *Manager) cut(ctx context.Context, inv *Inventory) {
 	}
 }
 
-// PreserveDir is where a run directory keeps the inventory.
-func PreserveDir(runDir string) string { return filepath.Join(runDir, "preserved") }
+// ControlDir is the part of a run directory no seat sees (every seat's
+// sandbox covers it, and it exists before any seat starts): the requests
+// of `down --keep-seats` and `--preserve-state`, and the inventory.
+func ControlDir(runDir string) string { return filepath.Join(runDir, "control") }
+
+// RemoveInventory removes dir's inventory and its mark, the mark first,
+// leaving the directory (a seat's sandbox covers it where it is).
+func RemoveInventory(dir string) error {
+	for _, f := range []string{readyFile, inventoryFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
 
 func writeInventory(dir string, inv Inventory) error {
 	if err := privateDir(dir); err != nil {
