@@ -300,6 +300,9 @@ func (m *Manager) takeBack(dir string, rec custodyRecord) {
 	p, err := keptPersona(dir)
 	if err == nil {
 		s.h, err = harnessFor(p)
+		s.mu.Lock()
+		s.budget = p.Launch.Budget
+		s.mu.Unlock()
 	}
 	if x, xerr := keeper.ReadExit(dir); xerr == nil {
 		how := fmt.Sprintf("exited %d", x.Code)

@@ -178,7 +178,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
 		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting, hello: make(chan struct{}),
-		h: h, wake: make(chan struct{}, 1), bound: bound,
+		h: h, wake: make(chan struct{}, 1), bound: bound, budget: p.Launch.Budget,
 	}
 	m.mu.Lock()
 	m.seats[name] = s
