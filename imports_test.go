@@ -24,7 +24,7 @@ var importRules = map[string][]string{
 	"manifest":              {"config", "mesh", "mesh/wire"},
 	"tui/line":              {"mesh", "mesh/presence", "mesh/render", "mesh/wire"},
 	"tui":                   {"mesh", "mesh/ep", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client"},
-	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/client"},
+	"mcp":                   {"internal/typo", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/client", "seat/sandbox"},
 	"seat":                  {"config", "internal/procid", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach", "seat/client", "seat/keeper", "seat/pty", "seat/sandbox", "transcript", "worktree"},
 	"seat/attach/tty":       {"mesh/ep", "mesh/ep/proto", "mesh/wire", "seat/attach", "seat/client"},
 	"seat/client":           {"mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire"},
