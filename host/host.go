@@ -44,6 +44,15 @@ type Config struct {
 	// (--max-sessions); 0 is the manager's default, 64.
 	MaxSessions int
 
+	// Servers, when set, name an existing NATS server or cluster with
+	// JetStream the mesh lives on: no embedded broker is started, and the
+	// streams and buckets get up to three replicas there. Creds is then
+	// the credential the mesh's own connections use ("" mints them from
+	// the space's keys, which the cluster must trust: `cotal broker
+	// config`).
+	Servers []string
+	Creds   string
+
 	// Supervise, when set, makes this a supervise host: it serves only a
 	// manager, on the mesh another process runs, and holds no lock.
 	Supervise *Supervise
@@ -174,7 +183,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	h.lock = lock
 	b, err := broker.Start(broker.Options{
 		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: h.port(),
-		Log: cfg.Log, Verbose: cfg.Verbose,
+		Log: cfg.Log, Verbose: cfg.Verbose, URLs: cfg.Servers, Creds: cfg.Creds,
 	})
 	if err != nil {
 		return err
@@ -226,7 +235,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	if err := config.WriteBrokerRecord(cfg.Paths, config.BrokerRecord{
 		Space: cfg.Paths.Space, URL: b.URL(), PID: os.Getpid(), Mode: mode, Sync: cfg.Sync,
 		Started: h.started.UTC(), StoreDir: cfg.Paths.StoreDir, MaxStore: b.MaxStore(),
-		Folder: cfg.ProjectDir,
+		Folder: cfg.ProjectDir, External: b.External(),
 	}); err != nil {
 		return err
 	}

@@ -293,6 +293,7 @@ func (m *Manager) takeBack(dir string, rec custodyRecord) {
 	}
 	s.agent.session = rec.Session
 	s.helloOnce.Do(func() { close(s.hello) })
+	m.findTree(s)
 	m.mu.Lock()
 	m.seats[s.name] = s
 	m.mu.Unlock()
@@ -389,6 +390,7 @@ func (m *Manager) settle(s *Seat, state string, at time.Time, process, why strin
 	}
 	m.retire(s)
 	m.cleanCustody(s)
+	m.endTree(s)
 }
 
 // lostKeeper handles a seat whose keeper went away while this manager held

@@ -45,7 +45,10 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	args = append(append(slices.Clone(s.argvPre), hargs...), args...)
+	path, args := s.setupArgs(p.Path, append(append(slices.Clone(s.argvPre), hargs...), args...))
+	lp := *p
+	lp.Path = path
+	p = &lp
 	env := withCotalOnPath(append(base, henv...), m.cotalBinary())
 	if m.custody() {
 		proc, err := m.startKept(ctx, s, p, args, env, cwd)

@@ -75,6 +75,9 @@ type Options struct {
 	// HookGrace is how long a harness's hook may take to say it wrote
 	// what it handed over before the items go back; 0: 15 s.
 	HookGrace time.Duration
+	// Readiness is how long a spawned seat has to come up before its
+	// goal reads uncertain, unless its spawn or persona says; 0: its
+	// harness's (readinessBound).
 	Readiness time.Duration
 	Settle    time.Duration
 	MaxSeats  int
@@ -135,9 +138,6 @@ type Manager struct {
 // New prepares a manager: it loads (or creates) its instance id, refusing
 // a malformed id file by name.
 func New(opts Options) (*Manager, error) {
-	if opts.Readiness == 0 {
-		opts.Readiness = DefaultReadiness
-	}
 	if opts.Settle == 0 {
 		opts.Settle = DefaultSettle
 	}

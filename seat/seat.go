@@ -37,6 +37,7 @@ type Seat struct {
 	goalID  string
 	spawner ep.Caller // who asked for it: in owner mode, the only agent that may act on it
 	created time.Time
+	bound   time.Duration // how long it has to come up before it reads uncertain
 	// launchDir holds the seat's creds and launch material; set before
 	// its process starts, fixed after.
 	launchDir string
@@ -77,6 +78,7 @@ type Seat struct {
 	custodyMode  string
 	reattachedAt time.Time        // when this manager took it back from its keeper
 	detached     *keeper.Detached // what its keeper kept of the output written while no manager held it
+	tree         *seatTree        // its git worktree; nil when it runs in the project's checkout
 	lostAt       time.Time        // when it was lost (StateLost)
 	lostWhy      string           // why
 	endedHow     string           // how a seat this manager never held a process of ended (its ps process column)
@@ -142,7 +144,7 @@ func (s *Seat) row() client.Row {
 			s.suspendedAt = time.Time{}
 		}
 	}
-	r.Stopped = s.stopped
+	r.Stopped, r.Worktree = s.stopped, s.treeRow()
 	r.Held, r.Injects = s.heldWhy, s.injects
 	r.Agent, r.Session = s.agentRow(), s.agent.session
 	if s.conn != nil {

@@ -90,6 +90,21 @@ type Row struct {
 	// the harness session it resumed ("" when its harness has none).
 	ResumedMs   int64  `json:"resumedMs,omitempty"`
 	ResumedFrom string `json:"resumedFrom,omitempty"`
+	// Worktree is the seat's git worktree; nil when it runs in the
+	// project's own checkout.
+	Worktree *WorktreeRow `json:"worktree,omitempty"`
+}
+
+// WorktreeRow is a seat's git worktree as ps shows it.
+type WorktreeRow struct {
+	Path   string `json:"path"`
+	Branch string `json:"branch"`
+	Base   string `json:"base,omitempty"` // the branch its work merges into
+	// Kept says why the worktree stayed when the seat ended: "uncommitted"
+	// or "unmerged" work; "" while the seat runs, or when it was clean and
+	// removed (Removed).
+	Kept    string `json:"kept,omitempty"`
+	Removed bool   `json:"removed,omitempty"`
 }
 
 // ProcessLost is Row.Process of a seat whose keeper went away.
@@ -156,6 +171,16 @@ type SpawnArgs struct {
 	Cwd     string `json:"cwd,omitempty" schema:"maxLength=4096"`
 	Role    string `json:"role,omitempty" schema:"maxLength=64"`
 	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
+	// ReadinessMs is how long the seat has to come up before the spawn
+	// reads uncertain; 0: its persona's, else the manager's.
+	ReadinessMs int64 `json:"readinessMs,omitempty" schema:"minimum=0,maximum=3600000"`
+	// Worktree runs the seat in a git worktree of its own (as the
+	// persona's worktree: true does), on Branch (default cotal/<seat>; an
+	// existing branch named here is checked out) made from Base (default
+	// the main checkout's HEAD).
+	Worktree bool   `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty" schema:"maxLength=255"`
+	Base     string `json:"base,omitempty" schema:"maxLength=255"`
 }
 
 // PersonasArgs lists the personas a manager spawns from, or only the one
