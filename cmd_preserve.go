@@ -51,7 +51,7 @@ func runDownPreserve(ctx context.Context, g *globals, others bool, timeout time.
 		return g.resultJSON(res)
 	}
 	fmt.Fprintf(g.stdout, "mesh %s stopped (pid %d); %d seat(s) preserved: %s\n", p.Space, pr.PID, len(res.Preserved), strings.Join(res.Preserved, ", "))
-	fmt.Fprintf(g.stdout, "proved gone: %d seat and keeper process(es), the broker at %s; the next `cotal up` resumes them (`cotal up --fresh` discards them)\n", pr.Mark.Processes, pr.Mark.Broker)
+	fmt.Fprintf(g.stdout, "proved: %d seat and keeper process(es) gone; broker %s; the next `cotal up` resumes them (`cotal up --fresh` discards them)\n", pr.Mark.Processes, pr.Mark.Broker)
 	return nil
 }
 

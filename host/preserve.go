@@ -123,8 +123,8 @@ func proveGone(ctx context.Context, inv *seat.Inventory) (int, error) {
 	return n, nil
 }
 
-// proveUnreachable dials the broker the seats used and reports its
-// address once nothing answers there.
+// proveUnreachable dials the broker the seats used and says so once
+// nothing answers there.
 func proveUnreachable(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -135,7 +135,7 @@ func proveUnreachable(raw string) (string, error) {
 		c.Close()
 		return u.Host, fmt.Errorf("something still answers at %s, where the mesh's broker listened", u.Host)
 	}
-	return u.Host, nil
+	return u.Host + " unreachable", nil
 }
 
 // preservesSeats reports whether this process was asked to preserve its
