@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // preserveFile is where `down --preserve-state` names the mesh process that
@@ -222,4 +224,27 @@ func DiscardPreserved(p config.Paths) (*seat.Inventory, error) {
 		return inv, rerr
 	}
 	return inv, nil
+}
+
+// Unpreservable names the running seats that `down --preserve-state`
+// cannot preserve: those of managers other than the mesh's own (supervise
+// processes), which the request to the mesh does not reach.
+func Unpreservable(p config.Paths, rows []client.CensusRow) ([]string, error) {
+	b, err := os.ReadFile(ManagerFile(p))
+	if err != nil {
+		return nil, fmt.Errorf("the mesh's manager instance: %w", err)
+	}
+	var f struct {
+		InstanceID string `json:"instanceId"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.InstanceID == "" {
+		return nil, fmt.Errorf("the mesh's manager instance in %s: %v", ManagerFile(p), err)
+	}
+	var out []string
+	for _, r := range rows {
+		if r.Manager != f.InstanceID {
+			out = append(out, r.Name)
+		}
+	}
+	return out, nil
 }
