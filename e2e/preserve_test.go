@@ -375,10 +375,19 @@ func TestUpFreshDiscardsThePreservedSeats(t *testing.T) {
 		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
 	}
 	old := resumeRows(t, home, dir)["solo"].LifecycleUID
-	if out, stderr, code := runIn(t, home, dir, "down", "--preserve-state"); code != 0 {
-		t.Fatalf("down --preserve-state: exit %d\n%s%s", code, out, stderr)
+	out, stderr, code := runIn(t, home, dir, "down", "--preserve-state", "--json")
+	if code != 0 {
+		t.Fatalf("down --preserve-state --json: exit %d\n%s%s", code, out, stderr)
 	}
-	out, stderr, code := runIn(t, home, dir, "up", "--detach", "--fresh")
+	var res struct {
+		Stopped   bool     `json:"stopped"`
+		Ready     bool     `json:"ready"`
+		Preserved []string `json:"preserved"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || !res.Stopped || !res.Ready || strings.Join(res.Preserved, ",") != "solo" {
+		t.Fatalf("down --preserve-state --json: %+v (%v)\n%s", res, err, out)
+	}
+	out, stderr, code = runIn(t, home, dir, "up", "--detach", "--fresh")
 	if code != 0 {
 		t.Fatalf("up --fresh: exit %d\n%s%s", code, out, stderr)
 	}
