@@ -375,10 +375,19 @@ func TestUpFreshDiscardsThePreservedSeats(t *testing.T) {
 		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
 	}
 	old := resumeRows(t, home, dir)["solo"].LifecycleUID
-	if out, stderr, code := runIn(t, home, dir, "down", "--preserve-state"); code != 0 {
-		t.Fatalf("down --preserve-state: exit %d\n%s%s", code, out, stderr)
+	out, stderr, code := runIn(t, home, dir, "down", "--preserve-state", "--json")
+	if code != 0 {
+		t.Fatalf("down --preserve-state --json: exit %d\n%s%s", code, out, stderr)
 	}
-	out, stderr, code := runIn(t, home, dir, "up", "--detach", "--fresh")
+	var res struct {
+		Stopped   bool     `json:"stopped"`
+		Ready     bool     `json:"ready"`
+		Preserved []string `json:"preserved"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || !res.Stopped || !res.Ready || strings.Join(res.Preserved, ",") != "solo" {
+		t.Fatalf("down --preserve-state --json: %+v (%v)\n%s", res, err, out)
+	}
+	out, stderr, code = runIn(t, home, dir, "up", "--detach", "--fresh")
 	if code != 0 {
 		t.Fatalf("up --fresh: exit %d\n%s%s", code, out, stderr)
 	}
@@ -396,5 +405,41 @@ func TestUpFreshDiscardsThePreservedSeats(t *testing.T) {
 	}
 	if uid := resumeRows(t, home, dir)["solo"].LifecycleUID; uid == old {
 		t.Errorf("the new solo took the discarded lifecycle %s", old)
+	}
+}
+
+// TestPreserveRefusesSupervisedSeats: a seat of a supervise manager cannot
+// be preserved (the request reaches only the mesh), so down
+// --preserve-state refuses, naming it, and stops nothing.
+func TestPreserveRefusesSupervisedSeats(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+	upIn(t, home, dir)
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	idFile := filepath.Join(t.TempDir(), "sup.id")
+	cmd, _, done := foreground(t, home, dir, "Ctrl-C to stop", "supervise", "--id-file", idFile)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	b, err := os.ReadFile(idFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id struct {
+		InstanceID string `json:"instanceId"`
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		t.Fatal(err)
+	}
+	spawnShell(t, home, dir, id.InstanceID)
+	t.Cleanup(func() { runIn(t, home, dir, "stop", "shell") }) // before its supervise is killed
+	out, stderr, code := runIn(t, home, dir, "down", "--preserve-state")
+	if code != 1 || !strings.Contains(stderr, "run under supervise managers, which down --preserve-state cannot preserve: shell") {
+		t.Fatalf("down --preserve-state with a supervised seat: exit %d\n%s%s", code, out, stderr)
+	}
+	if r := resumeRows(t, home, dir)["shell"]; r.Process != "running" {
+		t.Errorf("the refused down stopped the supervised seat: %+v", r)
+	}
+	if st, _, _ := runIn(t, home, dir, "status"); !strings.Contains(st, "seats: up") {
+		t.Errorf("the refused down stopped the mesh:\n%s", st)
 	}
 }

@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // preserveFile is where `down --preserve-state` names the mesh process that
@@ -39,8 +41,9 @@ const proofWait = 15 * time.Second
 // StopPreserving stops the space's mesh for the night: the mesh fences its
 // manager, stops its seats without ending their lifecycles and writes the
 // resume inventory with the cut; once the mesh is gone this proves every
-// seat process and keeper gone and the broker unreachable, and only then
-// writes the ready mark. Killed at any point, it leaves a ready inventory
+// seat process and keeper gone and the broker unreachable (for a mesh on
+// external servers, which stay up: its process gone from the store), and
+// only then writes the ready mark. Killed at any point, it leaves a ready inventory
 // or none (an inventory without its mark is discarded by the next up).
 func StopPreserving(ctx context.Context, p config.Paths, slow func(pid int)) (Preserved, error) {
 	s, err := Probe(p)
@@ -82,9 +85,13 @@ func StopPreserving(ctx context.Context, p config.Paths, slow func(pid int)) (Pr
 	if err != nil {
 		return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("%w; the inventory is not marked ready, so the next up starts without its seats", err)
 	}
-	addr, err := proveUnreachable(inv.URL)
-	if err != nil {
-		return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("%w; the inventory is not marked ready", err)
+	// A mesh on NATS servers cotal did not start leaves them running:
+	// there the proof is that its process let go of the store.
+	addr := "external servers, left running: " + inv.URL
+	if !s.Record.External {
+		if addr, err = proveUnreachable(inv.URL); err != nil {
+			return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("%w; the inventory is not marked ready", err)
+		}
 	}
 	if st, err := Probe(p); err != nil || st.Running {
 		return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("a mesh of %s runs again (another up?); the inventory is not marked ready", p.Space)
@@ -118,8 +125,8 @@ func proveGone(ctx context.Context, inv *seat.Inventory) (int, error) {
 	return n, nil
 }
 
-// proveUnreachable dials the broker the seats used and reports its
-// address once nothing answers there.
+// proveUnreachable dials the broker the seats used and says so once
+// nothing answers there.
 func proveUnreachable(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -130,7 +137,7 @@ func proveUnreachable(raw string) (string, error) {
 		c.Close()
 		return u.Host, fmt.Errorf("something still answers at %s, where the mesh's broker listened", u.Host)
 	}
-	return u.Host, nil
+	return u.Host + " unreachable", nil
 }
 
 // preservesSeats reports whether this process was asked to preserve its
@@ -217,4 +224,27 @@ func DiscardPreserved(p config.Paths) (*seat.Inventory, error) {
 		return inv, rerr
 	}
 	return inv, nil
+}
+
+// Unpreservable names the running seats that `down --preserve-state`
+// cannot preserve: those of managers other than the mesh's own (supervise
+// processes), which the request to the mesh does not reach.
+func Unpreservable(p config.Paths, rows []client.CensusRow) ([]string, error) {
+	b, err := os.ReadFile(ManagerFile(p))
+	if err != nil {
+		return nil, fmt.Errorf("the mesh's manager instance: %w", err)
+	}
+	var f struct {
+		InstanceID string `json:"instanceId"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.InstanceID == "" {
+		return nil, fmt.Errorf("the mesh's manager instance in %s: %v", ManagerFile(p), err)
+	}
+	var out []string
+	for _, r := range rows {
+		if r.Manager != f.InstanceID {
+			out = append(out, r.Name)
+		}
+	}
+	return out, nil
 }

@@ -94,7 +94,7 @@ type ReadyMark struct {
 	Inventory string    `json:"inventory"`
 	Proved    time.Time `json:"proved"`
 	Processes int       `json:"processes"` // seat and keeper processes proved gone
-	Broker    string    `json:"broker"`    // the address proved unreachable
+	Broker    string    `json:"broker"`    // what was proved of the broker (its address unreachable)
 }
 
 // fencedRefusal answers a spawn while the manager preserves its seats;
