@@ -40,6 +40,9 @@ func (f *upFlags) check() error {
 	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
 		return usagef("--sync %q: use always or interval", f.sync)
 	}
+	if err := checkExternal(f); err != nil {
+		return err
+	}
 	return checkMaxSessions(f.maxSessions)
 }
 
