@@ -163,8 +163,11 @@ func (c *Cluster) WaitMetaLeader(total time.Duration) {
 			if !s.JetStreamEnabled() {
 				ok = false
 			}
-			if len(c.srvs) == 1 || s.JetStreamIsLeader() {
-				peers = max(len(s.JetStreamClusterPeers()), 1)
+			switch {
+			case len(c.srvs) == 1: // a lone server has no meta group to ask
+				peers = 1
+			case s.JetStreamIsLeader():
+				peers = len(s.JetStreamClusterPeers())
 			}
 		}
 		c.mu.Unlock()
