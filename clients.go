@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
@@ -74,15 +74,7 @@ func epFailure(g *globals, err error) error {
 	if e == nil {
 		return err
 	}
-	fmt.Fprintf(g.stderr, "✗ %s: %s\n", e.Code, e.Message)
-	switch e.EffectiveOutcome() {
-	case ep.NotExecuted:
-		if !strings.Contains(e.Message, "did not run") {
-			fmt.Fprintln(g.stderr, "  (the command did not run)")
-		}
-	case ep.Unknown:
-		fmt.Fprintln(g.stderr, "  (it is unknown whether the command ran)")
-	}
+	clirender.Refusal(g.stderr, e)
 	return exitError{exitFail}
 }
 

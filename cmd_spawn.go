@@ -18,7 +18,7 @@ func newSpawnCmd(g *globals) *cobra.Command {
 	var a client.SpawnArgs
 	var on string
 	var detach, asJSON bool
-	var followFor time.Duration
+	var followFor, readiness time.Duration
 	cmd := &cobra.Command{
 		Use:   "spawn <persona>",
 		Short: "Start a seat from a persona (.cotal/agents/<persona>.md) and follow it until it is up",
@@ -31,6 +31,10 @@ the acceptance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			a.Persona = args[0]
+			if err := checkReadiness(readiness); err != nil {
+				return err
+			}
+			a.ReadinessMs = readiness.Milliseconds()
 			if a.Name != "" && !wire.ValidToken(a.Name) {
 				return usagef("--name %q: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters)", a.Name, wire.MaxTokenLength)
 			}
@@ -80,6 +84,7 @@ the acceptance.`,
 	fl.StringVar(&on, "on", "", "spawn on this manager instance")
 	fl.BoolVarP(&detach, "detach", "d", false, "return once the manager accepted")
 	fl.BoolVar(&asJSON, "json", false, "print as JSON")
+	fl.DurationVar(&readiness, "readiness", 0, "how long this seat has to come up before the spawn reads uncertain (default: its persona's readiness:, else the manager's)")
 	fl.DurationVar(&followFor, "follow-margin", 10*time.Second, "how long past the readiness bound to wait for the outcome")
 	return cmd
 }

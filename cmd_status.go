@@ -102,6 +102,7 @@ func printStatus(w io.Writer, r host.Status) {
 			js = "OFF (durable delivery is down; full disk? restart the mesh)"
 		}
 		say("  jetstream  %s, %d streams", js, r.Streams)
+		printCluster(say, r.Cluster)
 		say("  delivery   %s", r.Delivery)
 		printManagers(say, r)
 	}

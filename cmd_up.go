@@ -27,8 +27,11 @@ type upFlags struct {
 	verbose     bool
 	timeout     time.Duration
 	maxSessions int
+	readiness   time.Duration // a spawned seat's readiness bound; 0: its harness's
 	json        bool
+	fresh       bool      // discard a preserved inventory instead of resuming it
 	ff          fileFlags // -f: the mesh a manifest describes
+	urls        []string  // --url: an existing NATS server or cluster
 }
 
 // check refuses flag values no mesh can run with.
@@ -39,14 +42,10 @@ func (f *upFlags) check() error {
 	if f.sync != config.SyncAlways && f.sync != config.SyncInterval {
 		return usagef("--sync %q: use always or interval", f.sync)
 	}
-	return checkMaxSessions(f.maxSessions)
-}
-
-func checkMaxSessions(n int) error {
-	if n < 1 {
-		return usagef("--max-sessions %d: the manager needs room for at least 1 attach session", n)
+	if err := checkReadiness(f.readiness); err != nil {
+		return err
 	}
-	return nil
+	return checkMaxSessions(f.maxSessions)
 }
 
 func newUpCmd(g *globals) *cobra.Command {
@@ -61,6 +60,11 @@ By default clients need per-agent credentials (see "cotal mint"); --open runs
 without any authentication. Writes are fsynced before they are acknowledged;
 --sync interval trades that for speed and can lose acknowledged messages on an
 OS crash or power loss.
+
+With --url nats://a,nats://b,... the mesh lives on a NATS server or cluster
+you run (JetStream on) and no broker is started: streams get min(3, cluster
+size) replicas. With auth, the servers must first trust the space: see
+"cotal broker config".
 
 If the space is already running, up says so and exits 0.
 
@@ -79,6 +83,9 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "with --detach: how long to wait for the mesh to be ready")
 	fl.BoolVar(&f.json, "json", false, "with --detach: print the started (or running) mesh as JSON")
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
+	fl.DurationVar(&f.readiness, "readiness", 0, readinessHelp)
+	fl.StringSliceVar(&f.urls, "url", nil, "run the mesh on an existing NATS server or cluster with JetStream (`nats://a,nats://b,...`), starting no broker; --creds names the credential it connects with")
+	fl.BoolVar(&f.fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	addUpFileFlags(cmd, &f.ff)
 	return cmd
 }
@@ -94,10 +101,16 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.fresh {
+		if err := discardPreserved(g); err != nil {
+			return err
+		}
+	}
 	if f.detach && os.Getenv(envDetachedChild) == "" {
 		return upDetached(ctx, g, p, f)
 	}
-	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions})
+	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions,
+		Readiness: f.readiness, Servers: f.urls, Creds: externalCreds(g, f)})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(g.stdout, running.Error())
@@ -115,6 +128,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	}
 	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s)\n", p.Space, b.URL(), os.Getpid(), mode)
 	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, render.Bytes(b.MaxStore()))
+	printExternal(g, h, f.open)
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
@@ -134,13 +148,14 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 // upDetached runs `cotal up` as a background process and reports it once
 // it is ready, or says the space already runs.
 func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) error {
-	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync, "--max-sessions", strconv.Itoa(f.maxSessions)}
+	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync, "--max-sessions", strconv.Itoa(f.maxSessions), "--readiness", f.readiness.String()}
 	if f.open {
 		args = append(args, "--open")
 	}
 	if f.verbose {
 		args = append(args, "--verbose")
 	}
+	args = append(args, externalArgs(g, f)...)
 	start := time.Now()
 	rec, err := host.Detach(ctx, host.DetachConfig{
 		Paths: p, Args: args, Env: []string{envDetachedChild + "=1"}, Timeout: f.timeout,
@@ -167,6 +182,7 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	if rec.Mode == config.ModeOpen {
 		fmt.Fprintln(g.stdout, "OPEN mode: no authentication; anyone on this machine can read and post as anyone")
 	}
+	printExternalRecord(g, rec)
 	if rec.Sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
@@ -220,7 +236,7 @@ in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
 seats asks for a second Ctrl-C before stopping them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkMaxSessions(maxSessions); err != nil {
+			if err := errors.Join(checkMaxSessions(maxSessions), checkReadiness(readiness)); err != nil {
 				return err
 			}
 			t, err := g.resolveTarget()
@@ -244,7 +260,7 @@ seats asks for a second Ctrl-C before stopping them.`,
 	}
 	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
 	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
-	cmd.Flags().DurationVar(&readiness, "readiness", seat.DefaultReadiness, "how long a spawned seat has to come up before its goal is uncertain")
+	cmd.Flags().DurationVar(&readiness, "readiness", 0, readinessHelp)
 	cmd.Flags().IntVar(&maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions this manager serves at once")
 	return cmd
 }

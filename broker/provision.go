@@ -155,7 +155,9 @@ const DefaultsKey = "=defaults"
 // agents can fill bounded by their shares of a store of maxStore bytes (0:
 // DefaultStoreBudget). It is idempotent: what exists is kept as it is (an
 // operator's retention edits survive a restart), except the presence TTL,
-// stored notices and a missing byte limit, which are reconciled.
+// stored notices and a missing byte limit, which are reconciled. What it
+// creates has Replicas(nc) copies: one on the embedded server, up to three
+// on a cluster.
 func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxStore int64) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -165,6 +167,13 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxS
 	// a fresh space costs one round of fsyncs rather than sixteen.
 	var wg sync.WaitGroup
 	streams, buckets := StreamConfigs(space, maxStore), BucketConfigs(space, maxStore)
+	replicas := Replicas(nc)
+	for i := range streams {
+		streams[i].Replicas = replicas
+	}
+	for i := range buckets {
+		buckets[i].Replicas = replicas
+	}
 	errs := make(chan error, len(streams)+len(buckets))
 	for _, cfg := range streams {
 		wg.Add(1)
@@ -230,7 +239,11 @@ func noDirect(ctx context.Context, js jetstream.JetStream, name string) error {
 func ensureStream(ctx context.Context, js jetstream.JetStream, space string, cfg jetstream.StreamConfig) error {
 	s, err := js.Stream(ctx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		if _, err := js.CreateStream(ctx, cfg); err != nil {
+		_, err := js.CreateStream(ctx, cfg)
+		for ; err != nil && tooFewPeers(err) && cfg.Replicas > 1; _, err = js.CreateStream(ctx, cfg) {
+			cfg.Replicas--
+		}
+		if err != nil {
 			return fmt.Errorf("creating stream %s: %w", cfg.Name, err)
 		}
 		return nil
@@ -258,7 +271,11 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	switch {
 	case errors.Is(err, jetstream.ErrBucketNotFound):
-		if _, err := js.CreateKeyValue(ctx, cfg); err != nil {
+		_, err := js.CreateKeyValue(ctx, cfg)
+		for ; err != nil && tooFewPeers(err) && cfg.Replicas > 1; _, err = js.CreateKeyValue(ctx, cfg) {
+			cfg.Replicas--
+		}
+		if err != nil {
 			return fmt.Errorf("creating bucket %s: %w", cfg.Bucket, err)
 		}
 	case err != nil:

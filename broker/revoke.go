@@ -215,7 +215,9 @@ func (b *Broker) OnRevoked(fn func(Revocation)) (stop func(), err error) {
 		if err != nil || ac.Issuer != opKey || ac.Subject != acctKey {
 			return // the server refuses it too
 		}
-		_ = b.resolver.Store(acctKey, string(m.Data))
+		if b.resolver != nil {
+			_ = b.resolver.Store(acctKey, string(m.Data))
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		var fresh []string
@@ -252,10 +254,15 @@ func (b *Broker) OnRevoked(fn func(Revocation)) (stop func(), err error) {
 	return nc.Close, nil
 }
 
-// ConnectSystem opens an in-process connection in the system account.
+// ConnectSystem opens an in-process connection in the system account, or
+// on an external cluster one to its servers (which trust the space's
+// system account once configured from `cotal broker config`).
 func (b *Broker) ConnectSystem() (*nats.Conn, error) {
 	if b.auth == nil {
 		return nil, errors.New("an open mesh has no system account")
+	}
+	if b.srv == nil {
+		return b.auth.ConnectSystem(b.url, nats.Timeout(5*time.Second), nats.MaxReconnects(-1), nats.ReconnectWait(250*time.Millisecond))
 	}
 	return b.auth.ConnectSystem("", nats.InProcessServer(b.srv))
 }

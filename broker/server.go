@@ -36,6 +36,13 @@ type Options struct {
 	// MaxStore caps the JetStream store below what the disk allows
 	// (0: three quarters of the free space, plus what the store holds).
 	MaxStore int64
+
+	// URLs, when set, name an existing NATS server or cluster with
+	// JetStream: Start then starts no server and the mesh lives there.
+	URLs []string
+	// Creds, with URLs, is the credential the mesh's own connections use;
+	// "" mints them from the space's keys (auth) or uses none (Open).
+	Creds string
 }
 
 // Broker is a running embedded nats-server with JetStream and, in the
@@ -65,6 +72,9 @@ func Start(o Options) (*Broker, error) {
 	}
 	if o.ReadyTimeout == 0 {
 		o.ReadyTimeout = 10 * time.Second
+	}
+	if len(o.URLs) > 0 {
+		return dial(o)
 	}
 	if err := config.EnsureDir(o.Paths.JetStreamDir(), 0o700); err != nil {
 		return nil, err
@@ -140,25 +150,31 @@ func Start(o Options) (*Broker, error) {
 	return b, nil
 }
 
-// URL is the loopback client URL (nats://127.0.0.1:port).
+// URL is the loopback client URL (nats://127.0.0.1:port), or the servers
+// an external mesh lives on, comma-separated.
 func (b *Broker) URL() string { return b.url }
 
 // MaxStore is the JetStream store limit the server was given.
 func (b *Broker) MaxStore() int64 { return b.maxStore }
 
-// Server exposes the embedded server for in-process connections.
+// Server exposes the embedded server for in-process connections; nil
+// when the mesh lives on servers cotal did not start.
 func (b *Broker) Server() *server.Server { return b.srv }
 
 // Authority is the space's signing authority, nil in open mode.
 func (b *Broker) Authority() *Authority { return b.auth }
 
 // JetStreamEnabled reports whether JetStream is still on: a full disk
-// switches it off until restart.
-func (b *Broker) JetStreamEnabled() bool { return b.srv.JetStreamEnabled() }
+// switches it off until restart. An external cluster's health is its
+// operator's to watch (cotal status shows it): true.
+func (b *Broker) JetStreamEnabled() bool { return b.srv == nil || b.srv.JetStreamEnabled() }
 
 // Connect opens an in-process connection with the operator profile (all of
 // the space's account). Each call mints a fresh in-memory credential.
 func (b *Broker) Connect(name string, extra ...nats.Option) (*nats.Conn, error) {
+	if b.srv == nil {
+		return b.connectRemote(name, extra...)
+	}
 	opts := []nats.Option{nats.InProcessServer(b.srv), nats.Name(name)}
 	if b.auth != nil {
 		c, err := b.auth.Mint(Identity{
@@ -201,6 +217,9 @@ func (b *Broker) Shutdown() {
 		b.limits = nil
 	}
 	b.mu.Unlock()
+	if b.srv == nil {
+		return
+	}
 	b.srv.Shutdown()
 	b.srv.WaitForShutdown()
 }

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
@@ -82,6 +83,9 @@ type Launch struct {
 	Cwd     string   // the directory it starts in
 	Inject  *bool    // agent: command: whether arrivals are typed into it; nil when not said
 	Ready   string   // ReadyMCP or ReadyOutput; "" when not said
+	// Readiness is how long a seat of it has to come up before its spawn
+	// reads uncertain; 0 when not said (the manager's, or its harness's).
+	Readiness time.Duration
 	// IdlePrompt is a command seat's idle prompt as a regular expression
 	// over its screen's last line (checked to compile); "" when not said.
 	IdlePrompt string
@@ -132,6 +136,7 @@ var PersonaKeys = []PersonaKey{
 	{"cwd", "string", "the directory the seat starts in"},
 	{"inject", "bool", "agent: command: true types each message into its terminal (harnesses always get them typed; a command without it reads `cotal inbox` itself)"},
 	{"ready", "string", "mcp or output: when the seat counts as ready (default: mcp for harnesses, output for a command)"},
+	{"readiness", "duration", fmt.Sprintf("how long a seat has to come up before its spawn reads uncertain, like 90s or 3m (%s to %s; default: the manager's --readiness, else 30s, 3m for opencode)", MinReadiness, MaxReadiness)},
 	{"idlePrompt", "string", "agent: command: a regular expression its screen's last line matches at its idle prompt; messages are typed in only then"},
 	{"worktree", "bool", "true runs each seat in a git worktree of its own (.cotal/worktrees/<seat>, branch cotal/<seat>)"},
 	{"setup", "map", "for a seat's fresh worktree: copy: files copied from the main checkout (.env); run: a shell command run in it first"},
@@ -375,6 +380,8 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 			if err == nil && a.Launch.Ready != ReadyMCP && a.Launch.Ready != ReadyOutput {
 				err = p.errf(kl, "ready %q is not %s or %s", a.Launch.Ready, ReadyMCP, ReadyOutput)
 			}
+		case "readiness":
+			a.Launch.Readiness, err = p.readiness(kl, mv.Value)
 		case "idlePrompt":
 			a.Launch.IdlePrompt, err = p.str(key, kl, mv.Value)
 			if err == nil && a.Launch.IdlePrompt != "" {
@@ -404,6 +411,28 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 		}
 	}
 	return nil
+}
+
+// Bounds of a readiness an agent file or a spawn may ask for.
+const (
+	MinReadiness = time.Second
+	MaxReadiness = time.Hour
+)
+
+// readiness reads a duration like 90s or 3m, within the bounds.
+func (p *agentParser) readiness(kl int, n ast.Node) (time.Duration, error) {
+	s, err := p.str("readiness", kl, n)
+	if err != nil || s == "" {
+		return 0, err
+	}
+	d, perr := time.ParseDuration(s)
+	if perr != nil {
+		return 0, p.errf(kl, "readiness %q is not a duration like 90s or 3m", s)
+	}
+	if d < MinReadiness || d > MaxReadiness {
+		return 0, p.errf(kl, "readiness %s is outside %s to %s", d, MinReadiness, MaxReadiness)
+	}
+	return d, nil
 }
 
 // str reads a scalar as the text written; null reads as "".

@@ -39,6 +39,9 @@ type BrokerRecord struct {
 	// Folder is the folder the mesh serves (see Folder): the CLI run there
 	// without a space named finds this mesh by it.
 	Folder string `json:"folder,omitempty"`
+	// External says the mesh lives on NATS servers cotal did not start
+	// (up --url): URL then lists them, comma-separated.
+	External bool `json:"external,omitempty"`
 }
 
 // ReadBrokerRecord reads broker.json from a store dir. A missing file is

@@ -36,7 +36,8 @@ func StopKeepingSeats(ctx context.Context, p config.Paths, slow func(pid int)) (
 	if err := config.WriteFileAtomic(keepFile(p), []byte(strconv.Itoa(s.PID)+"\n"), 0o600); err != nil {
 		return 0, fmt.Errorf("asking the mesh to keep its seats: %w", err)
 	}
-	pid, err := Stop(ctx, p, slow)
+	_ = os.Remove(preserveFile(p))
+	pid, err := stop(ctx, p, slow)
 	_ = os.Remove(keepFile(p))
 	return pid, err
 }

@@ -44,6 +44,15 @@ type Config struct {
 	// (--max-sessions); 0 is the manager's default, 64.
 	MaxSessions int
 
+	// Servers, when set, name an existing NATS server or cluster with
+	// JetStream the mesh lives on: no embedded broker is started, and the
+	// streams and buckets get up to three replicas there. Creds is then
+	// the credential the mesh's own connections use ("" mints them from
+	// the space's keys, which the cluster must trust: `cotal broker
+	// config`).
+	Servers []string
+	Creds   string
+
 	// Supervise, when set, makes this a supervise host: it serves only a
 	// manager, on the mesh another process runs, and holds no lock.
 	Supervise *Supervise
@@ -100,6 +109,9 @@ type Host struct {
 
 	quit quitRule
 	keep atomic.Bool // Close lets go of the seats in keepers (KeepSeatsOnClose)
+	// resume is the ready inventory the manager's start resumes; nil
+	// when there is none.
+	resume *seat.Inventory
 
 	closeOnce sync.Once
 	closeErr  error
@@ -169,7 +181,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	h.lock = lock
 	b, err := broker.Start(broker.Options{
 		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: h.port(),
-		Log: cfg.Log, Verbose: cfg.Verbose,
+		Log: cfg.Log, Verbose: cfg.Verbose, URLs: cfg.Servers, Creds: cfg.Creds,
 	})
 	if err != nil {
 		return err
@@ -181,6 +193,9 @@ func (h *Host) startMesh(ctx context.Context) error {
 	}
 	if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open, b.MaxStore()); err != nil {
 		return fmt.Errorf("provisioning space %s: %w", cfg.Paths.Space, err)
+	}
+	if err := h.loadResume(); err != nil {
+		return err
 	}
 	if !cfg.Open {
 		if err := h.mintOperator(ctx, nc); err != nil {
@@ -218,7 +233,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	if err := config.WriteBrokerRecord(cfg.Paths, config.BrokerRecord{
 		Space: cfg.Paths.Space, URL: b.URL(), PID: os.Getpid(), Mode: mode, Sync: cfg.Sync,
 		Started: h.started.UTC(), StoreDir: cfg.Paths.StoreDir, MaxStore: b.MaxStore(),
-		Folder: cfg.ProjectDir,
+		Folder: cfg.ProjectDir, External: b.External(),
 	}); err != nil {
 		return err
 	}
@@ -311,6 +326,9 @@ func (h *Host) shutdown() error {
 	mgr, d := h.manager, h.delivery
 	h.mu.Unlock()
 	switch {
+	case mgr != nil && h.preservesSeats():
+		h.preserve(mgr)
+		_ = mgr.Close()
 	case mgr != nil && (h.keep.Load() || h.keepsSeats()):
 		if kept := mgr.Kept(); len(kept) > 0 {
 			h.logf("stopping; %d seat(s) run on in their keepers for the next up: %s", len(kept), strings.Join(kept, ", "))

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/cotal-go/cotal/config"
@@ -58,16 +59,20 @@ func DescribeMesh(p config.Paths, def string) Mesh {
 	return r
 }
 
-// reachable reports whether something accepts TCP connections at a nats URL.
+// reachable reports whether something accepts TCP connections at a nats
+// URL, or at any of a comma-separated list (a mesh on a cluster).
 func reachable(raw string) bool {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return false
+	for _, one := range strings.Split(raw, ",") {
+		u, err := url.Parse(strings.TrimSpace(one))
+		if err != nil {
+			continue
+		}
+		c, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			continue
+		}
+		c.Close()
+		return true
 	}
-	c, err := net.DialTimeout("tcp", u.Host, time.Second)
-	if err != nil {
-		return false
-	}
-	c.Close()
-	return true
+	return false
 }

@@ -36,6 +36,9 @@ type Status struct {
 	StoreLimit int64     `json:"storeLimit,omitempty"`
 	StoreDir   string    `json:"storeDir"`
 	Streams    int       `json:"streams,omitempty"`
+	// Cluster is the NATS cluster a mesh on external servers lives on:
+	// its meta leader and each stream's replicas and lag.
+	Cluster *broker.Cluster `json:"cluster,omitempty"`
 	// Delivery says whether the durable delivery service holds its lease
 	// and serves (an open mesh has none). Managers counts the manager
 	// instances that answered a status scatter (the probe ps uses);
@@ -116,6 +119,9 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 		return r
 	}
 	r.JetStream, r.DataBytes, r.Streams = true, int64(info.Store), info.Streams
+	if t.Record.External || nc.ConnectedClusterName() != "" {
+		r.Cluster = clusterStatus(ctx, t, nc)
+	}
 	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode, meshPID)
 	r.ManagerInstances = []client.ManagerStatus{}
 	if ms, err := q.Managers(ctx); err != nil {

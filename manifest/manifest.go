@@ -9,6 +9,7 @@ package manifest
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
@@ -44,10 +45,13 @@ const (
 
 // Manifest is a checked cotal.yaml.
 type Manifest struct {
-	Path     string // absolute
-	Dir      string // the folder relative paths start from
-	Space    string
-	Open     bool // broker.auth: false
+	Path  string // absolute
+	Dir   string // the folder relative paths start from
+	Space string
+	Open  bool // broker.auth: false
+	// Servers is broker.servers: an existing NATS server or cluster the
+	// mesh lives on (up --url); empty runs the embedded broker.
+	Servers  []string
 	Defaults mesh.ChannelConfig
 	Agents   []*Agent   // by name
 	Channels []*Channel // by name
@@ -196,7 +200,7 @@ func Parse(path string, b []byte) (*Manifest, error) {
 				return nil, r.at(e.value, "space: %v", err)
 			}
 		case "broker":
-			if m.Open, err = r.broker(e); err != nil {
+			if m.Open, m.Servers, err = r.broker(e); err != nil {
 				return nil, err
 			}
 		case "agent":
@@ -240,14 +244,16 @@ func Parse(path string, b []byte) (*Manifest, error) {
 
 var brokerKeys = []string{"auth", "servers", "host", "idp"}
 
-// broker reads broker:, returning whether the mesh runs open. Keys this
-// cotal cannot honour are refused rather than ignored.
-func (r *reader) broker(e entry) (bool, error) {
+// broker reads broker:, returning whether the mesh runs open and the
+// servers it lives on. Keys this cotal cannot honour are refused rather
+// than ignored.
+func (r *reader) broker(e entry) (bool, []string, error) {
 	es, err := r.mapping(e.value, "broker")
 	if err != nil {
-		return false, err
+		return false, nil, err
 	}
 	open := false
+	var servers []string
 	for _, b := range es {
 		switch b.key {
 		case "auth":
@@ -257,23 +263,34 @@ func (r *reader) broker(e entry) (bool, error) {
 			default:
 				s, err := r.str(b)
 				if err != nil {
-					return false, r.at(b.value, "broker.auth must be true, false or \"static\", not a %s", shape(v))
+					return false, nil, r.at(b.value, "broker.auth must be true, false or \"static\", not a %s", shape(v))
 				}
 				switch s {
 				case "static":
 				case "user":
-					return false, r.at(b.value, "broker.auth \"user\" is not supported by this cotal: use true (per-agent credentials) or false (open)")
+					return false, nil, r.at(b.value, "broker.auth \"user\" is not supported by this cotal: use true (per-agent credentials) or false (open)")
 				default:
-					return false, r.at(b.value, "broker.auth %q: use true (per-agent credentials), \"static\" (the same) or false (open)", s)
+					return false, nil, r.at(b.value, "broker.auth %q: use true (per-agent credentials), \"static\" (the same) or false (open)", s)
 				}
 			}
-		case "servers", "host", "idp":
-			return false, r.at(b.keyN, "broker.%s is not supported by this cotal: the mesh runs embedded on loopback at a port it picks; leave it out", b.key)
+		case "servers":
+			items, err := r.strings(b)
+			if err != nil {
+				return false, nil, err
+			}
+			for _, it := range items {
+				if u, err := url.Parse(it.value); err != nil || u.Host == "" || u.User != nil || (u.Scheme != "nats" && u.Scheme != "tls") {
+					return false, nil, r.at(it.n, "broker.servers entry %q: use nats://host:port or tls://host:port, with no user or password in it", it.value)
+				}
+				servers = append(servers, it.value)
+			}
+		case "host", "idp":
+			return false, nil, r.at(b.keyN, "broker.%s is not supported by this cotal: the mesh runs embedded on loopback at a port it picks, or on broker.servers; leave it out", b.key)
 		default:
-			return false, r.unknown(b, "broker", brokerKeys)
+			return false, nil, r.unknown(b, "broker", brokerKeys)
 		}
 	}
-	return open, nil
+	return open, servers, nil
 }
 
 var harnesses = []string{"claude", "codex", "opencode", "command"}

@@ -124,6 +124,18 @@ func TestPersonaPermissionsInclude(t *testing.T) {
 	}
 }
 
+// broker.servers names the cluster the mesh lives on, as up --url does.
+func TestBrokerServers(t *testing.T) {
+	y := header + "broker:\n  auth: false\n  servers: [nats://a:4222, tls://b:4222]\nchannels: {}\n"
+	m, err := Load(project(t, y, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.Open || !slices.Equal(m.Servers, []string{"nats://a:4222", "tls://b:4222"}) {
+		t.Fatalf("open %v servers %q", m.Open, m.Servers)
+	}
+}
+
 // Every refusal names the line and column of what is wrong.
 func TestBadFilesAreRefusedWithLineAndColumn(t *testing.T) {
 	agents := map[string]string{"lead": leadFile, "broken": "---\nname: other\n---\n"}
@@ -161,7 +173,9 @@ func TestBadFilesAreRefusedWithLineAndColumn(t *testing.T) {
 		{"agent name not a token", header + "agents:\n  a-b:\n    agent: command\n    command: sh\nchannels: {}\n", ":5:3:", "one token"},
 		{"command without command", header + "agents:\n  a:\n    agent: command\nchannels: {}\n", ":5:3:", "needs a command"},
 		{"seat names collide", header + "agents:\n  a:\n    agent: command\n    command: sh\n    count: 2\n  a_1:\n    agent: command\n    command: sh\nchannels: {}\n", ":9:3:", "which agent a takes too"},
-		{"unsupported servers", header + "broker:\n  servers: [nats://x:4222]\nchannels: {}\n", ":5:3:", "broker.servers is not supported"},
+		{"unsupported host", header + "broker:\n  host: 0.0.0.0\nchannels: {}\n", ":5:3:", "broker.host is not supported"},
+		{"server not a url", header + "broker:\n  servers: [x:4222]\nchannels: {}\n", ":5:13:", "use nats://host:port"},
+		{"server with password", header + "broker:\n  servers: [\"nats://u:p@x:4222\"]\nchannels: {}\n", ":5:13:", "no user or password"},
 		{"auth user", header + "broker:\n  auth: user\nchannels: {}\n", ":5:9:", `"user" is not supported`},
 		{"second document", header + "channels: {}\n---\nspace: x\n", ":6:", "second"},
 		{"bad yaml", header + "channels:\n  g: [a\n", ":", ""},

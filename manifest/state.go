@@ -37,6 +37,7 @@ type Resolved struct {
 	Inject         *bool    `json:"inject,omitempty"`
 	Ready          string   `json:"ready,omitempty"`
 	IdlePrompt     string   `json:"idlePrompt,omitempty"`
+	ReadinessMs    int64    `json:"readinessMs,omitempty"`
 	Worktree       bool     `json:"worktree,omitempty"`
 	SetupRun       string   `json:"setupRun,omitempty"`
 	SetupCopy      []string `json:"setupCopy,omitempty"`
@@ -58,6 +59,7 @@ func (a *Agent) Resolve() Resolved {
 	}
 	if f := a.file; f != nil {
 		r.Inject, r.Ready, r.IdlePrompt = f.Launch.Inject, f.Launch.Ready, f.Launch.IdlePrompt
+		r.ReadinessMs = f.Launch.Readiness.Milliseconds()
 		r.Worktree, r.SetupRun, r.SetupCopy, r.Budget = f.Launch.Worktree, f.Launch.Setup.Run, f.Launch.Setup.Copy, f.Launch.Budget
 	}
 	return r
@@ -74,7 +76,7 @@ func (r Resolved) AgentFile() *config.AgentFile {
 		Subscribe: slices.Clone(r.Subscribe), AllowSubscribe: slices.Clone(r.AllowSubscribe), AllowPublish: slices.Clone(r.AllowPublish),
 		Model: r.Model, Variant: r.Variant, Agent: h, Capabilities: slices.Clone(r.Capabilities),
 		Launch: config.Launch{Command: r.Command, Args: slices.Clone(r.Args), Env: slices.Clone(r.Env), Cwd: r.Cwd,
-			Inject: r.Inject, Ready: r.Ready, IdlePrompt: r.IdlePrompt, Worktree: r.Worktree,
+			Inject: r.Inject, Ready: r.Ready, IdlePrompt: r.IdlePrompt, Readiness: time.Duration(r.ReadinessMs) * time.Millisecond, Worktree: r.Worktree,
 			Setup: config.Setup{Run: r.SetupRun, Copy: slices.Clone(r.SetupCopy)}, Budget: r.Budget},
 		Prompt: r.Instructions,
 	}
@@ -127,6 +129,9 @@ func (r Resolved) LaunchChanges(o Resolved) []string {
 	s("prompt", r.Prompt, o.Prompt)
 	s("ready", r.Ready, o.Ready)
 	s("idlePrompt", r.IdlePrompt, o.IdlePrompt)
+	if r.ReadinessMs != o.ReadinessMs {
+		out = append(out, fmt.Sprintf("readiness: %s -> %s", time.Duration(r.ReadinessMs)*time.Millisecond, time.Duration(o.ReadinessMs)*time.Millisecond))
+	}
 	s("setup run", r.SetupRun, o.SetupRun)
 	l("setup copy", r.SetupCopy, o.SetupCopy)
 	if r.Worktree != o.Worktree {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/transcript"
 )
@@ -257,7 +258,7 @@ const maxLabel = 160
 
 // oneLabel is s on one line, at most maxLabel characters.
 func oneLabel(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(wire.Inert(s)), " ")
 	if utf8.RuneCountInString(s) > maxLabel {
 		r := []rune(s)
 		s = string(r[:maxLabel-1]) + "…"

@@ -244,11 +244,17 @@ func (h *harness) persona(name, command string, args []string, env map[string]st
 		fmt.Fprintf(&b, "env: %s\n", q(env))
 	}
 	b.WriteString("---\n")
+	h.personaText(name, b.String())
+}
+
+// personaText writes the agent file of persona name as text.
+func (h *harness) personaText(name, text string) {
+	h.t.Helper()
 	dir := config.AgentsDir(h.project)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		h.t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(b.String()), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, name+".md"), []byte(text), 0o600); err != nil {
 		h.t.Fatal(err)
 	}
 }

@@ -45,7 +45,7 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	path, args := s.setupArgs(p.Path, append(hargs, args...))
+	path, args := s.setupArgs(p.Path, append(append(slices.Clone(s.argvPre), hargs...), args...))
 	lp := *p
 	lp.Path = path
 	p = &lp

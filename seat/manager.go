@@ -75,6 +75,9 @@ type Options struct {
 	// HookGrace is how long a harness's hook may take to say it wrote
 	// what it handed over before the items go back; 0: 15 s.
 	HookGrace time.Duration
+	// Readiness is how long a spawned seat has to come up before its
+	// goal reads uncertain, unless its spawn or persona says; 0: its
+	// harness's (readinessBound).
 	Readiness time.Duration
 	Settle    time.Duration
 	MaxSeats  int
@@ -99,6 +102,9 @@ type Options struct {
 	// NoCustody keeps seats in this process instead of in keepers of
 	// their own (custody.go): they end with it.
 	NoCustody bool
+	// Resume is a ready inventory of this instance's seats (`down
+	// --preserve-state`): Start restarts them under their lifecycles.
+	Resume *Inventory
 	// KeepRing bounds the output a keeper keeps while no manager holds
 	// its seat; 0: keeper.DefaultRing.
 	KeepRing int
@@ -121,6 +127,8 @@ type Manager struct {
 	// they sweep the seats: a seat whose process starts after the sweep
 	// is stopped (or let go of) by its own launch instead (adopt).
 	closing string
+	// fenced is set by Preserve: every spawn is refused from then on.
+	fenced bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -130,9 +138,6 @@ type Manager struct {
 // New prepares a manager: it loads (or creates) its instance id, refusing
 // a malformed id file by name.
 func New(opts Options) (*Manager, error) {
-	if opts.Readiness == 0 {
-		opts.Readiness = DefaultReadiness
-	}
 	if opts.Settle == 0 {
 		opts.Settle = DefaultSettle
 	}
@@ -174,6 +179,7 @@ func New(opts Options) (*Manager, error) {
 // then CAS-increments the epoch, writes the registration and serves.
 func (m *Manager) Start(ctx context.Context) error {
 	m.reattach()
+	m.resume()
 	if err := m.server.Start(ctx); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
@@ -232,5 +233,69 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 	}
 	if res := goal(t, h.c, h.iid, again.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("pinned respawn: %s %+v", res.State, res.Error)
+	}
+}
+
+// TestReadinessIsTheSpawnsThenThePersonasThenTheManagers: a seat that
+// draws after 2 s is uncertain under the manager's 1.5 s bound, and
+// ready when its spawn or its persona gives it longer; the acceptance
+// says the bound in force.
+func TestReadinessIsTheSpawnsThenThePersonasThenTheManagers(t *testing.T) {
+	h := startMesh(t, 1500*time.Millisecond)
+	late := []string{"-c", "sleep 2; echo late; exec sleep 30"}
+	h.persona("hurried", "sh", late, nil)
+	h.personaText("patient", "---\nname: patient\nagent: command\ncommand: sh\nargs: [\"-c\", \"sleep 2; echo late; exec sleep 30\"]\nreadiness: 20s\n---\n")
+	cases := []struct {
+		args  client.SpawnArgs
+		bound int64
+		want  string
+	}{
+		{client.SpawnArgs{Persona: "hurried"}, 1500, ep.GoalUncertain},
+		{client.SpawnArgs{Persona: "hurried", Name: "asked", ReadinessMs: 20000}, 20000, ep.GoalSucceeded},
+		{client.SpawnArgs{Persona: "patient"}, 20000, ep.GoalSucceeded},
+		{client.SpawnArgs{Persona: "patient", Name: "overruled", ReadinessMs: 1200}, 1200, ep.GoalUncertain},
+	}
+	acc := make([]client.SpawnAccepted, len(cases))
+	for i, c := range cases {
+		acc[i] = mustSpawn(t, h.c, h.iid, c.args)
+		if acc[i].ReadinessDeadlineMs != c.bound {
+			t.Errorf("%s: readinessDeadlineMs %d, want %d", acc[i].Name, acc[i].ReadinessDeadlineMs, c.bound)
+		}
+	}
+	for i, c := range cases {
+		if res := goal(t, h.c, h.iid, acc[i].GoalID, 30*time.Second); res.State != c.want {
+			t.Errorf("%s: goal %s %+v, want %s", acc[i].Name, res.State, res.Error, c.want)
+		}
+	}
+	// Past an hour is refused by the spawn's contract, nothing started.
+	if _, err := mgr(h.c).Spawn(ctxT(t), client.SpawnArgs{Persona: "hurried", Name: "forever", ReadinessMs: 3600001}, h.iid); errCode(t, err).Code != ep.CodeBadRequest {
+		t.Fatalf("a spawn asking 1h0m0.001s: %v, want bad-request", err)
+	}
+	if _, found := row(ps(t, h.c, h.iid), "forever"); found {
+		t.Fatal("a refused spawn left a seat")
+	}
+}
+
+// TestReadinessDefaultsPerHarness: with no bound said anywhere, opencode
+// (which loads its provider catalogue at start) gets its own longer bound.
+func TestReadinessDefaultsPerHarness(t *testing.T) {
+	persona := func(harness string, own time.Duration) *seat.Persona {
+		return &seat.Persona{AgentFile: &config.AgentFile{Launch: config.Launch{Readiness: own}}, Harness: harness}
+	}
+	for _, c := range []struct {
+		harness       string
+		asked, own, m time.Duration
+		want          time.Duration
+	}{
+		{"claude", 0, 0, 0, seat.DefaultReadiness},
+		{"command", 0, 0, 0, seat.DefaultReadiness},
+		{"opencode", 0, 0, 0, seat.OpencodeReadiness},
+		{"opencode", 0, 0, 45 * time.Second, 45 * time.Second},
+		{"opencode", 0, 5 * time.Minute, 45 * time.Second, 5 * time.Minute},
+		{"codex", 10 * time.Second, 5 * time.Minute, 45 * time.Second, 10 * time.Second},
+	} {
+		if got := seat.ReadinessBound(c.asked, persona(c.harness, c.own), c.m); got != c.want {
+			t.Errorf("%s asked %s persona %s manager %s: %s, want %s", c.harness, c.asked, c.own, c.m, got, c.want)
+		}
 	}
 }

@@ -38,6 +38,7 @@ type Seat struct {
 	goalID  string
 	spawner ep.Caller // who asked for it: in owner mode, the only agent that may act on it
 	created time.Time
+	bound   time.Duration // how long it has to come up before it reads uncertain
 	// launchDir holds the seat's creds and launch material; set before
 	// its process starts, fixed after.
 	launchDir string
@@ -86,7 +87,9 @@ type Seat struct {
 	lostAt       time.Time        // when it was lost (StateLost)
 	lostWhy      string           // why
 	endedHow     string           // how a seat this manager never held a process of ended (its ps process column)
-	preserved    bool             // stopped for a resume (down --preserve-state, not built yet): its lifecycle goes on
+	preserved    bool             // stopped for a resume (down --preserve-state): its lifecycle goes on
+	returning    bool             // read its channels before (taken back, resumed): its joins backfill nothing
+	argvPre      []string         // put before its harness's arguments (a resume's subcommand); fixed before it starts
 	resumedAt    time.Time        // restarted from a preserved inventory
 	resumedFrom  string           // the harness session it resumed, "" when it had none
 }

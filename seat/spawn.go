@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/internal/procid"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/presence"
@@ -28,6 +29,9 @@ import (
 func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool) (string, *ep.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.fenced {
+		return "", m.fenceError()
+	}
 	taken := func(n string) bool {
 		s, ok := m.seats[n]
 		return m.reserved[n] || (ok && s.live()) || elsewhere(n) || m.opts.Minter.Reserved(n) != nil
@@ -108,6 +112,9 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
+	if e := m.fencedRefusal(); e != nil {
+		return nil, e
+	}
 	p, err := m.persona(a.Persona)
 	if err != nil {
 		code := ep.CodeFailedPrecondition
@@ -141,7 +148,8 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	if e != nil {
 		return nil, e
 	}
-	g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: m.opts.Readiness})
+	bound := readinessBound(time.Duration(a.ReadinessMs)*time.Millisecond, p, m.opts.Readiness)
+	g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: bound})
 	if e != nil {
 		m.unreserve(name)
 		return nil, e
@@ -169,7 +177,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
 		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting, hello: make(chan struct{}),
-		h: h, wake: make(chan struct{}, 1), budget: p.Launch.Budget,
+		h: h, wake: make(chan struct{}, 1), bound: bound, budget: p.Launch.Budget,
 	}
 	m.mu.Lock()
 	m.seats[name] = s
@@ -187,7 +195,7 @@ func (m *Manager) accepted(s *Seat, g *ep.Goal) client.SpawnAccepted {
 	fp := g.Fingerprint()
 	return client.SpawnAccepted{
 		Name: s.name, Owner: s.id.Owner, Actor: s.id.Actor, UID: s.uid, GoalID: g.ID(), Fingerprint: fp,
-		ReadinessDeadlineMs: m.opts.Readiness.Milliseconds(),
+		ReadinessDeadlineMs: s.bound.Milliseconds(),
 		Executor:            client.Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
 	}
 }
@@ -279,7 +287,10 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 	m.adopt(s, proc)
 	// Past the readiness bound a seat still starting reads uncertain (its
 	// goal says so too); it may still come up, and then reads ready.
-	bound := time.AfterFunc(m.opts.Readiness, func() {
+	if s.bound == 0 { // taken back or resumed: no spawn asked
+		s.bound = readinessBound(0, p, m.opts.Readiness)
+	}
+	bound := time.AfterFunc(s.bound, func() {
 		s.mu.Lock()
 		if s.state == StateStarting {
 			s.state = StateUncertain
@@ -418,8 +429,9 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 	}
 	o := mesh.Options{
 		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,
-		Meta: map[string]string{presence.MetaManager: m.iid},
-		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
+		Meta:      map[string]string{presence.MetaManager: m.iid},
+		Returning: s.returning,
+		Logf:      func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)
 	if err != nil {
@@ -481,16 +493,52 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 	}
 	select {
 	case <-proc.FirstOutput():
-		select {
-		case <-proc.Done():
-		case <-time.After(m.opts.Settle):
-			return true
-		case <-ctx.Done():
-		}
+		return m.drewAndRuns(ctx, proc)
 	case <-proc.Done():
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// outputQuiet is how long a command seat's output must pause, after its
+// first output, for it to count as drawn: a program that exits at once
+// has exited (a zombie, if not yet reaped) well within it.
+const outputQuiet = 40 * time.Millisecond
+
+// drewAndRuns is the output-ready rule once the first output came: the
+// output paused for outputQuiet with the process alive (its pid no
+// zombie), or, for a program that never pauses, the process still runs
+// Settle after. It reports false when the process exits first.
+func (m *Manager) drewAndRuns(ctx context.Context, proc *pty.Seat) bool {
+	out, stop := proc.Subscribe()
+	defer stop()
+	bound := time.NewTimer(m.opts.Settle)
+	defer bound.Stop()
+	quiet := time.NewTimer(outputQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-proc.Done():
+			return false
+		case <-ctx.Done():
+			return false
+		case <-bound.C:
+			return proc.Running()
+		case <-quiet.C:
+			if proc.Running() && (procid.ID{PID: proc.PID()}).Alive() {
+				return true
+			}
+			// Exited, or exiting: Done says which soon; only the bound
+			// calls it ready now.
+		case _, ok := <-out:
+			if !ok {
+				out = nil // a lagging subscriber: only the bound decides
+				quiet.Stop()
+				continue
+			}
+			quiet.Reset(outputQuiet)
+		}
+	}
 }
 
 // uncertainGoal ends a spawn uncertain, naming why: the seat is kept.

@@ -193,6 +193,9 @@ type SpawnArgs struct {
 	Cwd     string `json:"cwd,omitempty" schema:"maxLength=4096"`
 	Role    string `json:"role,omitempty" schema:"maxLength=64"`
 	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
+	// ReadinessMs is how long the seat has to come up before the spawn
+	// reads uncertain; 0: its persona's, else the manager's.
+	ReadinessMs int64 `json:"readinessMs,omitempty" schema:"minimum=0,maximum=3600000"`
 	// Worktree runs the seat in a git worktree of its own (as the
 	// persona's worktree: true does), on Branch (default cotal/<seat>; an
 	// existing branch named here is checked out) made from Base (default
