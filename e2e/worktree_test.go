@@ -158,6 +158,24 @@ func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".cotal", "worktrees", "alpha")); !os.IsNotExist(err) {
 		t.Fatalf("alpha's clean worktree is still there (%v)", err)
 	}
+	out, stderr, code = runIn(t, home, dir, "worktree", "ls", "--json")
+	var ls struct {
+		Worktrees []struct {
+			Seat        string   `json:"seat"`
+			State       string   `json:"state"`
+			Branch      string   `json:"branch"`
+			Uncommitted []string `json:"uncommitted"`
+			Ahead       int      `json:"ahead"`
+			Holder      string   `json:"holder"`
+		} `json:"worktrees"`
+	}
+	if err := json.Unmarshal([]byte(out), &ls); code != 0 || err != nil || len(ls.Worktrees) != 1 || ls.Worktrees[0].Seat != "beta" ||
+		ls.Worktrees[0].State != "uncommitted" || ls.Worktrees[0].Ahead != 1 || ls.Worktrees[0].Holder != "" || len(ls.Worktrees[0].Uncommitted) != 1 {
+		t.Fatalf("worktree ls --json: exit %d, %v\n%s%s", code, err, out, stderr)
+	}
+	if out, _, code := runIn(t, home, dir, "worktree", "prune"); code != 0 || !strings.Contains(out, "nothing to prune") {
+		t.Fatalf("prune took beta's kept work: exit %d\n%s", code, out)
+	}
 	out, stderr, code = runIn(t, home, dir, "worktree", "rm", "beta")
 	if code != 1 || !strings.Contains(stderr, "uncommitted changes in the worktree of seat beta (wip.txt)") {
 		t.Fatalf("worktree rm beta: exit %d, want a refusal\n%s%s", code, out, stderr)

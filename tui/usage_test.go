@@ -20,6 +20,7 @@ func TestNeedsYouListsASeatOverBudget(t *testing.T) {
 	spent.LastAnswer = t0.Add(-30 * time.Second)
 	thrifty := running("thrifty", "idle", 0)
 	thrifty.Usage = &client.UsageRow{InputTokens: 200, OutputTokens: 20, Budget: 10000}
+	thrifty.Worktree = &client.WorktreeRow{Path: "/p/.cotal/worktrees/thrifty", Branch: "cotal/thrifty", Kept: "unmerged"}
 	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{spent, thrifty}}})
 	scr := h.screen()
 	if line := laneLine(scr, "spent"); !strings.HasPrefix(line, "$ spent  over budget 30s  12k of 10k tokens") {
@@ -28,7 +29,7 @@ func TestNeedsYouListsASeatOverBudget(t *testing.T) {
 	if line := laneLine(scr, "thrifty"); line != "" {
 		t.Errorf("a seat within budget is in the lane: %q", line)
 	}
-	if !strings.Contains(scr, "12k tok $0.42 over budget") || !strings.Contains(scr, "220 tok") {
+	if !strings.Contains(scr, "12k tok $0.42 over budget") || !strings.Contains(scr, "220 tok worktree kept: unmerged") {
 		t.Errorf("the seats' rows do not show their tokens:\n%s", scr)
 	}
 }
