@@ -192,7 +192,9 @@ func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
 
 // TestDashboardShowsASeatsDiff: a person tabs to SEATS and presses D: the
 // seat's diff opens in the pager, file list first, and what the seat wrote
-// is shown inert (an escape sequence in a file is shown, never run).
+// is shown inert (an escape sequence in a file is shown, never run). R
+// then hands the terminal to $EDITOR on the review file, and the comment
+// written there reaches the seat as a DM naming file and line.
 func TestDashboardShowsASeatsDiff(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -205,7 +207,11 @@ func TestDashboardShowsASeatsDiff(t *testing.T) {
 	}
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "commit", "-q", "-m", "first")
-	d := startDashboardIn(t, home, dir, "--space", "seats")
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i '/^+alpha$/a say it in French' \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := startSizedEnv(t, home, dir, 120, 40, []string{"EDITOR=" + editor, "VISUAL="}, "--space", "seats")
 	d.waitScreen("HOSTING", "SEATS · 0")
 	if out, stderr, code := runIn(t, home, dir, "spawn", "coder", "--name", "alpha"); code != 0 {
 		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
@@ -223,5 +229,13 @@ func TestDashboardShowsASeatsDiff(t *testing.T) {
 	if s := d.screen(); strings.Contains(s, "DIFF alpha") {
 		t.Fatalf("the diff did not close:\n%s", s)
 	}
+	d.keys("R")
+	d.waitScreen("sent 1 comment(s) on alpha's diff as one DM")
+	if _, stderr, code := runIn(t, home, dir, "input", "alpha", "cotal inbox"); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	waitSeatScreen(t, home, dir, "alpha", "the review DM", func(s string) bool {
+		return strings.Contains(s, "notes.txt:2: alpha") && strings.Contains(s, "say it in French")
+	})
 	d.quit()
 }
