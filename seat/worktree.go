@@ -54,6 +54,10 @@ func (m *Manager) makeTree(s *Seat, p *Persona, a client.SpawnArgs) (string, err
 	if err != nil {
 		return "", err
 	}
+	if h := repo.Holder(s.name); h != "" && h != s.uid && m.staleHolder(s, h) {
+		m.logf("seat %s: its worktree was held by lifecycle %s, whose credential is revoked: taken over", s.name, h)
+		_ = repo.Release(s.name, h)
+	}
 	rec, err := repo.Create(ctx, worktree.Options{Seat: s.name, Branch: a.Branch, Base: a.Base, Owner: s.uid})
 	if err != nil {
 		return "", err
@@ -69,6 +73,25 @@ func (m *Manager) makeTree(s *Seat, p *Persona, a client.SpawnArgs) (string, err
 	s.mu.Unlock()
 	m.logf("seat %s runs in worktree %s on branch %s", s.name, rec.Path, rec.Branch)
 	return repo.Cwd(rec), nil
+}
+
+// staleHolder reports whether the lifecycle holding a worktree is over: no
+// seat here runs as it, and its credential (of the same name) is revoked.
+// Without a minter that can tell, a holder is never taken to be stale.
+func (m *Manager) staleHolder(s *Seat, uid string) bool {
+	kb, ok := m.opts.Minter.(KeptBy)
+	if !ok {
+		return false
+	}
+	m.mu.Lock()
+	for _, other := range m.seats {
+		if other.uid == uid && other.live() {
+			m.mu.Unlock()
+			return false
+		}
+	}
+	m.mu.Unlock()
+	return !kb.Holds(s.id, uid)
 }
 
 // findTree gives a seat taken back from its keeper the worktree its
