@@ -8,11 +8,12 @@ import (
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // replies routes the replies on one connection's reply rail of one caller
-// (proto.CallerReplyFilter) to the requests waiting on them: one subscription,
+// (CallerReplyFilter) to the requests waiting on them: one subscription,
 // made at the first request and kept with the connection, and the nonce
 // (the rail's last token) looked up in memory, so a call costs the broker
 // no subscribe and unsubscribe. A request registers its nonce before it
