@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -70,19 +71,11 @@ func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 
 // epFailure prints a refusal the way a person reads it and says whether the command ran; it exits 1.
 func epFailure(g *globals, err error) error {
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
 		return err
 	}
-	fmt.Fprintf(g.stderr, "✗ %s: %s\n", e.Code, e.Message)
-	switch e.EffectiveOutcome() {
-	case ep.NotExecuted:
-		if !strings.Contains(e.Message, "did not run") {
-			fmt.Fprintln(g.stderr, "  (the command did not run)")
-		}
-	case ep.Unknown:
-		fmt.Fprintln(g.stderr, "  (it is unknown whether the command ran)")
-	}
+	clirender.Refusal(g.stderr, e)
 	return exitError{exitFail}
 }
 

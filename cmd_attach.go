@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
@@ -65,31 +66,14 @@ func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error 
 	ctx, stop := untilQuit(ctx, nil)
 	defer stop()
 	end, err := tty.Run(ctx, o, tty.SeatOpener(d.Client, row.Seat(), row.LifecycleUID))
-	name := o.Name
-	switch end {
-	case tty.Detached:
-		fmt.Fprintf(g.stderr, "\n[cotal: detached from %s; it runs on]\n", name)
-	case tty.Exited:
-		fmt.Fprintf(g.stderr, "\n[cotal: %s exited]\n", name)
-	case tty.Gone:
-		fmt.Fprintf(g.stderr, "\nseat %s is gone\n", name)
-	case tty.Lost:
-		fmt.Fprintf(g.stderr, "\n[cotal: connection lost; attach again with `cotal attach %s`]\n", name)
-		return exitError{exitFail}
-	case tty.Restarted:
-		fmt.Fprintf(g.stderr, "\n[cotal: manager restarted; re-attach with `cotal attach %s`]\n", name)
-		return exitError{exitFail}
-	case tty.Expired:
-		fmt.Fprintf(g.stderr, "\n[cotal: the session's grant expired; attach again with `cotal attach %s`]\n", name)
-		return exitError{exitFail}
-	case tty.Cancelled:
-		fmt.Fprintf(g.stderr, "\n[cotal: attach to %s ended by a signal; it runs on]\n", name)
-		return exitError{exitFail}
-	case tty.Failed:
+	if end == tty.Failed {
 		if errors.Is(err, tty.ErrGone) {
 			return err
 		}
 		return epFailure(g, err)
+	}
+	if clirender.AttachEnd(g.stderr, end, o.Name) {
+		return exitError{exitFail}
 	}
 	return nil
 }

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -65,24 +65,7 @@ space defaults, then to replay on, whole retention, durable.`,
 				if asJSON {
 					return g.resultJSON(map[string]any{"defaults": def, "channels": rows})
 				}
-				fmt.Fprintf(g.stdout, "defaults: %s\n", def)
-				if len(rows) == 0 {
-					fmt.Fprintln(g.stdout, "no channels yet: one exists once someone posts to it")
-					return nil
-				}
-				tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-				fmt.Fprintln(tw, "CHANNEL\tCLASS\tREPLAY\tWINDOW\tDESCRIPTION")
-				for _, r := range rows {
-					name, replay := r.Channel, "off"
-					if !r.Registered {
-						name += " (unregistered)"
-					}
-					if r.Replay {
-						replay = "on"
-					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", name, r.Class, replay, orDefault(r.ReplayWindow, "all"), dash(wire.CleanLabel(r.Description)))
-				}
-				return tw.Flush()
+				return clirender.Channels(g.stdout, rows, def)
 			})
 		},
 	}

@@ -3,14 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
-	"text/tabwriter"
-	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/render"
 )
 
 func newDeliveriesCmd(g *globals) *cobra.Command {
@@ -64,7 +62,7 @@ Only the local operator may list deliveries.`,
 			if asJSON {
 				printJSON(g.stdout, map[string]any{"rows": rows, "incomplete": cs.Incomplete()})
 			} else {
-				printDeliveries(g, rows, pending)
+				clirender.Deliveries(g.stdout, rows, pending)
 			}
 			if cs.Incomplete() {
 				fmt.Fprintln(g.stderr, "not every manager answered: seats of the silent ones show no taken count (see cotal ps)")
@@ -76,30 +74,4 @@ Only the local operator may list deliveries.`,
 	cmd.Flags().BoolVar(&pending, "pending", false, "list only identities with something waiting")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
-}
-
-func printDeliveries(g *globals, rows []host.Delivery, pending bool) {
-	if len(rows) == 0 {
-		if pending {
-			fmt.Fprintln(g.stdout, "Nothing waits: every DM, task and stored mention has been settled.")
-		} else {
-			fmt.Fprintln(g.stdout, "No identity has an inbox on this mesh yet.")
-		}
-		return
-	}
-	now := time.Now()
-	tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSEAT\tPRESENCE\tSTORED\tTAKEN\tOLDEST\tWHY")
-	for _, r := range rows {
-		oldest := "-"
-		if !r.Oldest.IsZero() {
-			oldest = render.Age(now, r.Oldest)
-		}
-		why := r.Why
-		if why == "" && r.Stored+r.Taken == 0 {
-			why = "nothing waits"
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%s\t%s\n", r.Name, dash(r.Seat), r.Presence, r.Stored, r.Taken, oldest, dash(why))
-	}
-	_ = tw.Flush()
 }

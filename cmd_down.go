@@ -14,7 +14,7 @@ import (
 
 func newDownCmd(g *globals) *cobra.Command {
 	var timeout time.Duration
-	var withAgents, keepSeats, asJSON bool
+	var withAgents, keepSeats, preserve, asJSON bool
 	var file string
 	cmd := &cobra.Command{
 		Use:   "down",
@@ -25,11 +25,17 @@ refuses while any seat is live and names them; --with-agents stops them too;
 seat's process is held by a keeper process of its own), for the next up to take
 back as they are. With -f FILE it stops only what "cotal up -f FILE" started:
 the file's seats, its endpoints' credentials, and the mesh when up -f started
-it and nothing else runs on it.`,
+it and nothing else runs on it. With --preserve-state it stops the seats
+without ending them and writes a resume inventory: the next up restarts
+every seat under the same identity, its harness resuming its own session
+(up --fresh discards the inventory instead).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if withAgents && keepSeats {
 				return usagef("--with-agents stops the seats and --keep-seats keeps them: pick one")
+			}
+			if preserve {
+				return runDownPreserve(cmd.Context(), g, withAgents || keepSeats || file != "", timeout, asJSON)
 			}
 			if file != "" {
 				return runDownFile(cmd.Context(), g, file, timeout, asJSON)
@@ -120,6 +126,7 @@ it and nothing else runs on it.`,
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the outcome as JSON")
 	cmd.Flags().BoolVar(&withAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
 	cmd.Flags().BoolVar(&keepSeats, "keep-seats", false, "leave the seats running in their keepers; the next up takes them back")
+	cmd.Flags().BoolVar(&preserve, "preserve-state", false, "stop the seats and the mesh for the night: the next up resumes every seat as it was (same identity, inbox and memberships; the harness's own session)")
 	cmd.Flags().StringVarP(&file, "file", "f", "", "stop only what `cotal up -f FILE` started from this manifest (and the mesh, if it started it and nothing else runs)")
 	return cmd
 }

@@ -4,13 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 func newDescribeCmd(g *globals) *cobra.Command {
@@ -27,7 +28,7 @@ contract is fetched from the space's contract store and digest-verified.
 --on pins the describe to one instance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if _, err := ep.EndpointToken(args[0]); err != nil {
+			if _, err := proto.EndpointToken(args[0]); err != nil {
 				return usage(err)
 			}
 			c, nc, err := g.epClient()
@@ -41,16 +42,7 @@ contract is fetched from the space's contract store and digest-verified.
 			if err != nil {
 				return epFailure(g, err)
 			}
-			if asJSON {
-				out := struct {
-					Responder ep.Responder      `json:"responder"`
-					Answer    ep.DescribeAnswer `json:"answer"`
-				}{d.Responder, d.Answer}
-				b, _ := json.MarshalIndent(out, "", "  ")
-				fmt.Fprintln(g.stdout, string(b))
-				return nil
-			}
-			printDescribe(g, d)
+			clirender.Describe(g.stdout, d, asJSON)
 			return nil
 		},
 	}
@@ -58,31 +50,6 @@ contract is fetched from the space's contract store and digest-verified.
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verified describe answer as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for an answer")
 	return cmd
-}
-
-func printDescribe(g *globals, d *ep.Described) {
-	desc := d.Answer.Descriptor
-	fmt.Fprintf(g.stdout, "%s  owner %s · instance %s · epoch %d\n", desc.Endpoint, desc.Owner, d.Responder.InstanceID, d.Responder.Epoch)
-	width := 0
-	for _, c := range d.Commands {
-		width = max(width, len(c.Name))
-	}
-	for _, c := range d.Commands {
-		reach := "untargeted"
-		if c.Targeted {
-			var modes []string
-			for _, m := range c.Modes {
-				if m != ep.ModeNone {
-					modes = append(modes, string(m))
-				}
-			}
-			reach = "targeted (" + strings.Join(modes, ", ") + ")"
-		} else if len(c.Modes) == 1 && c.Modes[0] == ep.ModeSelf {
-			reach = "self"
-		}
-		fmt.Fprintf(g.stdout, "  %-*s  %-10s  %s\n", width, c.Name, c.Capability, reach)
-	}
-	fmt.Fprintf(g.stdout, "%d commands; %d clusters, every contract digest-verified\n", len(d.Commands), len(desc.Clusters))
 }
 
 func newInvokeCmd(g *globals) *cobra.Command {
@@ -100,10 +67,10 @@ did not run. The reply's data is printed as indented JSON.
 deadline.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if _, err := ep.EndpointToken(args[0]); err != nil {
+			if _, err := proto.EndpointToken(args[0]); err != nil {
 				return usage(err)
 			}
-			if !ep.ValidCommand(args[1]) {
+			if !proto.ValidCommand(args[1]) {
 				return usagef("command %q must be 1-32 characters of a-z 0-9 -", args[1])
 			}
 			var raw json.RawMessage
@@ -134,19 +101,7 @@ deadline.`,
 			if err != nil {
 				return epFailure(g, err)
 			}
-			if asJSON {
-				b, _ := json.Marshal(map[string]any{"responder": res.Responder, "data": res.Data})
-				fmt.Fprintln(g.stdout, string(b))
-				return nil
-			}
-			if len(res.Data) == 0 {
-				fmt.Fprintf(g.stdout, "✓ %s ran on %s (epoch %d)\n", args[1], res.Responder.InstanceID, res.Responder.Epoch)
-				return nil
-			}
-			var v any
-			_ = json.Unmarshal(res.Data, &v)
-			b, _ := json.MarshalIndent(v, "", "  ")
-			fmt.Fprintln(g.stdout, string(b))
+			clirender.Invoked(g.stdout, args[1], res, asJSON)
 			return nil
 		},
 	}
@@ -172,10 +127,10 @@ Refusals: not-registered, instance-answered, instance-not-affirmed-gone,
 liveness-unestablishable, superseded.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if instance == "" || !ep.ValidID(instance) || strings.HasPrefix(instance, "local.") {
+			if instance == "" || !proto.ValidID(instance) || strings.HasPrefix(instance, "local.") {
 				return usagef("--instance needs a whole instance id (1-64 of A-Z a-z 0-9 _ -), got %q", instance)
 			}
-			if _, err := ep.EndpointToken(endpoint); err != nil {
+			if _, err := proto.EndpointToken(endpoint); err != nil {
 				return usage(err)
 			}
 			c, nc, err := g.epClient()
@@ -185,22 +140,15 @@ liveness-unestablishable, superseded.`,
 			defer nc.Close()
 			ctx, cancel := ctxTimeout()
 			defer cancel()
-			if err := c.DeregisterInstance(ctx, endpoint, instance); err != nil {
-				var r *ep.DeregisterRefusal
-				if errors.As(err, &r) {
-					if asJSON {
-						printJSON(g.stdout, map[string]any{"endpoint": endpoint, "instance": instance, "deregistered": false, "reason": r.Reason, "detail": r.Detail})
-					}
-					fmt.Fprintf(g.stderr, "✗ %s: %s\n", r.Reason, r.Detail)
-					return exitError{exitFail}
-				}
+			err = c.DeregisterInstance(ctx, endpoint, instance)
+			var r *ep.DeregisterRefusal
+			if err != nil && !errors.As(err, &r) {
 				return epFailure(g, err)
 			}
-			if asJSON {
-				printJSON(g.stdout, map[string]any{"endpoint": endpoint, "instance": instance, "deregistered": true})
-				return nil
+			clirender.Deregistered(g.stdout, g.stderr, endpoint, instance, r, asJSON)
+			if r != nil {
+				return exitError{exitFail}
 			}
-			fmt.Fprintf(g.stdout, "✓ deregistered %s instance %s\n", endpoint, instance)
 			return nil
 		},
 	}

@@ -11,10 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/broker"
-	"github.com/cotal-go/cotal/internal/cliargs"
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -43,36 +41,20 @@ Retention keeps each sender's last 1000 posts per channel unless
 				return usagef("--limit %d: give a positive number", limit)
 			}
 			return g.oneShotWith(mesh.Options{Subscribe: []string{}}, func(ctx context.Context, e *mesh.Endpoint) error {
-				if acl := e.AllowSubscribe(); !acl.Covers(channel) {
-					return fmt.Errorf("not allowed to read #%s: it is outside your read ACL (%s)", channel, listOrNone(acl))
-				}
-				items, complete, err := e.History(ctx, channel, limit)
-				if ee := ep.AsError(err); ee != nil && ee.Code == ep.CodePermissionDenied {
-					return fmt.Errorf("not allowed to read #%s: %s", channel, ee.Message)
-				}
+				items, complete, err := e.ReadHistory(ctx, channel, limit)
 				if err != nil {
 					return err
 				}
 				if len(items) == 0 {
 					var unknown *mesh.UnknownChannelError
 					if err := e.CheckKnown(ctx, channel); errors.As(err, &unknown) {
-						return fmt.Errorf("%w%s", err, didYouMean("#", unknown.Close, " (`cotal channels list` lists the channels)"))
+						return fmt.Errorf("%w%s", err, clirender.DidYouMean("#", unknown.Close, " (`cotal channels list` lists the channels)"))
 					}
 				}
 				if asJSON {
 					return g.resultJSON(map[string]any{"channel": channel, "complete": complete, "items": items})
 				}
-				if len(items) == 0 {
-					fmt.Fprintf(g.stdout, "#%s has no retained posts\n", channel)
-				}
-				for _, h := range items {
-					ts := time.UnixMilli(h.Msg.TS).Format("2006-01-02 15:04:05")
-					line := render.Item(wire.KindChannel, wire.Subject{Channel: channel, Sender: h.SenderPrincipal()}, h.Msg, false, e.Me())
-					fmt.Fprintf(g.stdout, "%6d %s %s\n", h.Seq, ts, line)
-				}
-				if !complete {
-					fmt.Fprintf(g.stdout, "(older posts not shown; --limit %d)\n", limit)
-				}
+				clirender.History(g.stdout, channel, items, complete, limit, e.Me())
 				return nil
 			})
 		},
@@ -81,26 +63,6 @@ Retention keeps each sender's last 1000 posts per channel unless
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	cmd.AddCommand(newHistoryLimitCmd(g), newHistoryClearCmd(g))
 	return cmd
-}
-
-// didYouMean is "; did you mean #a or #b?" for the close names, else
-// otherwise.
-func didYouMean(sigil string, close []string, otherwise string) string {
-	if len(close) == 0 {
-		return otherwise
-	}
-	for i := range close {
-		close[i] = sigil + close[i]
-	}
-	return "; did you mean " + cliargs.OrList(close) + "?"
-}
-
-// chatLimits is what `history limit --json` prints.
-type chatLimits struct {
-	MaxAge       string `json:"maxAge"` // "" = no age limit
-	MaxPerSender int64  `json:"maxPerSender"`
-	Messages     uint64 `json:"messages"`
-	Bytes        uint64 `json:"bytes"`
 }
 
 func newHistoryLimitCmd(g *globals) *cobra.Command {
@@ -140,16 +102,7 @@ N posts per channel. A lower limit deletes what it no longer keeps at once.`,
 			if err != nil {
 				return err
 			}
-			l := chatLimits{MaxPerSender: r.MaxPerSender, Messages: r.Messages, Bytes: r.Bytes}
-			kept := "forever"
-			if r.MaxAge > 0 {
-				l.MaxAge, kept = r.MaxAge.String(), "for "+r.MaxAge.String()
-			}
-			if asJSON {
-				return g.resultJSON(l)
-			}
-			fmt.Fprintf(g.stdout, "channel history: each sender's newest %d posts per channel, kept %s; now %d posts, %s\n",
-				l.MaxPerSender, kept, l.Messages, render.Bytes(int64(l.Bytes)))
+			clirender.Retention(g.stdout, asJSON, r.MaxAge, r.MaxPerSender, r.Messages, r.Bytes)
 			return nil
 		},
 	}

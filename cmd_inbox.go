@@ -3,27 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/render"
-	"github.com/cotal-go/cotal/mesh/wire"
 )
-
-// itemJSON is one inbox item in `cotal inbox --json`.
-type itemJSON struct {
-	Kind       wire.Kind     `json:"kind"`
-	Seq        uint64        `json:"seq,omitempty"`
-	Historical bool          `json:"historical"`
-	Durable    bool          `json:"durable"`
-	Received   time.Time     `json:"received"`
-	Message    *wire.Message `json:"message"`
-}
 
 func newInboxCmd(g *globals) *cobra.Command {
 	var peek, asJSON bool
@@ -56,44 +43,18 @@ many are left for the next read.`,
 			if wait > 2*time.Second && !asJSON {
 				fmt.Fprintf(g.stderr, "waiting up to %s for messages...\n", wait)
 			}
-			handled := ""
-			if _, p, _, err := g.paths(); err == nil && p.Space == e.Space() {
-				handled = p.HandledFile(e.Me().ID(), e.LifecycleUID())
-			}
-			e.AssumeHandled(config.ReadHandled(handled))
-			items, err := e.Collect(ctx, wait)
+			_, p, _, err := g.paths()
+			read, err := host.ReadInbox(ctx, e, p, err == nil, wait)
 			if err != nil {
 				return err
 			}
-			switch {
-			case asJSON:
-				out := make([]itemJSON, len(items))
-				for i, it := range items {
-					out[i] = itemJSON{Kind: it.Kind, Seq: it.Seq, Historical: it.Historical, Durable: it.Durable, Received: it.Received, Message: &it.Msg}
-				}
-				printJSON(g.stdout, out)
-			case len(items) == 0:
-				fmt.Fprintln(g.stdout, "Inbox empty, no new messages.")
-			default:
-				for _, it := range items {
-					fmt.Fprintln(g.stdout, render.Item(it.Kind, it.Subject, it.Msg, it.Historical, e.Me()))
-				}
-			}
-			var ackErr error
-			for _, it := range items {
-				if peek {
-					_ = it.Release()
-				} else if err := it.Ack(); err != nil && ackErr == nil {
-					ackErr = fmt.Errorf("printed, but the ack failed, so it will come again: %w", err)
-				}
-			}
-			if !peek && len(items) > 0 {
-				if err := config.WriteHandled(handled, e.Handled()); err != nil {
-					fmt.Fprintf(g.stderr, "cotal: could not note what was read (%v); after a mesh crash some of it may come again\n", err)
-				}
+			clirender.Inbox(g.stdout, read.Items, e.Me(), asJSON)
+			ackErr, noteErr := read.Settle(peek)
+			if noteErr != nil {
+				fmt.Fprintf(g.stderr, "cotal: could not note what was read (%v); after a mesh crash some of it may come again\n", noteErr)
 			}
 			if n := e.Rejected(); len(n) > 0 {
-				fmt.Fprintf(g.stderr, "dropped %s\n", describeRejected(n))
+				fmt.Fprintf(g.stderr, "dropped %s\n", clirender.Rejected(n))
 			}
 			return ackErr
 		},
@@ -102,37 +63,6 @@ many are left for the next read.`,
 	cmd.Flags().DurationVar(&wait, "wait", 0, "when nothing is waiting, wait this long for the first arrival")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the items as JSON")
 	return cmd
-}
-
-// describeRejected says how many deliveries the receive pipeline refused
-// and why, e.g. "2 deliveries as forged or malformed (sender-mismatch: 2)".
-func describeRejected(n map[wire.Reject]int) string {
-	total := 0
-	reasons := make([]string, 0, len(n))
-	for r, c := range n {
-		total += c
-		reasons = append(reasons, fmt.Sprintf("%s: %d", r, c))
-	}
-	sort.Strings(reasons)
-	noun := "deliveries"
-	if total == 1 {
-		noun = "delivery"
-	}
-	return fmt.Sprintf("%d %s as forged or malformed (%s)", total, noun, strings.Join(reasons, ", "))
-}
-
-// peerJSON is one roster row in `cotal roster --json`, ages in seconds.
-type peerJSON struct {
-	ID            string  `json:"id"`
-	Name          string  `json:"name"`
-	Role          string  `json:"role,omitempty"`
-	Status        string  `json:"status"`
-	OfflineReason string  `json:"offlineReason,omitempty"`
-	Activity      string  `json:"activity,omitempty"`
-	Attention     string  `json:"attention,omitempty"`
-	LifecycleUID  string  `json:"lifecycleUid,omitempty"`
-	StatusAge     float64 `json:"statusAgeSeconds"`
-	HeardAge      float64 `json:"heardAgeSeconds"`
 }
 
 func newRosterCmd(g *globals) *cobra.Command {
@@ -147,26 +77,8 @@ func newRosterCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				now := time.Now()
-				if !asJSON {
-					fmt.Fprint(g.stdout, render.Roster(peers, view, now))
-					return nil
-				}
-				age := func(t time.Time) float64 {
-					if t.IsZero() {
-						return -1
-					}
-					return now.Sub(t).Round(time.Millisecond).Seconds()
-				}
-				rows := make([]peerJSON, len(peers))
-				for i, p := range peers {
-					rows[i] = peerJSON{
-						ID: p.ID, Name: p.Name, Role: p.Role, Status: string(p.Status), OfflineReason: p.OfflineReason,
-						Activity: p.Record.Activity, Attention: string(p.Record.Attention), LifecycleUID: p.Record.LifecycleUID,
-						StatusAge: age(p.StatusSince), HeardAge: age(p.Heard()),
-					}
-				}
-				return g.resultJSON(map[string]any{"view": view.State, "fresh": view.Fresh, "staleSince": view.StaleSince, "peers": rows})
+				clirender.Roster(g.stdout, peers, view, time.Now(), asJSON)
+				return nil
 			})
 		},
 	}

@@ -1,12 +1,11 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 )
@@ -32,43 +31,15 @@ func newMeshesCmd(g *globals) *cobra.Command {
 				rows = append(rows, host.DescribeMesh(p, def))
 			}
 			if asJSON {
-				b, _ := json.MarshalIndent(rows, "", "  ")
-				fmt.Fprintln(g.stdout, string(b))
-				return nil
-			}
-			if len(rows) == 0 {
-				fmt.Fprintln(g.stdout, "no spaces yet; `cotal up` starts one")
-				return nil
-			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "SPACE\tSTATE\tURL\tPID\tMODE\tFOLDER\tSTORE")
-			for _, r := range rows {
-				name := r.Space
-				if r.Default {
-					name += " *"
-				}
-				pid := "-"
-				if r.PID != 0 {
-					pid = fmt.Sprint(r.PID)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", name, r.State, dash(r.URL), pid, dash(r.Mode), dash(r.Folder), r.StoreDir)
-			}
-			tw.Flush()
-			if def != "" {
-				fmt.Fprintln(g.stdout, "* the `cotal use` default")
+				printJSON(g.stdout, rows)
+			} else {
+				clirender.Meshes(g.stdout, rows, def)
 			}
 			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")
 	return cmd
-}
-
-func dash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
 }
 
 // useReport is `cotal use --json`: the default set with `cotal use` ("" for
@@ -119,3 +90,5 @@ func newUseCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
+
+func dash(s string) string { return clirender.Dash(s) }

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
-	"strings"
+	"slices"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/issue"
@@ -63,10 +62,8 @@ and the file is ignored.`,
 			if err != nil {
 				return err
 			}
-			if s, err := host.Probe(p); err == nil {
-				if rec, err := s.Serving(); err == nil && rec.Mode == config.ModeOpen {
-					return usagef("mesh %s runs in open mode: it takes no credentials (restart it without --open to use them)", p.Space)
-				}
+			if err := host.Mintable(p); err != nil {
+				return usage(err)
 			}
 			id := broker.Identity{
 				Space: p.Space, Principal: wire.Principal{Owner: "local", Actor: name},
@@ -74,98 +71,28 @@ and the file is ignored.`,
 				AllowSubscribe: wire.SameAsSubscribe(subscribe),
 			}
 			if cmd.Flags().Changed("allow-subscribe") {
-				id.AllowSubscribe = nonNilList(allowSub)
+				id.AllowSubscribe = clirender.NonNil(allowSub)
 			}
 			if cmd.Flags().Changed("allow-publish") {
-				id.AllowPublish = nonNilList(allowPub)
+				id.AllowPublish = clirender.NonNil(allowPub)
 			}
 			agentFile, err := applyAgentFile(g, cmd, name, &id)
 			if err != nil {
 				return err
 			}
-			if err := id.Normalize(); err != nil {
-				if agentFile != "" {
-					return usagef("%s: %w", agentFile, err)
-				}
-				return usage(err)
-			}
-			nc, err := host.ConnectIfRunning(p, "cotal mint")
-			if err != nil {
-				return fmt.Errorf("%w (minting revokes the earlier credentials of %s on it)", err, name)
-			}
-			if nc != nil {
-				defer nc.Close()
-			}
 			ctx, cancel := ctxTimeout()
 			defer cancel()
-			earlier, err := issue.Lifecycles(p, id.Principal)
-			if err != nil {
-				return err
-			}
-			c, provisioned, err := issue.Mint(ctx, p, id, nc)
-			if errors.Is(err, issue.ErrReservedName) {
+			m, err := host.Mint(ctx, p, id, agentFile, out)
+			if errors.As(err, new(*host.RefusedError)) {
 				return usage(err)
 			}
 			if err != nil {
 				return err
 			}
-			if out == "" {
-				out = filepath.Join(p.CredsDir(), name+".creds")
-				if err := config.EnsureDir(p.CredsDir(), 0o700); err != nil {
-					return err
-				}
+			if m.Readable {
+				fmt.Fprintf(g.stderr, "cotal: warning: %s is where a seat can read it: a seat runs as you, sees every folder but the store's protected ones, and could act as %s with it. Leave out --out to keep it under the store, or keep the file where no seat runs.\n", m.Path, name)
 			}
-			if err := broker.WriteCreds(out, c); err != nil {
-				return err
-			}
-			abs, _ := filepath.Abs(out)
-			if !host.SeatsCannotRead(p, abs) {
-				fmt.Fprintf(g.stderr, "cotal: warning: %s is where a seat can read it: a seat runs as you, sees every folder but the store's protected ones, and could act as %s with it. Leave out --out to keep it under the store, or keep the file where no seat runs.\n", abs, name)
-			}
-			if asJSON {
-				res := map[string]any{
-					"principal": c.Identity.Principal.ID(), "lifecycleUid": c.Identity.UID, "profile": c.Identity.Profile,
-					"role": c.Identity.Role, "creds": abs, "space": p.Space, "provisioned": provisioned,
-					"subscribe": nonNilList(c.Identity.Subscribe), "allowSubscribe": nonNilList(c.Identity.AllowSubscribe),
-					"allowPublish": nonNilList(c.Identity.AllowPublish), "capabilities": nonNilList(c.Identity.Capabilities),
-					"revoked": nonNilList(earlier),
-				}
-				if agentFile != "" {
-					res["agentFile"] = agentFile
-				}
-				b, _ := json.MarshalIndent(res, "", "  ")
-				fmt.Fprintln(g.stdout, string(b))
-				return nil
-			}
-			if agentFile != "" {
-				fmt.Fprintf(g.stdout, "from %s\n", agentFile)
-			}
-			fmt.Fprintf(g.stdout, "principal     %s\n", c.Identity.Principal.ID())
-			fmt.Fprintf(g.stdout, "lifecycle uid %s\n", c.Identity.UID)
-			fmt.Fprintf(g.stdout, "profile       %s\n", c.Identity.Profile)
-			if c.Identity.Role != "" {
-				fmt.Fprintf(g.stdout, "role          %s\n", c.Identity.Role)
-			}
-			if prof == wire.ProfileAgent {
-				fmt.Fprintf(g.stdout, "read          %s\n", listOrNone(c.Identity.AllowSubscribe))
-				fmt.Fprintf(g.stdout, "post          %s\n", listOrNone(c.Identity.AllowPublish))
-				if len(c.Identity.Capabilities) > 0 {
-					fmt.Fprintf(g.stdout, "capabilities  %s\n", strings.Join(c.Identity.Capabilities, ", "))
-				}
-			}
-			fmt.Fprintf(g.stdout, "creds         %s (0600)\n", abs)
-			if len(earlier) > 0 {
-				where := "on the running mesh"
-				if nc == nil {
-					where = "from the next `cotal up`"
-				}
-				fmt.Fprintf(g.stdout, "revoked       %s (earlier credentials of %s, refused %s)\n", strings.Join(earlier, ", "), name, where)
-			}
-			if provisioned {
-				fmt.Fprintln(g.stdout, "inbox         ready on the running mesh")
-			} else {
-				fmt.Fprintln(g.stdout, "inbox         created by the next `cotal up`")
-			}
+			clirender.Mint(g.stdout, asJSON, name, p.Space, agentFile, m)
 			return nil
 		},
 	}
@@ -186,54 +113,20 @@ and the file is ignored.`,
 var aclFlags = []string{"subscribe", "allow-subscribe", "allow-publish", "role", "capability"}
 
 // applyAgentFile takes the role and channel lists of an agent identity from
-// the project's .cotal/agents/<name>.md when no ACL flag is given, and
-// returns the file's path ("" when none was used). A broken file is bad
-// input: it is never skipped silently.
+// the project's .cotal/agents/<name>.md when no ACL flag is given
+// (issue.FromAgentFile), and returns the file's path ("" when none was
+// used). A broken file is bad input.
 func applyAgentFile(g *globals, cmd *cobra.Command, name string, id *broker.Identity) (string, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return "", nil
 	}
-	path, ok := config.FindAgentFile(cwd, name)
-	if !ok {
-		return "", nil
+	path, ignored, err := issue.FromAgentFile(cwd, name, slices.ContainsFunc(aclFlags, cmd.Flags().Changed), id)
+	if errors.As(err, new(*config.AgentFileError)) {
+		return "", usage(err)
 	}
-	for _, f := range aclFlags {
-		if cmd.Flags().Changed(f) {
-			fmt.Fprintf(g.stderr, "cotal: ignoring %s: ACL flags given\n", path)
-			return "", nil
-		}
+	if ignored != "" {
+		fmt.Fprintf(g.stderr, "cotal: ignoring %s\n", ignored)
 	}
-	if id.Profile != wire.ProfileAgent {
-		fmt.Fprintf(g.stderr, "cotal: ignoring %s: --profile %s takes no agent ACL\n", path, id.Profile)
-		return "", nil
-	}
-	a, err := config.LoadAgentFile(path)
-	if err != nil {
-		var fe *config.AgentFileError
-		if errors.As(err, &fe) {
-			return "", usage(err)
-		}
-		return "", fmt.Errorf("reading agent file: %w", err)
-	}
-	id.Role = a.Role
-	id.Subscribe = a.Subscribe
-	id.AllowSubscribe = a.AllowSubscribe
-	id.AllowPublish = a.AllowPublish
-	id.Capabilities = a.Capabilities
-	return path, nil
-}
-
-func nonNilList(l []string) []string {
-	if l == nil {
-		return []string{}
-	}
-	return l
-}
-
-func listOrNone(l []string) string {
-	if len(l) == 0 {
-		return "(none)"
-	}
-	return strings.Join(l, ", ")
+	return path, err
 }

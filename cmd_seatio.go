@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -13,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/pty"
 )
@@ -35,7 +35,7 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 				return onSeat(g, name, on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
 					r, err := cl.Screen(ctx, s)
 					if err == nil {
-						printScreen(g, r, asJSON, false)
+						clirender.Screen(g.stdout, g.stderr, r, asJSON, false)
 					}
 					return err
 				})
@@ -65,7 +65,7 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 				default:
 					fmt.Fprintf(g.stdout, "--- %s %s ---\n", name, time.Now().Format("15:04:05.000"))
 				}
-				printScreen(g, r, asJSON, true)
+				clirender.Screen(g.stdout, g.stderr, r, asJSON, true)
 			}, func(err error) { fmt.Fprintf(g.stderr, "(%s: %s; asking again)\n", name, err) })
 			if errors.Is(err, client.ErrSeatGone) {
 				fmt.Fprintf(g.stderr, "seat %s is gone\n", name)
@@ -84,21 +84,6 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 // minFollowEvery keeps --follow from flooding the manager.
 const minFollowEvery = 50 * time.Millisecond
 
-func printScreen(g *globals, r client.ScreenReply, asJSON, oneLine bool) {
-	switch {
-	case asJSON && oneLine:
-		b, _ := json.Marshal(r)
-		fmt.Fprintln(g.stdout, string(b))
-	case asJSON:
-		printJSON(g.stdout, r)
-	default:
-		fmt.Fprintln(g.stdout, r.Screen)
-	}
-	if !r.Running && !asJSON {
-		fmt.Fprintf(g.stderr, "(%s has exited; this is its last screen)\n", r.Name)
-	}
-}
-
 func newStopCmd(g *globals) *cobra.Command {
 	var on string
 	var force, asJSON bool
@@ -112,13 +97,7 @@ func newStopCmd(g *globals) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return g.resultJSON(struct {
-						client.Row
-						Ended string `json:"ended"`
-					}{r, howEnded(r.Process, !force)})
-				}
-				fmt.Fprintf(g.stdout, "stopped %s: %s; it is offline\n", r.Name, howEnded(r.Process, !force))
+				clirender.Stopped(g.stdout, r, !force, asJSON)
 				return nil
 			})
 		},
@@ -127,24 +106,6 @@ func newStopCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&force, "force", false, "SIGKILL at once")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the stopped seat's row as JSON")
 	return cmd
-}
-
-// howEnded says how a stopped seat's process ended, from its ps process
-// column.
-func howEnded(process string, graceful bool) string {
-	switch {
-	case process == "killed SIGTERM":
-		return "it ended on SIGTERM"
-	case process == "killed SIGHUP":
-		return "it ended on SIGHUP (it ignores SIGTERM, as an interactive shell does, so it was hung up instead)"
-	case process == "killed SIGKILL" && graceful:
-		return "it did not end within 3 s of its stop signal and was killed (SIGKILL)"
-	case process == "killed SIGKILL":
-		return "killed at once (SIGKILL)"
-	case strings.HasPrefix(process, "exited "):
-		return "it exited with status " + strings.TrimPrefix(process, "exited ")
-	}
-	return process
 }
 
 func newInputCmd(g *globals) *cobra.Command {

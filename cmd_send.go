@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -78,7 +79,7 @@ func runSend(g *globals, cmd *cobra.Command, f *sendFlags, args []string, send s
 	case f.timeout <= 0:
 		return usagef("--timeout must be positive")
 	}
-	text, err := messageBody(g, cmd, args[1:], f.file)
+	text, err := cliargs.MessageBody(cmd, args[1:], f.file, g.stdin, g.stderr)
 	if err != nil {
 		return err
 	}
@@ -121,7 +122,7 @@ func runSend(g *globals, cmd *cobra.Command, f *sendFlags, args []string, send s
 		return sendError(err)
 	}
 	if u := e.Unheard(ctx, r); u != nil {
-		defer fmt.Fprintln(g.stderr, unheardWarning(u))
+		defer fmt.Fprintln(g.stderr, clirender.Unheard(u))
 	}
 	if w == nil {
 		return printReceipt(g, f, r, head(r), nil, true, sent)
@@ -153,70 +154,26 @@ func sendError(err error) error {
 	if errors.As(err, &nc) {
 		return fmt.Errorf("%w; send it again with --id %s and the mesh stores it once", err, nc.ID)
 	}
-	for _, target := range []error{mesh.ErrNoPeer, mesh.ErrAmbiguous, mesh.ErrNoDefaultChannel, wire.ErrInvalidChannel, wire.ErrWildcardTarget} {
-		if errors.Is(err, target) {
-			return usage(err)
-		}
+	if mesh.BadTarget(err) {
+		return usage(err)
 	}
 	return err
 }
 
 func printReceipt(g *globals, f *sendFlags, r mesh.Receipt, head string, progress []mesh.Progress, reached bool, sent time.Time) error {
-	var res error
-	if !reached {
-		res = exitError{exitFail}
-	}
-	if f.asJSON && f.wait == "" {
+	switch {
+	case f.asJSON && f.wait == "":
 		printJSON(g.stdout, r)
-		return res
-	}
-	if f.asJSON {
-		printJSON(g.stdout, struct {
-			mesh.Receipt
-			Wait     string          `json:"wait"`
-			Reached  bool            `json:"reached"`
-			Progress []mesh.Progress `json:"progress"`
-		}{r, f.wait, reached, progress})
-		return res
-	}
-	// Names in a receipt come from peers (the roster, their connectors'
-	// notes): shown inert like any peer text.
-	fmt.Fprintf(g.stdout, "%s: %s\n", wire.Inert(head), wire.Inert(r.String()))
-	for _, p := range progress {
-		who := p.To
-		if who == "" {
-			who = "the recipient"
-		} else if pr, err := wire.ParsePrincipal(who); err == nil {
-			who = pr.Actor
+	case f.asJSON:
+		printJSON(g.stdout, clirender.Followed{Receipt: r, Wait: f.wait, Reached: reached, Progress: progress})
+	default:
+		clirender.Receipt(g.stdout, head, r, progress, sent)
+		if !reached {
+			fmt.Fprintf(g.stderr, "gave up after %s: not every recipient reached %s\n", f.timeout, f.wait)
 		}
-		line := who + ": reached " + p.Reached
-		if p.Latest != "" && p.Latest != p.Reached {
-			line += ", then back at " + p.Latest
-		}
-		if p.Why != "" {
-			line += " (" + p.Why + ")"
-		}
-		if !p.At.IsZero() {
-			line += fmt.Sprintf(", %s after send", p.At.Sub(sent).Round(time.Millisecond))
-		}
-		fmt.Fprintln(g.stdout, "  "+wire.Inert(line))
 	}
 	if !reached {
-		fmt.Fprintf(g.stderr, "gave up after %s: not every recipient reached %s\n", f.timeout, f.wait)
+		return exitError{exitFail}
 	}
-	return res
-}
-
-// unheardWarning says a sent message went where nobody may be listening,
-// with the names it was likely meant for.
-func unheardWarning(u *mesh.Unheard) string {
-	if u.Kind == wire.KindChannel {
-		return fmt.Sprintf("warning: #%s was never registered or posted to before: nobody may be reading it", u.Name) +
-			didYouMean("#", u.Close, " (`cotal channels list` lists the channels)")
-	}
-	roles := ""
-	if len(u.Known) > 0 {
-		roles = " (roles here: " + strings.Join(u.Known, ", ") + ")"
-	}
-	return fmt.Sprintf("warning: no peer holds or ever held role @%s: the task waits until one does", u.Name) + didYouMean("@", u.Close, roles)
+	return nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/seat"
 )
@@ -41,7 +42,7 @@ later run says what is there.`,
 			if err != nil {
 				return err
 			}
-			r := setupReport{AgentsDir: config.AgentsDir(dir), Persona: path, Created: created, Personas: nonNilList(seat.ListPersonas(dir))}
+			r := setupReport{AgentsDir: config.AgentsDir(dir), Persona: path, Created: created, Personas: clirender.NonNil(seat.ListPersonas(dir))}
 			if asJSON {
 				return g.resultJSON(r)
 			}
@@ -50,7 +51,7 @@ later run says what is there.`,
 			} else {
 				fmt.Fprintf(g.stdout, "kept %s (it exists)\n", path)
 			}
-			fmt.Fprintf(g.stdout, "personas in %s: %s\n", r.AgentsDir, listOrNone(r.Personas))
+			fmt.Fprintf(g.stdout, "personas in %s: %s\n", r.AgentsDir, clirender.ListOrNone(r.Personas))
 			fmt.Fprintln(g.stdout, "next: `cotal` (or `cotal up --detach`), then `cotal spawn default`")
 			return nil
 		},

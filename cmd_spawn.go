@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -18,7 +19,7 @@ func newSpawnCmd(g *globals) *cobra.Command {
 	var a client.SpawnArgs
 	var on string
 	var detach, asJSON bool
-	var followFor time.Duration
+	var followFor, readiness time.Duration
 	cmd := &cobra.Command{
 		Use:   "spawn <persona>",
 		Short: "Start a seat from a persona (.cotal/agents/<persona>.md) and follow it until it is up",
@@ -31,6 +32,10 @@ the acceptance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			a.Persona = args[0]
+			if err := checkReadiness(readiness); err != nil {
+				return err
+			}
+			a.ReadinessMs = readiness.Milliseconds()
 			if a.Name != "" && !wire.ValidToken(a.Name) {
 				return usagef("--name %q: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters)", a.Name, wire.MaxTokenLength)
 			}
@@ -74,9 +79,13 @@ the acceptance.`,
 	fl.StringVar(&a.Cwd, "cwd", "", "working directory of the seat")
 	fl.StringVar(&a.Role, "role", "", "role the seat serves (default the persona's)")
 	fl.StringVar(&a.Prompt, "prompt", "", "first prompt for an agent harness")
+	fl.BoolVar(&a.Worktree, "worktree", false, "run the seat in a git worktree of its own (.cotal/worktrees/<seat>)")
+	fl.StringVar(&a.Branch, "branch", "", "with --worktree: the branch (default cotal/<seat>; an existing one is checked out)")
+	fl.StringVar(&a.Base, "base", "", "with --worktree: the ref a new branch starts from (default HEAD)")
 	fl.StringVar(&on, "on", "", "spawn on this manager instance")
 	fl.BoolVarP(&detach, "detach", "d", false, "return once the manager accepted")
 	fl.BoolVar(&asJSON, "json", false, "print as JSON")
+	fl.DurationVar(&readiness, "readiness", 0, "how long this seat has to come up before the spawn reads uncertain (default: its persona's readiness:, else the manager's)")
 	fl.DurationVar(&followFor, "follow-margin", 10*time.Second, "how long past the readiness bound to wait for the outcome")
 	return cmd
 }
@@ -86,16 +95,16 @@ the acceptance.`,
 // token or is taken) exits 2, anything else 1; either way nothing was
 // started.
 func spawnRefused(persona string, err error) error {
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
 		return err
 	}
 	msg := fmt.Errorf("cannot spawn %s: %s; nothing was started", persona, strings.TrimSuffix(e.Message, "."))
 	switch e.Code {
-	case ep.CodeBadRequest, ep.CodeNotFound, ep.CodeFailedPrecondition, ep.CodeAlreadyExists:
+	case proto.CodeBadRequest, proto.CodeNotFound, proto.CodeFailedPrecondition, proto.CodeAlreadyExists:
 		return usage(msg)
 	}
-	if e.EffectiveOutcome() == ep.Unknown {
+	if e.EffectiveOutcome() == proto.Unknown {
 		return fmt.Errorf("cannot tell whether %s was spawned: %s; see `cotal ps`", persona, e.Message)
 	}
 	return msg

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -46,7 +47,7 @@ Exits 0 when the mesh is up and answering, 1 otherwise.`,
 					return ms, err
 				}})
 			if asJSON {
-				printJSON(g.stdout, r)
+				printJSON(g.stdout, statusJSON(g, r))
 			} else {
 				printStatus(g.stdout, r)
 			}
@@ -80,6 +81,13 @@ func printStatus(w io.Writer, r host.Status) {
 	}
 	if r.URL != "" {
 		say("  url        %s", r.URL)
+	}
+	if pr := r.Preserved; pr != nil {
+		next := "the next up resumes them; up --fresh discards them"
+		if !pr.Ready {
+			next = "NOT READY (its down did not finish): the next up discards them"
+		}
+		say("  preserved  %d seat(s) %s ago: %s; %s", len(pr.Seats), render.Age(time.Now(), pr.Written), strings.Join(pr.Seats, ", "), next)
 	}
 	if r.BrokerFileError != "" {
 		say("  broker.json DAMAGED: %s", r.BrokerFileError)

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"fmt"
-	"text/tabwriter"
-
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/manifest/apply"
 )
@@ -39,20 +37,7 @@ unrevoked, so agents the file does not name are listed too.`,
 			if asJSON {
 				return g.resultJSON(map[string]any{"space": m.Space, "manifest": m.Path, "rows": rows})
 			}
-			tw := tabwriter.NewWriter(g.stdout, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "WHO\tAGENT\tREAD (FILE)\tREAD (MESH)\tPOST (FILE)\tPOST (MESH)\tSTATE")
-			side := func(r *manifest.Rights) (string, string) {
-				if r == nil {
-					return "-", "-"
-				}
-				return manifest.List(r.Read), manifest.List(r.Post)
-			}
-			for _, r := range rows {
-				fr, fp := side(r.File)
-				mr, mp := side(r.Mesh)
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Who, dash(r.Agent), fr, mr, fp, mp, r.State)
-			}
-			return tw.Flush()
+			return clirender.Topology(g.stdout, rows)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the manifest (default: cotal.yaml here or in the nearest folder above)")

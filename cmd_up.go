@@ -27,7 +27,9 @@ type upFlags struct {
 	verbose     bool
 	timeout     time.Duration
 	maxSessions int
+	readiness   time.Duration // a spawned seat's readiness bound; 0: its harness's
 	json        bool
+	fresh       bool      // discard a preserved inventory instead of resuming it
 	ff          fileFlags // -f: the mesh a manifest describes
 	urls        []string  // --url: an existing NATS server or cluster
 }
@@ -43,14 +45,10 @@ func (f *upFlags) check() error {
 	if err := checkExternal(f); err != nil {
 		return err
 	}
-	return checkMaxSessions(f.maxSessions)
-}
-
-func checkMaxSessions(n int) error {
-	if n < 1 {
-		return usagef("--max-sessions %d: the manager needs room for at least 1 attach session", n)
+	if err := checkReadiness(f.readiness); err != nil {
+		return err
 	}
-	return nil
+	return checkMaxSessions(f.maxSessions)
 }
 
 func newUpCmd(g *globals) *cobra.Command {
@@ -71,7 +69,9 @@ you run (JetStream on) and no broker is started: streams get min(3, cluster
 size) replicas. With auth, the servers must first trust the space: see
 "cotal broker config".
 
-If the space is already running, up says so and exits 0.
+If the space is already running, up says so and exits 0. Seats left in
+their keepers are taken back; seats "down --preserve-state" preserved are
+resumed (--fresh discards them, naming them).
 
 With -f FILE, up applies a manifest (cotal.yaml) instead: it starts the
 file's space in the background when none runs, then writes its registry,
@@ -88,7 +88,9 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "with --detach: how long to wait for the mesh to be ready")
 	fl.BoolVar(&f.json, "json", false, "with --detach: print the started (or running) mesh as JSON")
 	fl.IntVar(&f.maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
+	fl.DurationVar(&f.readiness, "readiness", 0, readinessHelp)
 	fl.StringSliceVar(&f.urls, "url", nil, "run the mesh on an existing NATS server or cluster with JetStream (`nats://a,nats://b,...`), starting no broker; --creds names the credential it connects with")
+	fl.BoolVar(&f.fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	addUpFileFlags(cmd, &f.ff)
 	return cmd
 }
@@ -104,11 +106,16 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	if err != nil {
 		return err
 	}
+	if f.fresh {
+		if err := discardPreserved(g); err != nil {
+			return err
+		}
+	}
 	if f.detach && os.Getenv(envDetachedChild) == "" {
 		return upDetached(ctx, g, p, f)
 	}
 	h, err := host.Start(ctx, host.Config{Data: data, Paths: p, Open: f.open, Sync: f.sync, Log: g.stderr, Verbose: f.verbose, MaxSessions: f.maxSessions,
-		Servers: f.urls, Creds: externalCreds(g, f)})
+		Readiness: f.readiness, Servers: f.urls, Creds: externalCreds(g, f)})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(g.stdout, running.Error())
@@ -146,7 +153,7 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 // upDetached runs `cotal up` as a background process and reports it once
 // it is ready, or says the space already runs.
 func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) error {
-	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync, "--max-sessions", strconv.Itoa(f.maxSessions)}
+	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", f.sync, "--max-sessions", strconv.Itoa(f.maxSessions), "--readiness", f.readiness.String()}
 	if f.open {
 		args = append(args, "--open")
 	}
@@ -234,7 +241,7 @@ in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
 seats asks for a second Ctrl-C before stopping them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkMaxSessions(maxSessions); err != nil {
+			if err := errors.Join(checkMaxSessions(maxSessions), checkReadiness(readiness)); err != nil {
 				return err
 			}
 			t, err := g.resolveTarget()
@@ -258,7 +265,7 @@ seats asks for a second Ctrl-C before stopping them.`,
 	}
 	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
 	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
-	cmd.Flags().DurationVar(&readiness, "readiness", seat.DefaultReadiness, "how long a spawned seat has to come up before its goal is uncertain")
+	cmd.Flags().DurationVar(&readiness, "readiness", 0, readinessHelp)
 	cmd.Flags().IntVar(&maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions this manager serves at once")
 	return cmd
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/manifest/apply"
@@ -98,7 +99,7 @@ func runUpFile(ctx context.Context, g *globals, f *upFlags) error {
 			return err
 		}
 	} else {
-		printOutcome(g, m, plan, out)
+		clirender.Outcome(g.stdout, g.stderr, m, plan, out)
 	}
 	if len(out.Failed) > 0 {
 		return exitError{exitFail}
@@ -109,45 +110,13 @@ func runUpFile(ctx context.Context, g *globals, f *upFlags) error {
 // confirmRestarts asks the person, at a terminal, whether to restart the
 // seats whose launch changed; without a terminal they wait for --apply.
 func confirmRestarts(g *globals, plan *manifest.Plan) bool {
-	var seats []string
-	for _, s := range plan.Steps {
-		if s.Action == manifest.Restart {
-			seats = append(seats, s.Seats...)
-		}
-	}
+	seats := clirender.Restarts(plan)
 	if len(seats) == 0 || !interactive(g) {
 		return false
 	}
 	fmt.Fprintf(g.stdout, "the launch of %s changed; restart them now? [y/N] ", strings.Join(seats, ", "))
 	line, _ := bufio.NewReader(g.stdin).ReadString('\n')
-	return strings.EqualFold(strings.TrimSpace(line), "y") || strings.EqualFold(strings.TrimSpace(line), "yes")
-}
-
-func printOutcome(g *globals, m *manifest.Manifest, plan *manifest.Plan, out apply.Outcome) {
-	for _, s := range out.Done {
-		for _, c := range s.Changes {
-			fmt.Fprintf(g.stdout, "  %s: %s\n", s.Agent+s.Channel, c)
-		}
-	}
-	for n, path := range out.Creds {
-		if path != "" {
-			fmt.Fprintf(g.stdout, "creds of %s: %s (0600)\n", n, path)
-		}
-	}
-	for _, s := range out.Waiting {
-		fmt.Fprintf(g.stdout, "waiting: %s\n", s.Line())
-	}
-	for _, n := range plan.Notes {
-		fmt.Fprintf(g.stdout, "note: %s\n", n)
-	}
-	switch {
-	case len(out.Failed) > 0:
-		fmt.Fprintf(g.stderr, "cotal: %d step(s) failed; `cotal plan -f %s` shows what is left\n", len(out.Failed), m.Path)
-	case len(out.Done) == 0 && len(out.Waiting) == 0:
-		fmt.Fprintf(g.stdout, "space %s is as %s says: nothing changed\n", m.Space, m.Path)
-	default:
-		fmt.Fprintf(g.stdout, "space %s applied from %s\n", m.Space, m.Path)
-	}
+	return clirender.YesNo(line)
 }
 
 // downJSONFile is `cotal down -f --json`.

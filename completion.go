@@ -2,14 +2,13 @@ package main
 
 import (
 	"context"
-	"slices"
-	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/seat"
@@ -40,7 +39,7 @@ func addCompletions(root *cobra.Command, g *globals) {
 	}
 	for path, fn := range args {
 		if c, _, err := root.Find(strings.Fields(path)); err == nil && c != root {
-			c.ValidArgsFunction = firstArg(fn)
+			c.ValidArgsFunction = cliargs.FirstArg(fn)
 		}
 	}
 	flags := []struct {
@@ -63,40 +62,10 @@ func addCompletions(root *cobra.Command, g *globals) {
 	}
 }
 
-// firstArg completes a command's first argument with fn and nothing after
-// it: what follows is free text.
-func firstArg(fn cobra.CompletionFunc) cobra.CompletionFunc {
-	return func(c *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		if len(args) > 0 {
-			return nil, cobra.ShellCompDirectiveNoFileComp
-		}
-		return fn(c, args, toComplete)
-	}
-}
-
-// names makes a completion function of a lookup: it runs with the flags
-// of the command line being completed, within completeTimeout, and offers
-// the names that start with what was typed; it offers no files.
+// names makes a completion function of a lookup (cliargs.Names): it runs
+// with the flags of the command line being completed.
 func names(g *globals, lookup func(context.Context, *globals) []string) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		ctx, cancel := context.WithTimeout(context.Background(), completeTimeout)
-		defer cancel()
-		found := make(chan []string, 1)
-		go func() { found <- lookup(ctx, g) }()
-		var all []string
-		select {
-		case all = <-found:
-		case <-ctx.Done(): // whatever still runs ends with the process
-		}
-		var out []cobra.Completion
-		for _, n := range all {
-			if strings.HasPrefix(n, toComplete) && !slices.Contains(out, n) {
-				out = append(out, n)
-			}
-		}
-		sort.Strings(out)
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
+	return cliargs.Names(completeTimeout, func(ctx context.Context) []string { return lookup(ctx, g) })
 }
 
 // onMesh is a lookup on the mesh through a one-shot endpoint that logs

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
@@ -19,10 +20,10 @@ import (
 )
 
 // limits runs `history limit` with args and decodes its --json answer.
-func (c cli) limits(args ...string) chatLimits {
+func (c cli) limits(args ...string) clirender.ChatLimits {
 	c.t.Helper()
 	out, errOut, code := c.run(append([]string{"history", "limit", "--json"}, args...)...)
-	var l chatLimits
+	var l clirender.ChatLimits
 	if code != 0 || json.Unmarshal([]byte(out), &l) != nil {
 		c.t.Fatalf("history limit %v: exit %d\n%s%s", args, code, out, errOut)
 	}

@@ -26,6 +26,7 @@ var noJSON = map[string]string{
 	"cotal completion":            "prints a shell script",
 	"cotal send":                  "a group",
 	"cotal channels":              "a group",
+	"cotal worktree":              "a group",
 	"cotal broker":                "a group",
 	"cotal completion bash":       "prints a shell script",
 	"cotal completion zsh":        "prints a shell script",

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/goccy/go-yaml"
@@ -82,9 +83,20 @@ type Launch struct {
 	Cwd     string   // the directory it starts in
 	Inject  *bool    // agent: command: whether arrivals are typed into it; nil when not said
 	Ready   string   // ReadyMCP or ReadyOutput; "" when not said
+	// Readiness is how long a seat of it has to come up before its spawn
+	// reads uncertain; 0 when not said (the manager's, or its harness's).
+	Readiness time.Duration
 	// IdlePrompt is a command seat's idle prompt as a regular expression
 	// over its screen's last line (checked to compile); "" when not said.
 	IdlePrompt string
+	// Worktree says each seat runs in a git worktree of its own.
+	Worktree bool
+	// Setup is what a seat's fresh worktree is given before its program
+	// starts.
+	Setup Setup
+	// Budget is the tokens (in and out) a seat may spend before it needs
+	// its person; 0 for no budget.
+	Budget int64
 }
 
 // Readiness rules of a seat (key ready:).
@@ -124,7 +136,11 @@ var PersonaKeys = []PersonaKey{
 	{"cwd", "string", "the directory the seat starts in"},
 	{"inject", "bool", "agent: command: true types each message into its terminal (harnesses always get them typed; a command without it reads `cotal inbox` itself)"},
 	{"ready", "string", "mcp or output: when the seat counts as ready (default: mcp for harnesses, output for a command)"},
+	{"readiness", "duration", fmt.Sprintf("how long a seat has to come up before its spawn reads uncertain, like 90s or 3m (%s to %s; default: the manager's --readiness, else 30s, 3m for opencode)", MinReadiness, MaxReadiness)},
 	{"idlePrompt", "string", "agent: command: a regular expression its screen's last line matches at its idle prompt; messages are typed in only then"},
+	{"worktree", "bool", "true runs each seat in a git worktree of its own (.cotal/worktrees/<seat>, branch cotal/<seat>)"},
+	{"setup", "map", "for a seat's fresh worktree: copy: files copied from the main checkout (.env); run: a shell command run in it first"},
+	{"budget", "integer", "tokens (in and out) a seat may spend before it shows in NEEDS YOU"},
 }
 
 // Line returns the line of the file on which key was written, and false
@@ -364,6 +380,8 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 			if err == nil && a.Launch.Ready != ReadyMCP && a.Launch.Ready != ReadyOutput {
 				err = p.errf(kl, "ready %q is not %s or %s", a.Launch.Ready, ReadyMCP, ReadyOutput)
 			}
+		case "readiness":
+			a.Launch.Readiness, err = p.readiness(kl, mv.Value)
 		case "idlePrompt":
 			a.Launch.IdlePrompt, err = p.str(key, kl, mv.Value)
 			if err == nil && a.Launch.IdlePrompt != "" {
@@ -371,6 +389,15 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 					err = p.errf(kl, "idlePrompt %q is not a regular expression: %v", a.Launch.IdlePrompt, rerr)
 				}
 			}
+		case "worktree":
+			var b *bool
+			if b, err = p.boolean(key, kl, mv.Value); b != nil {
+				a.Launch.Worktree = *b
+			}
+		case "setup":
+			a.Launch.Setup, err = p.setup(kl, mv.Value)
+		case "budget":
+			a.Launch.Budget, err = p.budget(kl, mv.Value)
 		default:
 			// Any other key is kept as metadata, unless it is a typo of a
 			// key that means something: a misspelt allowPublish must not
@@ -384,6 +411,28 @@ func (p *agentParser) fields(a *AgentFile, m *ast.MappingNode) error {
 		}
 	}
 	return nil
+}
+
+// Bounds of a readiness an agent file or a spawn may ask for.
+const (
+	MinReadiness = time.Second
+	MaxReadiness = time.Hour
+)
+
+// readiness reads a duration like 90s or 3m, within the bounds.
+func (p *agentParser) readiness(kl int, n ast.Node) (time.Duration, error) {
+	s, err := p.str("readiness", kl, n)
+	if err != nil || s == "" {
+		return 0, err
+	}
+	d, perr := time.ParseDuration(s)
+	if perr != nil {
+		return 0, p.errf(kl, "readiness %q is not a duration like 90s or 3m", s)
+	}
+	if d < MinReadiness || d > MaxReadiness {
+		return 0, p.errf(kl, "readiness %s is outside %s to %s", d, MinReadiness, MaxReadiness)
+	}
+	return d, nil
 }
 
 // str reads a scalar as the text written; null reads as "".

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -353,6 +354,10 @@ func TestAgentFileLaunchKeysAreTyped(t *testing.T) {
 		{"env list", "env: [A=1]", "env must be a map of NAME: value lines, not a list"},
 		{"env nested", "env:\n  A: [1]", "env A must be a string, not a list"},
 		{"cwd map", "cwd: {a: b}", "cwd must be a string, not a map"},
+		{"readiness number", "readiness: 90", `readiness "90" is not a duration like 90s or 3m`},
+		{"readiness short", "readiness: 10ms", "readiness 10ms is outside 1s to 1h0m0s"},
+		{"readiness long", "readiness: 2h", "readiness 2h0m0s is outside 1s to 1h0m0s"},
+		{"readiness list", "readiness: [3m]", "readiness must be a string, not a list"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "seat.md")
@@ -372,7 +377,7 @@ func TestAgentFileLaunchKeysAreTyped(t *testing.T) {
 	}
 
 	path := filepath.Join(t.TempDir(), "seat.md")
-	body := "---\nname: seat\nagent: command\ncommand: sh\nargs: [\"-c\", \"echo $A\", 3]\nenv:\n  B: two\n  A: 1\ncwd: /tmp\ninject: true\nready: mcp\n---\n"
+	body := "---\nname: seat\nagent: command\ncommand: sh\nargs: [\"-c\", \"echo $A\", 3]\nenv:\n  B: two\n  A: 1\ncwd: /tmp\ninject: true\nready: mcp\nreadiness: 2m30s\n---\n"
 	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -382,7 +387,7 @@ func TestAgentFileLaunchKeysAreTyped(t *testing.T) {
 	}
 	l := a.Launch
 	if l.Command != "sh" || !reflect.DeepEqual(l.Args, []string{"-c", "echo $A", "3"}) || !reflect.DeepEqual(l.Env, []string{"A=1", "B=two"}) ||
-		l.Cwd != "/tmp" || l.Inject == nil || !*l.Inject || l.Ready != config.ReadyMCP {
+		l.Cwd != "/tmp" || l.Inject == nil || !*l.Inject || l.Ready != config.ReadyMCP || l.Readiness != 150*time.Second {
 		t.Fatalf("launch %+v", l)
 	}
 	if len(a.Meta) != 0 {

@@ -21,6 +21,7 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"./cotal join ", "stays on the mesh until Ctrl-C"},
 	{"./cotal approve ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code (TestClaudeCodeInASeat answers one)"},
 	{"./cotal deny ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code"},
+	{"./cotal bench", "measures for a minute or more; TestBenchQuickJSON runs it"},
 	{"./cotal up --detach --url ", "needs a NATS cluster the person runs (TestUpOnATrustedCluster runs this path on one the test starts)"},
 }
 

@@ -33,7 +33,7 @@ func (h *Host) followRevocations(ctx context.Context, nc *nats.Conn) error {
 		return fmt.Errorf("following revocations: %w", err)
 	}
 	h.unwatch = stop
-	if err := issue.RetireOrphanSeats(ctx, h.cfg.Paths, nc); err != nil {
+	if err := issue.RetireOrphanSeats(ctx, h.cfg.Paths, nc, h.resume.Lifecycles()); err != nil {
 		return fmt.Errorf("revoking the credentials of seats a stopped process left: %w", err)
 	}
 	return h.endRevokedWhileDown(ctx, nc)

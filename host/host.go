@@ -109,6 +109,11 @@ type Host struct {
 
 	quit quitRule
 	keep atomic.Bool // Close lets go of the seats in keepers (KeepSeatsOnClose)
+	// preserveOnClose: Close preserves the seats (PreserveSeatsOnClose).
+	preserveOnClose atomic.Bool
+	// resume is the ready inventory the manager's start resumes; nil
+	// when there is none.
+	resume *seat.Inventory
 
 	closeOnce sync.Once
 	closeErr  error
@@ -190,6 +195,9 @@ func (h *Host) startMesh(ctx context.Context) error {
 	}
 	if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open, b.MaxStore()); err != nil {
 		return fmt.Errorf("provisioning space %s: %w", cfg.Paths.Space, err)
+	}
+	if err := h.loadResume(); err != nil {
+		return err
 	}
 	if !cfg.Open {
 		if err := h.mintOperator(ctx, nc); err != nil {
@@ -322,6 +330,9 @@ func (h *Host) shutdown() error {
 	mgr, d := h.manager, h.delivery
 	h.mu.Unlock()
 	switch {
+	case mgr != nil && (h.preserveOnClose.Load() || h.preservesSeats()):
+		h.preserve(mgr)
+		_ = mgr.Close()
 	case mgr != nil && (h.keep.Load() || h.keepsSeats()):
 		if kept := mgr.Kept(); len(kept) > 0 {
 			h.logf("stopping; %d seat(s) run on in their keepers for the next up: %s", len(kept), strings.Join(kept, ", "))

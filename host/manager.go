@@ -28,7 +28,7 @@ func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile stri
 		Minter: issue.NewSeatMinter(cfg.Paths, nc, cfg.Open), Open: cfg.Open,
 		Readiness: cfg.Readiness, MaxSessions: cfg.MaxSessions, Logf: h.logf,
 		Launcher: launcher(), RunDir: issue.RunDir(cfg.Paths), Protect: SeatProtect(cfg.Paths), SandboxSkip: cfg.SandboxSkip,
-		FloorQuiet: cfg.FloorQuiet, HookGrace: cfg.HookGrace,
+		FloorQuiet: cfg.FloorQuiet, HookGrace: cfg.HookGrace, Resume: h.resume,
 	})
 	if err != nil {
 		return err
@@ -42,6 +42,7 @@ func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile stri
 	h.mu.Lock()
 	h.manager = mgr
 	h.mu.Unlock()
+	h.resumed()
 	h.reportCustody()
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"os"
 	"syscall"
 	"time"
 
@@ -119,6 +120,18 @@ func alreadyRunning(s State) *AlreadyRunningError {
 // signalled. Stop returns the holder's pid, or ErrNotRunning. slow, when
 // set, is told once when the wait passes 2 s.
 func Stop(ctx context.Context, p config.Paths, slow func(pid int)) (int, error) {
+	// A request a killed `down --keep-seats` or `--preserve-state` left
+	// must not turn this stop into one.
+	for _, f := range []string{keepFile(p), preserveFile(p)} {
+		if err := os.Remove(f); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return 0, err
+		}
+	}
+	return stop(ctx, p, slow)
+}
+
+// stop signals the mesh to stop and waits until it let go of its store.
+func stop(ctx context.Context, p config.Paths, slow func(pid int)) (int, error) {
 	s, err := Probe(p)
 	if err != nil {
 		return 0, err

@@ -160,9 +160,12 @@ func (h *seatHost) alive() bool {
 // RetireOrphanSeats revokes the credentials of seats whose hosting process
 // is gone (a crash, a kill): no seat holds them any more, only whoever
 // copied one. Without this, the names of a crashed mesh's seats would stay
-// taken.
-func RetireOrphanSeats(ctx context.Context, p config.Paths, nc *nats.Conn) error {
-	recs, err := liveMinted(p, func(r mintedRecord) bool { return r.Seat != nil && !r.Seat.alive() })
+// taken. A lifecycle keep names (a seat of a ready preserved inventory,
+// to be resumed) is left as it is; keep may be nil.
+func RetireOrphanSeats(ctx context.Context, p config.Paths, nc *nats.Conn, keep func(wire.Principal, string) bool) error {
+	recs, err := liveMinted(p, func(r mintedRecord) bool {
+		return r.Seat != nil && !r.Seat.alive() && (keep == nil || !keep(r.Principal, r.UID))
+	})
 	if err != nil || len(recs) == 0 {
 		return err
 	}

@@ -37,6 +37,11 @@ type Resolved struct {
 	Inject         *bool    `json:"inject,omitempty"`
 	Ready          string   `json:"ready,omitempty"`
 	IdlePrompt     string   `json:"idlePrompt,omitempty"`
+	ReadinessMs    int64    `json:"readinessMs,omitempty"`
+	Worktree       bool     `json:"worktree,omitempty"`
+	SetupRun       string   `json:"setupRun,omitempty"`
+	SetupCopy      []string `json:"setupCopy,omitempty"`
+	Budget         int64    `json:"budget,omitempty"`
 	Capabilities   []string `json:"capabilities"`
 	Subscribe      []string `json:"subscribe"`
 	AllowSubscribe wire.ACL `json:"allowSubscribe"`
@@ -54,6 +59,8 @@ func (a *Agent) Resolve() Resolved {
 	}
 	if f := a.file; f != nil {
 		r.Inject, r.Ready, r.IdlePrompt = f.Launch.Inject, f.Launch.Ready, f.Launch.IdlePrompt
+		r.ReadinessMs = f.Launch.Readiness.Milliseconds()
+		r.Worktree, r.SetupRun, r.SetupCopy, r.Budget = f.Launch.Worktree, f.Launch.Setup.Run, f.Launch.Setup.Copy, f.Launch.Budget
 	}
 	return r
 }
@@ -69,7 +76,8 @@ func (r Resolved) AgentFile() *config.AgentFile {
 		Subscribe: slices.Clone(r.Subscribe), AllowSubscribe: slices.Clone(r.AllowSubscribe), AllowPublish: slices.Clone(r.AllowPublish),
 		Model: r.Model, Variant: r.Variant, Agent: h, Capabilities: slices.Clone(r.Capabilities),
 		Launch: config.Launch{Command: r.Command, Args: slices.Clone(r.Args), Env: slices.Clone(r.Env), Cwd: r.Cwd,
-			Inject: r.Inject, Ready: r.Ready, IdlePrompt: r.IdlePrompt},
+			Inject: r.Inject, Ready: r.Ready, IdlePrompt: r.IdlePrompt, Readiness: time.Duration(r.ReadinessMs) * time.Millisecond, Worktree: r.Worktree,
+			Setup: config.Setup{Run: r.SetupRun, Copy: slices.Clone(r.SetupCopy)}, Budget: r.Budget},
 		Prompt: r.Instructions,
 	}
 }
@@ -121,6 +129,17 @@ func (r Resolved) LaunchChanges(o Resolved) []string {
 	s("prompt", r.Prompt, o.Prompt)
 	s("ready", r.Ready, o.Ready)
 	s("idlePrompt", r.IdlePrompt, o.IdlePrompt)
+	if r.ReadinessMs != o.ReadinessMs {
+		out = append(out, fmt.Sprintf("readiness: %s -> %s", time.Duration(r.ReadinessMs)*time.Millisecond, time.Duration(o.ReadinessMs)*time.Millisecond))
+	}
+	s("setup run", r.SetupRun, o.SetupRun)
+	l("setup copy", r.SetupCopy, o.SetupCopy)
+	if r.Worktree != o.Worktree {
+		out = append(out, fmt.Sprintf("worktree: %t -> %t", r.Worktree, o.Worktree))
+	}
+	if r.Budget != o.Budget {
+		out = append(out, fmt.Sprintf("budget: %d -> %d", r.Budget, o.Budget))
+	}
 	if (r.Inject == nil) != (o.Inject == nil) || r.Inject != nil && *r.Inject != *o.Inject {
 		out = append(out, "inject changed")
 	}

@@ -3,7 +3,6 @@ package mesh_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/bench"
 	"github.com/cotal-go/cotal/mesh"
 )
 
@@ -27,13 +27,9 @@ func (l latencies) report(b *testing.B) {
 	if len(l) == 0 {
 		return
 	}
-	slices.Sort(l)
-	pct := func(p float64) float64 {
-		i := int(float64(len(l)-1) * p)
-		return float64(l[i].Microseconds())
-	}
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
+	st := bench.Percentiles(l) // as cotal bench reports them
+	b.ReportMetric(st.P50, "p50-µs")
+	b.ReportMetric(st.P99, "p99-µs")
 	b.ReportMetric(0, "ns/op") // the percentiles are the figure
 }
 

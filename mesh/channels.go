@@ -104,10 +104,11 @@ func (e *Endpoint) Join(ctx context.Context, channel string) (JoinResult, error)
 	e.joined = append(e.joined, j)
 	e.mu.Unlock()
 	res.Joined = true
-	// Replay is for a joiner, not a returning reader: a one-shot command
+	// Replay is for a joiner, not a returning reader (a seat taken back or
+	// resumed reads on where it stood): a one-shot command
 	// backfills only when it takes a new hold (the next one reconnects to
 	// it), and never for a live channel it will read again next time.
-	replay := eff.Replay && wire.IsConcrete(channel) && (!e.opts.OneShot || (res.Durable && !j.existing))
+	replay := eff.Replay && wire.IsConcrete(channel) && !e.opts.Returning && (!e.opts.OneShot || (res.Durable && !j.existing))
 	if replay {
 		// Under a durable hold, posts after its join cursor come as
 		// stored copies: history only covers what came before.

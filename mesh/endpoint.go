@@ -89,6 +89,12 @@ type Options struct {
 	// then sees its own posts too, and tells them apart by id.
 	Echoes bool
 
+	// Returning says this lifecycle read its channels here before (a seat
+	// taken back from its keeper, or resumed after `down
+	// --preserve-state`): its joins backfill no history, since what it
+	// has not read yet comes as stored copies of its durable holds.
+	Returning bool
+
 	// Act names the identity a trusted connection (Conn) acts for: a
 	// seat's connector in the manager, an agent's host in the delivery
 	// service. The broker does not restrict such a connection, so the

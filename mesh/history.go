@@ -3,10 +3,13 @@ package mesh
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -110,3 +113,21 @@ func (e *Endpoint) history(ctx context.Context, channel string, limit int, since
 // backfillTimeout bounds a join's history read: a slow service costs the
 // joiner its backfill, never its join.
 const backfillTimeout = 5 * time.Second
+
+// ReadHistory is History for a person at the CLI: a channel outside the
+// read ACL, or one the delivery endpoint refuses, is "not allowed to read
+// #channel" with the reason.
+func (e *Endpoint) ReadHistory(ctx context.Context, channel string, limit int) ([]HistoryItem, bool, error) {
+	if acl := e.AllowSubscribe(); !acl.Covers(channel) {
+		list := "(none)"
+		if len(acl) > 0 {
+			list = strings.Join(acl, ", ")
+		}
+		return nil, false, fmt.Errorf("not allowed to read #%s: it is outside your read ACL (%s)", channel, list)
+	}
+	items, complete, err := e.History(ctx, channel, limit)
+	if ee := proto.AsError(err); ee != nil && ee.Code == proto.CodePermissionDenied {
+		return nil, false, fmt.Errorf("not allowed to read #%s: %s", channel, ee.Message)
+	}
+	return items, complete, err
+}

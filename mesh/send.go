@@ -449,3 +449,15 @@ func (e *Endpoint) checkMentions(ctx context.Context, names []string) error {
 	}
 	return refuse(ErrNoPeer, "unknown mention(s): %s — no such peer observed in space %q", strings.Join(unknown, ", "), e.space)
 }
+
+// BadTarget reports whether a send failed on what its sender named: no
+// such peer, an ambiguous name, no default channel, an invalid channel or
+// a wildcard target.
+func BadTarget(err error) bool {
+	for _, target := range []error{ErrNoPeer, ErrAmbiguous, ErrNoDefaultChannel, wire.ErrInvalidChannel, wire.ErrWildcardTarget} {
+		if errors.Is(err, target) {
+			return true
+		}
+	}
+	return false
+}

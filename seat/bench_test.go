@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,9 +16,11 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	"golang.org/x/sys/unix"
 
+	"github.com/cotal-go/cotal/bench"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -40,12 +41,9 @@ func (l latencies) report(b *testing.B, prefix string) {
 	if len(l) == 0 {
 		return
 	}
-	slices.Sort(l)
-	pct := func(p float64) float64 {
-		return float64(l[int(float64(len(l)-1)*p)].Microseconds())
-	}
-	b.ReportMetric(pct(0.50), prefix+"p50-µs")
-	b.ReportMetric(pct(0.99), prefix+"p99-µs")
+	st := bench.Percentiles(l) // as cotal bench reports them
+	b.ReportMetric(st.P50, prefix+"p50-µs")
+	b.ReportMetric(st.P99, prefix+"p99-µs")
 	b.ReportMetric(0, "ns/op") // the percentiles are the figure
 }
 
@@ -60,7 +58,7 @@ func BenchmarkSpawnToReady(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			goalID := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i)
-			subj, err := ep.GoalResultSubject(space, wire.ManagerEndpoint, h.caller, goalID)
+			subj, err := proto.GoalResultSubject(space, wire.ManagerEndpoint, h.caller, goalID)
 			if err != nil {
 				b.Fatal(err)
 			}

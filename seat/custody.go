@@ -18,7 +18,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/procid"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
@@ -69,7 +69,7 @@ type custodyRecord struct {
 	Harness   string         `json:"harness"`
 	Creds     string         `json:"creds,omitempty"`
 	GoalID    string         `json:"goalId,omitempty"`
-	Spawner   ep.Caller      `json:"spawner"`
+	Spawner   proto.Caller   `json:"spawner"`
 	Created   time.Time      `json:"created"`
 	LaunchDir string         `json:"launchDir"`
 	Cwd       string         `json:"cwd,omitempty"`
@@ -289,16 +289,20 @@ func (m *Manager) takeBack(dir string, rec custodyRecord) {
 		name: rec.Name, id: rec.Principal, uid: rec.UID, role: rec.Role, persona: rec.Persona, harness: rec.Harness,
 		creds: rec.Creds, goalID: rec.GoalID, spawner: rec.Spawner, created: rec.Created, launchDir: rec.LaunchDir,
 		keepDir: dir, cwd: rec.Cwd, custodyMode: CustodyKeeper, resumedAt: rec.Resumed, resumedFrom: rec.ResumedFrom,
-		state: StateStarting, hello: make(chan struct{}), wake: make(chan struct{}, 1),
+		state: StateStarting, hello: make(chan struct{}), wake: make(chan struct{}, 1), returning: true,
 	}
 	s.agent.session = rec.Session
 	s.helloOnce.Do(func() { close(s.hello) })
+	m.findTree(s)
 	m.mu.Lock()
 	m.seats[s.name] = s
 	m.mu.Unlock()
 	p, err := keptPersona(dir)
 	if err == nil {
 		s.h, err = harnessFor(p)
+		s.mu.Lock()
+		s.budget = p.Launch.Budget
+		s.mu.Unlock()
 	}
 	if x, xerr := keeper.ReadExit(dir); xerr == nil {
 		how := fmt.Sprintf("exited %d", x.Code)
@@ -389,6 +393,7 @@ func (m *Manager) settle(s *Seat, state string, at time.Time, process, why strin
 	}
 	m.retire(s)
 	m.cleanCustody(s)
+	m.endTree(s)
 }
 
 // lostKeeper handles a seat whose keeper went away while this manager held
@@ -519,6 +524,7 @@ func (m *Manager) Kept() []string {
 // held: taken back, lost, ended meanwhile. The host says it as it starts.
 type Custody struct {
 	Reattached []string
+	Resumed    []string // restarted from a preserved inventory
 	Lost       []LostSeat
 	Ended      []LostSeat // ended while no manager held them
 }
@@ -544,6 +550,8 @@ func (m *Manager) CustodyReport() Custody {
 		switch {
 		case !s.reattachedAt.IsZero():
 			c.Reattached = append(c.Reattached, s.name)
+		case !s.resumedAt.IsZero() && !s.ended():
+			c.Resumed = append(c.Resumed, s.name)
 		case s.state == StateLost:
 			c.Lost = append(c.Lost, LostSeat{Name: s.name, At: s.lostAt, Why: s.lostWhy})
 		case s.state == StateExited && s.endedHow != "":
@@ -552,6 +560,7 @@ func (m *Manager) CustodyReport() Custody {
 		s.mu.Unlock()
 	}
 	sort.Strings(c.Reattached)
+	sort.Strings(c.Resumed)
 	sort.Slice(c.Lost, func(i, j int) bool { return c.Lost[i].Name < c.Lost[j].Name })
 	sort.Slice(c.Ended, func(i, j int) bool { return c.Ended[i].Name < c.Ended[j].Name })
 	return c
@@ -570,6 +579,8 @@ func CustodyOf(rows []client.CensusRow) Custody {
 			c.Ended = append(c.Ended, LostSeat{Name: r.Name, At: time.UnixMilli(r.ExitedMs), Why: r.Process})
 		case r.ReattachedMs != 0:
 			c.Reattached = append(c.Reattached, r.Name)
+		case r.ResumedMs != 0 && r.State != StateExited && r.State != StateLost:
+			c.Resumed = append(c.Resumed, r.Name)
 		}
 	}
 	return c
@@ -582,6 +593,9 @@ func (c Custody) Lines() []string {
 	var out []string
 	if len(c.Reattached) > 0 {
 		out = append(out, fmt.Sprintf("took back %d seat(s) from their keepers: %s", len(c.Reattached), strings.Join(c.Reattached, ", ")))
+	}
+	if len(c.Resumed) > 0 {
+		out = append(out, fmt.Sprintf("resumed %d seat(s) that `down --preserve-state` preserved: %s", len(c.Resumed), strings.Join(c.Resumed, ", ")))
 	}
 	for _, l := range c.Lost {
 		out = append(out, fmt.Sprintf("seat %s was lost (%s): %s", l.Name, l.At.Local().Format(at), l.Why))

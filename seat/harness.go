@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/seat/client"
@@ -33,6 +34,28 @@ func readiness(p *Persona) string {
 		return ReadyOutput
 	}
 	return ReadyMCP
+}
+
+// OpencodeReadiness is opencode's own readiness bound: a Bun program that
+// loads its provider catalogue at start, it was seen taking 30 s to near
+// 2 min to connect its MCP client on a loaded two-core machine.
+const OpencodeReadiness = 3 * time.Minute
+
+// readinessBound is how long a seat has to come up before its spawn reads
+// uncertain: the spawn's ask, else its persona's readiness:, else the
+// manager's --readiness, else its harness's (30 s; 3 min for opencode).
+func readinessBound(asked time.Duration, p *Persona, manager time.Duration) time.Duration {
+	switch {
+	case asked > 0:
+		return asked
+	case p.Launch.Readiness > 0:
+		return p.Launch.Readiness
+	case manager > 0:
+		return manager
+	case p.Harness == "opencode":
+		return OpencodeReadiness
+	}
+	return DefaultReadiness
 }
 
 // harness is how the manager drives one kind of seat program. The core

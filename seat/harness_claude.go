@@ -8,7 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/transcript"
 )
 
 // Claude Code in a seat. The manager gives each claude seat a settings
@@ -133,6 +135,7 @@ type claudeHookInput struct {
 	Message          string          `json:"message"`
 	StopHookActive   bool            `json:"stop_hook_active"`
 	AgentID          string          `json:"agent_id"`
+	TranscriptPath   string          `json:"transcript_path"`
 }
 
 func (c claudeHarness) hook(h *hookCall) (client.HookReply, error) {
@@ -141,6 +144,7 @@ func (c claudeHarness) hook(h *hookCall) (client.HookReply, error) {
 		return client.HookReply{}, fmt.Errorf("its input is not Claude Code's hook JSON: %v", err)
 	}
 	event, src := h.begin(in.Event, in.SessionID)
+	h.readTranscript(transcript.Claude, in.TranscriptPath)
 	switch event {
 	case "SessionStart":
 		// Started, resumed, cleared or compacted: its turn has not begun,
@@ -254,7 +258,7 @@ const maxLabel = 160
 
 // oneLabel is s on one line, at most maxLabel characters.
 func oneLabel(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
+	s = strings.Join(strings.Fields(wire.Inert(s)), " ")
 	if utf8.RuneCountInString(s) > maxLabel {
 		r := []rune(s)
 		s = string(r[:maxLabel-1]) + "…"

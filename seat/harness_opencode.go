@@ -129,7 +129,7 @@ func (o opencodeHarness) hook(h *hookCall) (client.HookReply, error) {
 		h.report(agentReport{state: client.AgentWorking, source: src})
 	case "Permission":
 		h.confirm()
-		what := "approve " + oneLabel(capitalized(in.Permission)+"("+strings.Join(in.Patterns, " ")+")")
+		what := opencodeAsk(in.Permission, in.Patterns)
 		return h.await(client.AskApproval, what, opencodeDecision, src)
 	case "PermissionReplied":
 		h.dismiss("it was answered")
@@ -159,6 +159,27 @@ func opencodeDecision(decision, message string) string {
 }
 
 // capitalized is bash as Bash.
+// opencodePermissions names opencode's permission kinds whose own name
+// reads badly in a person's list.
+var opencodePermissions = map[string]string{
+	"external_directory": "Outside its directory",
+	"doom_loop":          "Repeated tool call",
+	"webfetch":           "WebFetch",
+	"websearch":          "WebSearch",
+	"codesearch":         "CodeSearch",
+	"todowrite":          "TodoWrite",
+}
+
+// opencodeAsk is what an opencode permission request asks of a person, as
+// NEEDS YOU lists it: "approve Bash(touch x)".
+func opencodeAsk(permission string, patterns []string) string {
+	kind, ok := opencodePermissions[permission]
+	if !ok {
+		kind = capitalized(strings.ReplaceAll(permission, "_", " "))
+	}
+	return "approve " + oneLabel(kind+"("+strings.Join(patterns, " ")+")")
+}
+
 func capitalized(s string) string {
 	if s == "" {
 		return s

@@ -98,3 +98,24 @@ func TestOpencodeScreenRule(t *testing.T) {
 		}
 	}
 }
+
+// TestOpencodeAskReadsAsAQuestion: opencode's permission kinds are named
+// for a person ("approve External_directory(/x/*)" read as a typo).
+func TestOpencodeAskReadsAsAQuestion(t *testing.T) {
+	for _, c := range []struct {
+		kind     string
+		patterns []string
+		want     string
+	}{
+		{"bash", []string{"touch run-oc"}, "approve Bash(touch run-oc)"},
+		{"external_directory", []string{"/x/*"}, "approve Outside its directory(/x/*)"},
+		{"edit", []string{"a.go", "b.go"}, "approve Edit(a.go b.go)"},
+		{"some_new_kind", nil, "approve Some new kind()"},
+		{"bash", []string{"ls [a-z]*"}, "approve Bash(ls [a-z]*)"},
+		{"bash", []string{"rm -rf /\x1b[2J"}, `approve Bash(rm -rf /\x1b[2J)`},
+	} {
+		if got := opencodeAsk(c.kind, c.patterns); got != c.want {
+			t.Errorf("%s %q: %q, want %q", c.kind, c.patterns, got, c.want)
+		}
+	}
+}

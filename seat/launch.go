@@ -45,7 +45,10 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
-	args = append(hargs, args...)
+	path, args := s.setupArgs(p.Path, append(append(slices.Clone(s.argvPre), hargs...), args...))
+	lp := *p
+	lp.Path = path
+	p = &lp
 	env := withCotalOnPath(append(base, henv...), m.cotalBinary())
 	if m.custody() {
 		proc, err := m.startKept(ctx, s, p, args, env, cwd)
@@ -132,9 +135,11 @@ func (m *Manager) prepare(s *Seat) (string, error) {
 				return "", err
 			}
 		}
-		protect = []string{filepath.Dir(dir), keeper.Root(m.opts.RunDir)}
-		if err := privateDir(keeper.Root(m.opts.RunDir)); err != nil {
-			return "", err
+		protect = []string{filepath.Dir(dir), keeper.Root(m.opts.RunDir), ControlDir(m.opts.RunDir)}
+		for _, d := range protect[1:] {
+			if err := privateDir(d); err != nil {
+				return "", err
+			}
 		}
 	}
 	s.launchDir = dir

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/pty"
@@ -75,6 +76,9 @@ type Options struct {
 	// HookGrace is how long a harness's hook may take to say it wrote
 	// what it handed over before the items go back; 0: 15 s.
 	HookGrace time.Duration
+	// Readiness is how long a spawned seat has to come up before its
+	// goal reads uncertain, unless its spawn or persona says; 0: its
+	// harness's (readinessBound).
 	Readiness time.Duration
 	Settle    time.Duration
 	MaxSeats  int
@@ -99,6 +103,9 @@ type Options struct {
 	// NoCustody keeps seats in this process instead of in keepers of
 	// their own (custody.go): they end with it.
 	NoCustody bool
+	// Resume is a ready inventory of this instance's seats (`down
+	// --preserve-state`): Start restarts them under their lifecycles.
+	Resume *Inventory
 	// KeepRing bounds the output a keeper keeps while no manager holds
 	// its seat; 0: keeper.DefaultRing.
 	KeepRing int
@@ -121,6 +128,8 @@ type Manager struct {
 	// they sweep the seats: a seat whose process starts after the sweep
 	// is stopped (or let go of) by its own launch instead (adopt).
 	closing string
+	// fenced is set by Preserve: every spawn is refused from then on.
+	fenced bool
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -130,9 +139,6 @@ type Manager struct {
 // New prepares a manager: it loads (or creates) its instance id, refusing
 // a malformed id file by name.
 func New(opts Options) (*Manager, error) {
-	if opts.Readiness == 0 {
-		opts.Readiness = DefaultReadiness
-	}
 	if opts.Settle == 0 {
 		opts.Settle = DefaultSettle
 	}
@@ -174,6 +180,7 @@ func New(opts Options) (*Manager, error) {
 // then CAS-increments the epoch, writes the registration and serves.
 func (m *Manager) Start(ctx context.Context) error {
 	m.reattach()
+	m.resume()
 	if err := m.server.Start(ctx); err != nil {
 		return err
 	}
@@ -296,7 +303,7 @@ func (m *Manager) logf(format string, args ...any) {
 }
 
 // seat finds a seat by name.
-func (m *Manager) seat(name string) (*Seat, *ep.Error) {
+func (m *Manager) seat(name string) (*Seat, *proto.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.seats[name]
@@ -306,14 +313,14 @@ func (m *Manager) seat(name string) (*Seat, *ep.Error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, ep.Refuse(ep.CodeNotFound, "no seat %q on manager %s (seats: %v)", name, m.iid, names)
+		return nil, proto.Refuse(proto.CodeNotFound, "no seat %q on manager %s (seats: %v)", name, m.iid, names)
 	}
 	return s, nil
 }
 
 // seatOf finds the seat a self-mode caller is: the broker vouches for the
 // caller's owner, actor and lifecycle uid through the subject.
-func (m *Manager) seatOf(c ep.Caller) (*Seat, *ep.Error) {
+func (m *Manager) seatOf(c proto.Caller) (*Seat, *proto.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.seats {
@@ -321,7 +328,7 @@ func (m *Manager) seatOf(c ep.Caller) (*Seat, *ep.Error) {
 			return s, nil
 		}
 	}
-	return nil, ep.Refuse(ep.CodeNotFound, "%s is not a seat of manager %s", c.ID(), m.iid)
+	return nil, proto.Refuse(proto.CodeNotFound, "%s is not a seat of manager %s", c.ID(), m.iid)
 }
 
 // retire revokes an exited seat's credential; a failure is logged, and the

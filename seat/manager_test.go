@@ -10,8 +10,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -60,7 +62,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 		t.Fatalf("succeeded data %s (%v)", res.Data, err)
 	}
 	// Another caller has no goal of that id: goal-result is scoped to the spawner.
-	other := h.client(h.op, ep.Caller{Owner: "local", Actor: "someone_else", UID: wire.NewLifecycleUID()})
+	other := h.client(h.op, proto.Caller{Owner: "local", Actor: "someone_else", UID: wire.NewLifecycleUID()})
 	if _, found, err := other.GoalResult(ctxT(t), wire.ManagerEndpoint, acc.GoalID, ep.On(h.iid)); err != nil || found {
 		t.Fatalf("another caller read the spawner's goal: found=%v err=%v", found, err)
 	}
@@ -103,7 +105,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 	if r.Process == "running" {
 		t.Fatalf("ps after despawn: %+v", r)
 	}
-	if _, err := mgr(h.c).Input(ctxT(t), client.Seat{Name: "shell", Manager: h.iid}, "echo late", true); errCode(t, err).Code != ep.CodeFailedPrecondition {
+	if _, err := mgr(h.c).Input(ctxT(t), client.Seat{Name: "shell", Manager: h.iid}, "echo late", true); errCode(t, err).Code != proto.CodeFailedPrecondition {
 		t.Fatalf("input to an exited seat: %v, want failed-precondition", err)
 	}
 }
@@ -177,7 +179,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 		t.Fatalf("back-to-back unpinned spawns named %s and %s, want shell and shell_2", first.Name, second.Name)
 	}
 	// Nor may a pinned spawn take it in that window.
-	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != ep.CodeAlreadyExists {
+	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != proto.CodeAlreadyExists {
 		t.Fatalf("pinned spawn onto a seat being launched: %v, want already-exists", err)
 	}
 	// Spawns at once each get a name of their own.
@@ -214,7 +216,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 	before := seatNames(ps(t, h.c, h.iid))
 	_, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell"})
 	e := errCode(t, err)
-	if e.Code != ep.CodeAlreadyExists || e.EffectiveOutcome() != ep.NotExecuted {
+	if e.Code != proto.CodeAlreadyExists || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("pinned spawn onto a live name: %v (%s), want already-exists not-executed", e, e.EffectiveOutcome())
 	}
 	if after := seatNames(ps(t, h.c, h.iid)); strings.Join(after, ",") != strings.Join(before, ",") {
@@ -232,5 +234,69 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 	}
 	if res := goal(t, h.c, h.iid, again.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("pinned respawn: %s %+v", res.State, res.Error)
+	}
+}
+
+// TestReadinessIsTheSpawnsThenThePersonasThenTheManagers: a seat that
+// draws after 2 s is uncertain under the manager's 1.5 s bound, and
+// ready when its spawn or its persona gives it longer; the acceptance
+// says the bound in force.
+func TestReadinessIsTheSpawnsThenThePersonasThenTheManagers(t *testing.T) {
+	h := startMesh(t, 1500*time.Millisecond)
+	late := []string{"-c", "sleep 2; echo late; exec sleep 30"}
+	h.persona("hurried", "sh", late, nil)
+	h.personaText("patient", "---\nname: patient\nagent: command\ncommand: sh\nargs: [\"-c\", \"sleep 2; echo late; exec sleep 30\"]\nreadiness: 20s\n---\n")
+	cases := []struct {
+		args  client.SpawnArgs
+		bound int64
+		want  string
+	}{
+		{client.SpawnArgs{Persona: "hurried"}, 1500, ep.GoalUncertain},
+		{client.SpawnArgs{Persona: "hurried", Name: "asked", ReadinessMs: 20000}, 20000, ep.GoalSucceeded},
+		{client.SpawnArgs{Persona: "patient"}, 20000, ep.GoalSucceeded},
+		{client.SpawnArgs{Persona: "patient", Name: "overruled", ReadinessMs: 1200}, 1200, ep.GoalUncertain},
+	}
+	acc := make([]client.SpawnAccepted, len(cases))
+	for i, c := range cases {
+		acc[i] = mustSpawn(t, h.c, h.iid, c.args)
+		if acc[i].ReadinessDeadlineMs != c.bound {
+			t.Errorf("%s: readinessDeadlineMs %d, want %d", acc[i].Name, acc[i].ReadinessDeadlineMs, c.bound)
+		}
+	}
+	for i, c := range cases {
+		if res := goal(t, h.c, h.iid, acc[i].GoalID, 30*time.Second); res.State != c.want {
+			t.Errorf("%s: goal %s %+v, want %s", acc[i].Name, res.State, res.Error, c.want)
+		}
+	}
+	// Past an hour is refused by the spawn's contract, nothing started.
+	if _, err := mgr(h.c).Spawn(ctxT(t), client.SpawnArgs{Persona: "hurried", Name: "forever", ReadinessMs: 3600001}, h.iid); errCode(t, err).Code != proto.CodeBadRequest {
+		t.Fatalf("a spawn asking 1h0m0.001s: %v, want bad-request", err)
+	}
+	if _, found := row(ps(t, h.c, h.iid), "forever"); found {
+		t.Fatal("a refused spawn left a seat")
+	}
+}
+
+// TestReadinessDefaultsPerHarness: with no bound said anywhere, opencode
+// (which loads its provider catalogue at start) gets its own longer bound.
+func TestReadinessDefaultsPerHarness(t *testing.T) {
+	persona := func(harness string, own time.Duration) *seat.Persona {
+		return &seat.Persona{AgentFile: &config.AgentFile{Launch: config.Launch{Readiness: own}}, Harness: harness}
+	}
+	for _, c := range []struct {
+		harness       string
+		asked, own, m time.Duration
+		want          time.Duration
+	}{
+		{"claude", 0, 0, 0, seat.DefaultReadiness},
+		{"command", 0, 0, 0, seat.DefaultReadiness},
+		{"opencode", 0, 0, 0, seat.OpencodeReadiness},
+		{"opencode", 0, 0, 45 * time.Second, 45 * time.Second},
+		{"opencode", 0, 5 * time.Minute, 45 * time.Second, 5 * time.Minute},
+		{"codex", 10 * time.Second, 5 * time.Minute, 45 * time.Second, 10 * time.Second},
+	} {
+		if got := seat.ReadinessBound(c.asked, persona(c.harness, c.own), c.m); got != c.want {
+			t.Errorf("%s asked %s persona %s manager %s: %s, want %s", c.harness, c.asked, c.own, c.m, got, c.want)
+		}
 	}
 }

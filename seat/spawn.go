@@ -13,8 +13,10 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/internal/procid"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
@@ -25,9 +27,12 @@ import (
 // one is numbered base, base_2, base_3 against every seat and spawn in
 // flight here and every name live on the mesh (another manager's seats,
 // agents started by hand). The name is reserved until the spawn resolves.
-func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool) (string, *ep.Error) {
+func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool) (string, *proto.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.fenced {
+		return "", m.fenceError()
+	}
 	taken := func(n string) bool {
 		s, ok := m.seats[n]
 		return m.reserved[n] || (ok && s.live()) || elsewhere(n) || m.opts.Minter.Reserved(n) != nil
@@ -39,17 +44,17 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 		}
 	}
 	if live >= m.opts.MaxSeats {
-		return "", ep.Refuse(ep.CodeResourceExhausted, "manager %s runs %d seats, its limit", m.iid, m.opts.MaxSeats)
+		return "", proto.Refuse(proto.CodeResourceExhausted, "manager %s runs %d seats, its limit", m.iid, m.opts.MaxSeats)
 	}
 	if why := wire.ReservedActor(base); why != "" {
-		return "", ep.Refuse(ep.CodePermissionDenied, "no seat may be named %q: %s", base, why)
+		return "", proto.Refuse(proto.CodePermissionDenied, "no seat may be named %q: %s", base, why)
 	}
 	if pinned {
 		if err := m.opts.Minter.Reserved(base); err != nil {
-			return "", ep.Refuse(ep.CodePermissionDenied, "%v", err)
+			return "", proto.Refuse(proto.CodePermissionDenied, "%v", err)
 		}
 		if taken(base) {
-			return "", ep.Refuse(ep.CodeAlreadyExists, "the name %q is taken (a live seat or an unrevoked credential holds it); stop it or pick another name", base)
+			return "", proto.Refuse(proto.CodeAlreadyExists, "the name %q is taken (a live seat or an unrevoked credential holds it); stop it or pick another name", base)
 		}
 		m.reserved[base] = true
 		return base, nil
@@ -67,13 +72,13 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 // spawner may give a role its own capabilities name (role:<r>). A seat's
 // role decides whose tasks it takes, so a spawner choosing it freely could
 // take another role's work.
-func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked string) (string, *ep.Error) {
+func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked string) (string, *proto.Error) {
 	asked = strings.ToLower(strings.TrimSpace(asked))
 	if asked == "" || asked == p.Role {
 		return p.Role, nil
 	}
 	if !wire.ValidToken(asked) {
-		return "", ep.Refuse(ep.CodeBadRequest, "role %q must be one token of a-z 0-9 _", asked)
+		return "", proto.Refuse(proto.CodeBadRequest, "role %q must be one token of a-z 0-9 _", asked)
 	}
 	rec, e := m.callerRecord(ctx, c.Caller())
 	if e != nil {
@@ -92,7 +97,7 @@ func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked st
 	if len(roles) > 0 {
 		held = "only " + strings.Join(roles, ", ")
 	}
-	return "", ep.Refuse(ep.CodePermissionDenied, "%s may not give its seat role %q: persona %s serves %q, and the spawner holds %s", c.Caller().ID(), asked, p.Name, p.Role, held)
+	return "", proto.Refuse(proto.CodePermissionDenied, "%s may not give its seat role %q: persona %s serves %q, and the spawner holds %s", c.Caller().ID(), asked, p.Name, p.Role, held)
 }
 
 func (m *Manager) unreserve(name string) {
@@ -103,42 +108,49 @@ func (m *Manager) unreserve(name string) {
 
 // spawn accepts at once and runs the seat in the background; the goal's
 // one terminal fact says how it went.
-func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.SpawnArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
+	if e := m.fencedRefusal(); e != nil {
+		return nil, e
+	}
 	p, err := m.persona(a.Persona)
 	if err != nil {
-		code := ep.CodeFailedPrecondition
+		code := proto.CodeFailedPrecondition
 		if errors.Is(err, ErrNoPersona) {
-			code = ep.CodeNotFound
+			code = proto.CodeNotFound
 		}
-		return nil, ep.Refuse(code, "%v", err)
+		return nil, proto.Refuse(code, "%v", err)
 	}
 	role, e := m.seatRole(ctx, c, p, a.Role)
 	if e != nil {
 		return nil, e
 	}
+	if e := checkTreeArgs(p, a); e != nil {
+		return nil, e
+	}
 	h, err := harnessFor(p)
 	if err != nil {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "%v", err)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "%v", err)
 	}
 	base, pinned := p.Name, a.Name != ""
 	if pinned {
 		base = a.Name
 	}
 	if !wire.ValidToken(base) && !pinned {
-		return nil, ep.Refuse(ep.CodeBadRequest, "persona %q cannot name a seat: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters); rename the persona's file and its name: line, or give the seat a name with --name", base, wire.MaxTokenLength)
+		return nil, proto.Refuse(proto.CodeBadRequest, "persona %q cannot name a seat: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters); rename the persona's file and its name: line, or give the seat a name with --name", base, wire.MaxTokenLength)
 	}
 	if !wire.ValidToken(base) {
-		return nil, ep.Refuse(ep.CodeBadRequest, "seat name %q must be one token of A-Z a-z 0-9 _", base)
+		return nil, proto.Refuse(proto.CodeBadRequest, "seat name %q must be one token of A-Z a-z 0-9 _", base)
 	}
 	name, e := m.allocate(base, pinned, m.onMesh(ctx))
 	if e != nil {
 		return nil, e
 	}
-	g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: m.opts.Readiness})
+	bound := readinessBound(time.Duration(a.ReadinessMs)*time.Millisecond, p, m.opts.Readiness)
+	g, again, e := c.AcceptGoal(ctx, ep.GoalOptions{Readiness: bound})
 	if e != nil {
 		m.unreserve(name)
 		return nil, e
@@ -152,7 +164,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 				return m.accepted(s, g), nil
 			}
 		}
-		return nil, ep.Refuse(ep.CodeConflict, "goal %s was accepted by an earlier incarnation; read its result", g.ID())
+		return nil, proto.Refuse(proto.CodeConflict, "goal %s was accepted by an earlier incarnation; read its result", g.ID())
 	}
 	minted, err := m.opts.Minter.MintSeat(ctx, MintRequest{
 		Name: name, Role: role, Subscribe: p.Subscribe, AllowSubscribe: p.AllowSubscribe,
@@ -160,13 +172,13 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	})
 	if err != nil {
 		m.unreserve(name)
-		m.failGoal(g, name, ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err))
-		return nil, ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err)
+		m.failGoal(g, name, proto.Failed(proto.CodeInternal, "minting the seat's identity: %v", err))
+		return nil, proto.Failed(proto.CodeInternal, "minting the seat's identity: %v", err)
 	}
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
 		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting, hello: make(chan struct{}),
-		h: h, wake: make(chan struct{}, 1),
+		h: h, wake: make(chan struct{}, 1), bound: bound, budget: p.Launch.Budget,
 	}
 	m.mu.Lock()
 	m.seats[name] = s
@@ -184,7 +196,7 @@ func (m *Manager) accepted(s *Seat, g *ep.Goal) client.SpawnAccepted {
 	fp := g.Fingerprint()
 	return client.SpawnAccepted{
 		Name: s.name, Owner: s.id.Owner, Actor: s.id.Actor, UID: s.uid, GoalID: g.ID(), Fingerprint: fp,
-		ReadinessDeadlineMs: m.opts.Readiness.Milliseconds(),
+		ReadinessDeadlineMs: s.bound.Milliseconds(),
 		Executor:            client.Executor{LifecycleUID: m.opts.Identity.UID, Epoch: m.server.Epoch()},
 	}
 }
@@ -239,16 +251,24 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 	if a.Cwd != "" {
 		cwd = a.Cwd
 	}
-	proc, err := m.startSeat(m.ctx, s, p, args, cwd)
+	tree, err := m.makeTree(s, p, a)
+	if tree != "" {
+		cwd = tree
+	}
+	var proc *pty.Seat
+	if err == nil {
+		proc, err = m.startSeat(m.ctx, s, p, args, cwd)
+	}
 	if err == nil && testHookStarted != nil {
 		testHookStarted(m.ctx)
 	}
 	if err != nil {
 		m.retire(s)
+		m.endTree(s)
 		s.mu.Lock()
 		s.state, s.exitAt = StateExited, time.Now()
 		s.mu.Unlock()
-		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
+		m.failGoal(g, s.name, proto.Failed(proto.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
 		return
 	}
 	m.follow(s, p, proc, g, false)
@@ -268,7 +288,10 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 	m.adopt(s, proc)
 	// Past the readiness bound a seat still starting reads uncertain (its
 	// goal says so too); it may still come up, and then reads ready.
-	bound := time.AfterFunc(m.opts.Readiness, func() {
+	if s.bound == 0 { // taken back or resumed: no spawn asked
+		s.bound = readinessBound(0, p, m.opts.Readiness)
+	}
+	bound := time.AfterFunc(s.bound, func() {
 		s.mu.Lock()
 		if s.state == StateStarting {
 			s.state = StateUncertain
@@ -354,6 +377,7 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 	s.mu.Unlock()
 	m.awaitKeeper(s)
 	m.cleanCustody(s)
+	m.endTree(s)
 	if !ready && joinErr == nil {
 		code, sig, _ := proc.ExitStatus()
 		how := fmt.Sprintf("exit status %d", code)
@@ -363,14 +387,14 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 		if lost {
 			how = "its keeper went away"
 		}
-		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
+		m.failGoal(g, s.name, proto.Failed(proto.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
 	}
 }
 
 // failGoal writes a spawn's failure as its goal's terminal fact. A goal
 // that cannot take it (it already ended uncertain, or the write failed)
 // would hide it, so then the failure goes to the log.
-func (m *Manager) failGoal(g *ep.Goal, name string, e *ep.Error) {
+func (m *Manager) failGoal(g *ep.Goal, name string, e *proto.Error) {
 	if g == nil {
 		m.logf("seat %s: %s", name, strings.ReplaceAll(e.Message, "\n", "\n  "))
 		return
@@ -406,8 +430,9 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 	}
 	o := mesh.Options{
 		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,
-		Meta: map[string]string{presence.MetaManager: m.iid},
-		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
+		Meta:      map[string]string{presence.MetaManager: m.iid},
+		Returning: s.returning,
+		Logf:      func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)
 	if err != nil {
@@ -469,16 +494,52 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 	}
 	select {
 	case <-proc.FirstOutput():
-		select {
-		case <-proc.Done():
-		case <-time.After(m.opts.Settle):
-			return true
-		case <-ctx.Done():
-		}
+		return m.drewAndRuns(ctx, proc)
 	case <-proc.Done():
 	case <-ctx.Done():
 	}
 	return false
+}
+
+// outputQuiet is how long a command seat's output must pause, after its
+// first output, for it to count as drawn: a program that exits at once
+// has exited (a zombie, if not yet reaped) well within it.
+const outputQuiet = 40 * time.Millisecond
+
+// drewAndRuns is the output-ready rule once the first output came: the
+// output paused for outputQuiet with the process alive (its pid no
+// zombie), or, for a program that never pauses, the process still runs
+// Settle after. It reports false when the process exits first.
+func (m *Manager) drewAndRuns(ctx context.Context, proc *pty.Seat) bool {
+	out, stop := proc.Subscribe()
+	defer stop()
+	bound := time.NewTimer(m.opts.Settle)
+	defer bound.Stop()
+	quiet := time.NewTimer(outputQuiet)
+	defer quiet.Stop()
+	for {
+		select {
+		case <-proc.Done():
+			return false
+		case <-ctx.Done():
+			return false
+		case <-bound.C:
+			return proc.Running()
+		case <-quiet.C:
+			if proc.Running() && (procid.ID{PID: proc.PID()}).Alive() {
+				return true
+			}
+			// Exited, or exiting: Done says which soon; only the bound
+			// calls it ready now.
+		case _, ok := <-out:
+			if !ok {
+				out = nil // a lagging subscriber: only the bound decides
+				quiet.Stop()
+				continue
+			}
+			quiet.Reset(outputQuiet)
+		}
+	}
 }
 
 // uncertainGoal ends a spawn uncertain, naming why: the seat is kept.

@@ -47,6 +47,10 @@ type Config struct {
 	// refuses those keys in words.
 	SeatControl SeatControl
 
+	// Diff reads a seat's diff in its worktree for D; nil refuses D in
+	// words.
+	Diff DiffFunc
+
 	// DetachKey ends an attach and returns to the dashboard; 0 is
 	// tty.DefaultDetachKey (Ctrl-]).
 	DetachKey byte

@@ -121,6 +121,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.live, m.mode = msg.live, modeConfirm
 	case personasMsg, spawnAcceptedMsg, spawnDoneMsg, stoppedMsg, inputSentMsg, answeredMsg:
 		return m, m.seatResult(msg)
+	case diffMsg:
+		m.showDiff(msg)
 	case attachedMsg:
 		m.attached(msg)
 	case readRepliesMsg:
@@ -309,6 +311,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.input.open(m.feed.currentChannel())
 	case key.Matches(msg, k.Spawn), key.Matches(msg, k.Stop), key.Matches(msg, k.Type), key.Matches(msg, k.Remove), key.Matches(msg, k.Answer):
 		return m.seatKey(msg)
+	case key.Matches(msg, k.Diff):
+		return m.openDiff()
 	case m.panel == panelFeed && key.Matches(msg, k.Open):
 		m.openPost()
 	case key.Matches(msg, k.Attach) && (msg.String() == "a" || m.panel != panelFeed):

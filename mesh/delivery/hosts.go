@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -48,27 +48,70 @@ type handed struct {
 
 // host finds or opens the host of a caller. A lifecycle whose connector a
 // seat's manager holds is refused: two readers would split its inbox.
-func (s *Service) host(ctx context.Context, ci callerInfo) (*agentHost, *ep.Error) {
+//
+// The endpoint is connected outside hostsMu, so one caller's slow first
+// call never holds up another's. A caller that finds its host being opened
+// waits for that opening and looks again (it opens the host itself if that
+// one failed); a host opened after closeHosts began is discarded, as the
+// closing would have closed it.
+func (s *Service) host(ctx context.Context, ci callerInfo) (*agentHost, *proto.Error) {
 	if ci.hosted != "" {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "%s is a seat: its connector on manager %s holds its inbox and presence; inside the seat use `cotal inbox` and `cotal set-status`", ci.p, ci.hosted)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "%s is a seat: its connector on manager %s holds its inbox and presence; inside the seat use `cotal inbox` and `cotal set-status`", ci.p, ci.hosted)
 	}
 	key := ci.p.ID() + "." + ci.uid
-	s.hostsMu.Lock()
-	defer s.hostsMu.Unlock()
-	if h := s.hosts[key]; h != nil {
-		h.touch()
-		return h, nil
+	for {
+		s.hostsMu.Lock()
+		if h := s.hosts[key]; h != nil {
+			s.hostsMu.Unlock()
+			h.touch()
+			return h, nil
+		}
+		if o := s.opening[key]; o != nil {
+			s.hostsMu.Unlock()
+			select {
+			case <-o:
+				continue
+			case <-ctx.Done():
+				return nil, proto.Failed(proto.CodeUnavailable, "opening the stored messages of %s: %v", ci.p, ctx.Err())
+			}
+		}
+		done := make(chan struct{})
+		s.opening[key] = done
+		gen, hook := s.hostsGen, s.beforeConnect
+		s.hostsMu.Unlock()
+		h, e := s.openHost(ctx, ci, key, gen, hook)
+		close(done)
+		return h, e
+	}
+}
+
+// openHost connects a caller's host endpoint, with no lock held, and
+// installs it under hostsMu unless the hosts were closed meanwhile.
+func (s *Service) openHost(ctx context.Context, ci callerInfo, key string, gen uint64, hook func(wire.Principal)) (*agentHost, *proto.Error) {
+	if hook != nil {
+		hook(ci.p)
 	}
 	e, err := mesh.Connect(ctx, mesh.Options{
 		Conn: s.nc, Space: s.space, Subscribe: []string{}, OneShot: true,
 		Act:  &mesh.Identity{Principal: ci.p, UID: ci.uid, Role: ci.role, Profile: wire.ProfileAgent, AllowSubscribe: ci.read, AllowPublish: []string{}},
 		Logf: func(format string, args ...any) { s.logf("host of %s: "+format, append([]any{ci.p}, args...)...) },
 	})
-	if err != nil {
-		return nil, ep.Failed(ep.CodeUnavailable, "opening the stored messages of %s: %v", ci.p, err)
+	s.hostsMu.Lock()
+	delete(s.opening, key)
+	closed := gen != s.hostsGen
+	var h *agentHost
+	if err == nil && !closed {
+		h = &agentHost{ci: ci, e: e, out: map[string]handed{}, rejected: map[string]int{}, lastUse: time.Now(), quit: make(chan struct{}), ended: map[string]bool{}}
+		s.hosts[key] = h
 	}
-	h := &agentHost{ci: ci, e: e, out: map[string]handed{}, rejected: map[string]int{}, lastUse: time.Now(), quit: make(chan struct{}), ended: map[string]bool{}}
-	s.hosts[key] = h
+	s.hostsMu.Unlock()
+	switch {
+	case err != nil:
+		return nil, proto.Failed(proto.CodeUnavailable, "opening the stored messages of %s: %v", ci.p, err)
+	case closed:
+		_ = e.Close()
+		return nil, proto.Failed(proto.CodeUnavailable, "opening the stored messages of %s: the delivery service stopped serving", ci.p)
+	}
 	return h, nil
 }
 
@@ -301,6 +344,7 @@ func (s *Service) closeHosts() {
 	s.hostsMu.Lock()
 	hosts := s.hosts
 	s.hosts = map[string]*agentHost{}
+	s.hostsGen++
 	s.hostsMu.Unlock()
 	for _, h := range hosts {
 		h.releaseAll()

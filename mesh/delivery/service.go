@@ -69,9 +69,9 @@ type lease struct {
 //
 // Lock order: ctlMu, then gate.mu, then life.mu; hostsMu, then an
 // agentHost's mu; mu is taken alone. ctlMu is held across I/O (it
-// serializes control operations, each a few KV and stream calls), and so
-// is hostsMu while a caller's first call opens its host; the others guard
-// maps and are never held while waiting on the broker. No stored copy is
+// serializes control operations, each a few KV and stream calls); the
+// others guard maps and are never held while waiting on the broker (a
+// host's endpoint is connected outside hostsMu and installed under it). No stored copy is
 // written under a lock: the gate orders copies against a lifecycle's end.
 type Service struct {
 	opts      Options
@@ -111,7 +111,13 @@ type Service struct {
 	warned map[string]time.Time // under mu: when warnOnce last spoke of a key
 
 	hostsMu sync.Mutex
-	hosts   map[string]*agentHost // mediated lifecycles by principal.uid
+	hosts   map[string]*agentHost    // mediated lifecycles by principal.uid
+	opening map[string]chan struct{} // hosts being connected, closed when done
+	// hostsGen counts closeHosts calls: a host whose connect began before
+	// one is discarded. beforeConnect is a test's hook, run before a host's
+	// endpoint connects.
+	hostsGen      uint64
+	beforeConnect func(wire.Principal)
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -132,7 +138,7 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), stopRun: make(chan struct{}), hosts: map[string]*agentHost{}, takeOver: opts.TakeOver}
+	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), stopRun: make(chan struct{}), hosts: map[string]*agentHost{}, opening: map[string]chan struct{}{}, takeOver: opts.TakeOver}
 	if s.reg, err = mesh.OpenRegistry(ctx, js, s.space); err != nil {
 		return nil, err
 	}

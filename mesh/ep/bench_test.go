@@ -3,12 +3,12 @@ package ep_test
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 
+	"github.com/cotal-go/cotal/bench"
 	"github.com/cotal-go/cotal/mesh/ep"
 )
 
@@ -22,10 +22,9 @@ func (l latencies) report(b *testing.B) {
 	if len(l) == 0 {
 		return
 	}
-	slices.Sort(l)
-	pct := func(p float64) float64 { return float64(l[int(float64(len(l)-1)*p)].Microseconds()) }
-	b.ReportMetric(pct(0.50), "p50-µs")
-	b.ReportMetric(pct(0.99), "p99-µs")
+	st := bench.Percentiles(l) // as cotal bench reports them
+	b.ReportMetric(st.P50, "p50-µs")
+	b.ReportMetric(st.P99, "p99-µs")
 	b.ReportMetric(0, "ns/op") // the percentiles are the figure
 }
 

@@ -10,13 +10,15 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // How AwaitSpawn polls for a spawn's outcome.
 const (
 	awaitEvery    = 150 * time.Millisecond
-	resultTimeout = 5 * time.Second // one goal-result call
+	awaitAgain    = 5 * time.Millisecond // after a progress event: the outcome follows its ready step
+	resultTimeout = 5 * time.Second      // one goal-result call
 )
 
 // Spawned is an accepted spawn: the seat it will be and the manager that
@@ -75,7 +77,9 @@ type Watch struct {
 // AwaitSpawn follows an accepted spawn until its goal has its one outcome
 // (succeeded, failed or uncertain) and returns it. It asks as the caller
 // that spawned, on the manager that accepted; a look that fails is tried
-// again until ctx ends, which is the only error.
+// again until ctx ends, which is the only error. It looks again at each
+// progress event it follows (the outcome comes just after the ready
+// step), else every awaitEvery.
 func (c *Client) AwaitSpawn(ctx context.Context, s Spawned, w Watch) (ep.GoalResult, error) {
 	cursor := s.since
 	steps := func() {
@@ -85,8 +89,9 @@ func (c *Client) AwaitSpawn(ctx context.Context, s Spawned, w Watch) (ep.GoalRes
 			}
 		}
 	}
-	pending := false
+	pending, woke := false, false
 	for {
+		changed := c.progressChanged()
 		steps()
 		res, ok, err := c.ep.GoalResult(ctx, wire.ManagerEndpoint, s.GoalID, ep.On(s.Manager), ep.Timeout(resultTimeout))
 		if err == nil && ok {
@@ -102,11 +107,35 @@ func (c *Client) AwaitSpawn(ctx context.Context, s Spawned, w Watch) (ep.GoalRes
 				w.Pending()
 			}
 		}
+		wait := awaitEvery
+		if woke {
+			wait = awaitAgain
+		}
+		woke = false
 		select {
 		case <-ctx.Done():
-		case <-time.After(awaitEvery):
+		case <-time.After(wait):
+		case <-changed:
+			woke = true
 		}
 	}
+}
+
+// progressChanged is closed at the next progress event the client
+// follows; nil (never) when it follows none.
+func (c *Client) progressChanged() <-chan struct{} {
+	c.mu.Lock()
+	l := c.progress
+	c.mu.Unlock()
+	if l == nil {
+		return nil
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.changed == nil {
+		l.changed = make(chan struct{})
+	}
+	return l.changed
 }
 
 func stepOf(p ep.GoalProgress) Step {
@@ -126,9 +155,10 @@ const progressKeep = 256
 // its first spawn, the last progressKeep of them. Events are numbered from
 // 0 in arrival order; mu guards the fields.
 type progressLog struct {
-	mu     sync.Mutex
-	events []ep.GoalProgress // events[i] is number next-len(events)+i
-	next   uint64
+	mu      sync.Mutex
+	events  []ep.GoalProgress // events[i] is number next-len(events)+i
+	next    uint64
+	changed chan struct{} // closed (and dropped) at the next event; nil until someone waits
 }
 
 // follow subscribes to the caller's goal progress on first use and returns
@@ -140,7 +170,7 @@ func (c *Client) follow() uint64 {
 	if c.progress == nil {
 		l := &progressLog{}
 		c.progress = l
-		if filter, err := ep.GoalProgressFilter(c.ep.Space(), wire.ManagerEndpoint, c.ep.Caller()); err == nil {
+		if filter, err := proto.GoalProgressFilter(c.ep.Space(), wire.ManagerEndpoint, c.ep.Caller()); err == nil {
 			nc := c.ep.Conn()
 			if _, err := nc.Subscribe(filter, l.add); err == nil {
 				_ = nc.Flush() // the interest is in place before the spawn is sent
@@ -159,6 +189,10 @@ func (l *progressLog) add(m *nats.Msg) {
 	defer l.mu.Unlock()
 	l.events = append(l.events, p)
 	l.next++
+	if l.changed != nil {
+		close(l.changed)
+		l.changed = nil
+	}
 	if len(l.events) > progressKeep {
 		l.events = append(l.events[:0:0], l.events[len(l.events)-progressKeep:]...)
 	}

@@ -7,7 +7,7 @@ import (
 )
 
 // The manager's command arguments and replies. The manager generates each
-// command's closed JSON Schema from these structs (ep.SchemaFor), so a
+// command's closed JSON Schema from these structs (proto.SchemaFor), so a
 // contract cannot drift from what its handler decodes and returns.
 
 // Row is one seat as ps reports it: the process state and the mesh state
@@ -90,6 +90,43 @@ type Row struct {
 	// the harness session it resumed ("" when its harness has none).
 	ResumedMs   int64  `json:"resumedMs,omitempty"`
 	ResumedFrom string `json:"resumedFrom,omitempty"`
+	// Worktree is the seat's git worktree; nil when it runs in the
+	// project's own checkout.
+	Worktree *WorktreeRow `json:"worktree,omitempty"`
+	// Usage is the seat's cost and activity as its harness's own session
+	// file says them; nil when its harness writes none cotal reads.
+	Usage *UsageRow `json:"usage,omitempty"`
+}
+
+// UsageRow is a seat's cost and activity, from its harness's transcript.
+type UsageRow struct {
+	InputTokens      int64   `json:"inputTokens"`
+	OutputTokens     int64   `json:"outputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens,omitempty"`
+	CostUSD          float64 `json:"costUsd,omitempty"` // the harness's own reckoning; 0 when it gives none
+	ToolCalls        int     `json:"toolCalls"`
+	Turns            int     `json:"turns"`
+	// LastAnswerMs is when its model's last message was written: how long
+	// ago it last made progress. 0 before its first.
+	LastAnswerMs int64 `json:"lastAnswerMs,omitempty"`
+	// Budget is its persona's budget: in tokens (input, cache writes and
+	// output); OverBudget says it is spent. 0 for none.
+	Budget     int64  `json:"budget,omitempty"`
+	OverBudget bool   `json:"overBudget,omitempty"`
+	Error      string `json:"error,omitempty"` // why the transcript could not be read last time
+}
+
+// WorktreeRow is a seat's git worktree as ps shows it.
+type WorktreeRow struct {
+	Path   string `json:"path"`
+	Branch string `json:"branch"`
+	Base   string `json:"base,omitempty"` // the branch its work merges into
+	// Kept says why the worktree stayed when the seat ended: "uncommitted"
+	// or "unmerged" work; "" while the seat runs, or when it was clean and
+	// removed (Removed).
+	Kept    string `json:"kept,omitempty"`
+	Removed bool   `json:"removed,omitempty"`
 }
 
 // ProcessLost is Row.Process of a seat whose keeper went away.
@@ -156,6 +193,16 @@ type SpawnArgs struct {
 	Cwd     string `json:"cwd,omitempty" schema:"maxLength=4096"`
 	Role    string `json:"role,omitempty" schema:"maxLength=64"`
 	Prompt  string `json:"prompt,omitempty" schema:"maxLength=65536"`
+	// ReadinessMs is how long the seat has to come up before the spawn
+	// reads uncertain; 0: its persona's, else the manager's.
+	ReadinessMs int64 `json:"readinessMs,omitempty" schema:"minimum=0,maximum=3600000"`
+	// Worktree runs the seat in a git worktree of its own (as the
+	// persona's worktree: true does), on Branch (default cotal/<seat>; an
+	// existing branch named here is checked out) made from Base (default
+	// the main checkout's HEAD).
+	Worktree bool   `json:"worktree,omitempty"`
+	Branch   string `json:"branch,omitempty" schema:"maxLength=255"`
+	Base     string `json:"base,omitempty" schema:"maxLength=255"`
 }
 
 // PersonasArgs lists the personas a manager spawns from, or only the one

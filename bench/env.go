@@ -1,0 +1,241 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+// space is the bench mesh's space.
+const space = "bench"
+
+// env is the private mesh every path runs on: a host (broker, delivery,
+// manager) in a temporary store, the operator's connections for the
+// floors, and what a path opened, closed again after it (cleanup).
+type env struct {
+	o       Options
+	dir     string // removed at close
+	paths   config.Paths
+	project string
+	h       *host.Host
+	b       *broker.Broker
+	op      *nats.Conn // in-process operator connection: set-up and streams
+	js      jetstream.JetStream
+	opCreds string
+	c       *ep.Client // the operator calling the manager
+	mgr     *client.Client
+	iid     string // the manager's instance
+
+	seq     atomic.Int64
+	mu      sync.Mutex // guards closers: members are set up in parallel
+	closers []func()
+	home    string // COTAL_HOME before the run
+	hadHome bool
+}
+
+// startEnv starts the mesh in a fresh temporary store, with COTAL_HOME
+// pointing into it while the run lasts, so nothing the seats run touches
+// another store.
+func startEnv(ctx context.Context, o Options) (*env, error) {
+	dir, err := os.MkdirTemp("", "cotal-bench-")
+	if err != nil {
+		return nil, fmt.Errorf("making the bench's temporary store: %w", err)
+	}
+	e := &env{o: o, dir: dir, project: filepath.Join(dir, "project")}
+	e.home, e.hadHome = os.LookupEnv("COTAL_HOME")
+	if err := os.Setenv("COTAL_HOME", filepath.Join(dir, "home")); err != nil {
+		return nil, err
+	}
+	if err := e.start(ctx); err != nil {
+		e.close()
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *env) start(ctx context.Context) error {
+	e.paths = config.Paths{Space: space, StoreDir: filepath.Join(e.dir, "store")}
+	if err := os.MkdirAll(config.AgentsDir(e.project), 0o700); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	h, err := host.Start(sctx, host.Config{Paths: e.paths, ProjectDir: e.project, Readiness: within})
+	if err != nil {
+		return fmt.Errorf("starting the bench mesh: %w", err)
+	}
+	e.h, e.b = h, h.Broker()
+	if e.op, err = e.b.Connect("bench operator"); err != nil {
+		return err
+	}
+	if e.js, err = jetstream.New(e.op); err != nil {
+		return err
+	}
+	e.opCreds = e.paths.OperatorCreds()
+	id, err := broker.ReadCredsIdentity(e.opCreds)
+	if err != nil {
+		return fmt.Errorf("reading the bench mesh's operator: %w", err)
+	}
+	caller := proto.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID}
+	if e.c, err = ep.NewClient(e.op, ep.ClientOptions{Space: space, Caller: caller}); err != nil {
+		return err
+	}
+	e.mgr = client.New(e.c)
+	e.iid = h.Manager().InstanceID()
+	return nil
+}
+
+// close stops the mesh and removes its store.
+func (e *env) close() {
+	e.cleanup()
+	if e.op != nil {
+		e.op.Close()
+	}
+	if e.h != nil {
+		_ = e.h.Close()
+	}
+	if e.hadHome {
+		_ = os.Setenv("COTAL_HOME", e.home)
+	} else {
+		_ = os.Unsetenv("COTAL_HOME")
+	}
+	_ = os.RemoveAll(e.dir)
+}
+
+// cleanup closes what the last path opened, last first.
+func (e *env) cleanup() {
+	e.mu.Lock()
+	closers := e.closers
+	e.closers = nil
+	e.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+}
+
+// defer_ has cleanup run f.
+func (e *env) defer_(f func()) {
+	e.mu.Lock()
+	e.closers = append(e.closers, f)
+	e.mu.Unlock()
+}
+
+// each runs set-up f for 0..n-1, at most par at a time (a hundred
+// members minted and connected one by one take longer than their
+// measure), and returns the first error.
+func each(n, par int, f func(i int) error) error {
+	sem := make(chan struct{}, par)
+	errs := make(chan error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			errs <- f(i)
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// name is a fresh actor name with prefix, unique in the run.
+func (e *env) name(prefix string) string {
+	return fmt.Sprintf("%s%d", prefix, e.seq.Add(1))
+}
+
+// mint mints and provisions id as a running mesh does and writes its
+// creds file, returning the file.
+func (e *env) mint(ctx context.Context, id broker.Identity) (string, error) {
+	id.Space = space
+	if id.Principal.Owner == "" {
+		id.Principal.Owner = "local"
+	}
+	cr, err := e.b.Authority().Mint(id)
+	if err != nil {
+		return "", err
+	}
+	if err := broker.ProvisionIdentity(ctx, e.op, cr.Identity); err != nil {
+		return "", err
+	}
+	path := filepath.Join(e.dir, id.Principal.Actor+".creds")
+	if err := broker.WriteCreds(path, cr); err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// agent mints an agent that subscribes to subscribe and may publish to
+// allowPub (nil: the default rights), and connects it as o says.
+func (e *env) agent(ctx context.Context, actor string, subscribe, allowPub []string, o mesh.Options) (*mesh.Endpoint, error) {
+	path, err := e.mint(ctx, broker.Identity{
+		Principal: wire.Principal{Actor: actor}, Subscribe: subscribe,
+		AllowSubscribe: wire.SameAsSubscribe(subscribe), AllowPublish: allowPub,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return e.connect(ctx, path, o)
+}
+
+// connect connects an endpoint with a creds file over TCP.
+func (e *env) connect(ctx context.Context, creds string, o mesh.Options) (*mesh.Endpoint, error) {
+	o.URL, o.Creds = e.b.URL(), creds
+	cctx, cancel := context.WithTimeout(ctx, within)
+	defer cancel()
+	ep, err := mesh.Connect(cctx, o)
+	if err != nil {
+		return nil, err
+	}
+	e.defer_(func() { _ = ep.Close() })
+	return ep, nil
+}
+
+// raw is an operator connection over TCP, as a floor's client: it pays
+// the same authenticated-connection costs as an agent.
+func (e *env) raw() (*nats.Conn, error) {
+	nc, err := nats.Connect(e.b.URL(), nats.UserCredentials(e.opCreds))
+	if err != nil {
+		return nil, err
+	}
+	e.defer_(nc.Close)
+	return nc, nil
+}
+
+// stream makes a file stream like the mesh's (SyncAlways is the
+// broker's) on subjects, removed again after the path.
+func (e *env) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
+	cfg.Storage = jetstream.FileStorage
+	if cfg.Duplicates == 0 {
+		cfg.Duplicates = 2 * time.Minute
+	}
+	st, err := e.js.CreateStream(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	e.defer_(func() { _ = e.js.DeleteStream(context.WithoutCancel(ctx), cfg.Name) })
+	return st, nil
+}

@@ -1,0 +1,115 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// benchRows are the paths `cotal bench` measures, in its table's order.
+var benchRows = []string{
+	"dm publish to hand-over", "anycast publish to hand-over",
+	"live fan-out 1", "live fan-out 10", "live fan-out 100",
+	"durable fan-out 10", "durable fan-out 100",
+	"control call round trip", "scatter to 16",
+	"pty start to first output", "spawn to ready (command seat)", "seat input to screen",
+	"dm to the seat's pty", "publish to injected",
+}
+
+// TestBenchQuickJSON runs `cotal bench --quick --json` on the built
+// binary: one row per path in order, each with figures on both sides, a
+// ratio and a goal; a progress line on stderr; nothing left in the
+// temporary directory or the caller's COTAL_HOME.
+func TestBenchQuickJSON(t *testing.T) {
+	home, tmp := t.TempDir(), t.TempDir()
+	// The quick run measures ten seconds, but setting up its hundred
+	// members takes longer on a loaded machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cotalBin, "bench", "--quick", "--json")
+	cmd.Env = append(cotalEnv(home), "TMPDIR="+tmp)
+	cmd.Dir = fakeHome
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cotal bench --quick --json: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+	}
+	var rows []struct {
+		Path  string
+		Unit  string
+		Cotal struct {
+			N        int
+			P50, P99 float64
+		}
+		Floor struct {
+			N        int
+			P50, P99 float64
+		}
+		FloorPath string `json:"floor_path"`
+		Ratio     float64
+		Goal      string
+		Met       *bool
+		Error     string
+	}
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("bench --json: %v\n%s", err, out.String())
+	}
+	var names []string
+	for _, r := range rows {
+		names = append(names, r.Path)
+		if r.Error != "" {
+			t.Errorf("%s: %s", r.Path, r.Error)
+			continue
+		}
+		for side, s := range map[string]struct {
+			N        int
+			P50, P99 float64
+		}{"cotal": r.Cotal, "floor": r.Floor} {
+			if s.N < 3 || s.P50 <= 0 || s.P99 < s.P50 {
+				t.Errorf("%s: %s figures %+v: want at least 3 samples and 0 < p50 <= p99", r.Path, side, s)
+			}
+		}
+		if r.Ratio <= 0 || r.Goal == "" || r.FloorPath == "" || r.Unit == "" || r.Met == nil {
+			t.Errorf("%s: row %+v lacks a ratio, goal, floor, unit or met", r.Path, r)
+		}
+	}
+	if !slices.Equal(names, benchRows) {
+		t.Errorf("bench rows:\n%q\nwant\n%q", names, benchRows)
+	}
+	if !strings.Contains(errb.String(), "bench: 1/14 dm publish to hand-over") {
+		t.Errorf("no progress line on stderr: %q", errb.String())
+	}
+	for dir, what := range map[string]string{tmp: "the temporary directory", home: "COTAL_HOME"} {
+		if left, _ := os.ReadDir(dir); len(left) != 0 {
+			t.Errorf("bench left %d entries in %s (%s): %v", len(left), what, dir, left[0].Name())
+		}
+	}
+}
+
+// TestBenchRefusesBadInput: a measure too short to mean anything, two
+// ways of saying how long, and an unknown path are bad input (exit 2)
+// that names the fix.
+func TestBenchRefusesBadInput(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "--time", "10ms"}, "at least 1s"},
+		{[]string{"bench", "--quick", "--time", "5s"}, "give one"},
+		{[]string{"bench", "--path", "warp drive"}, "the paths are"},
+	} {
+		_, stderr, code := runCotal(t, home, c.args...)
+		if code != 2 || !strings.Contains(stderr, c.want) {
+			t.Errorf("cotal %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(c.args, " "), code, stderr, c.want)
+		}
+	}
+}

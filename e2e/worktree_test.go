@@ -1,0 +1,209 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+// gitIn runs git in dir for a test.
+func gitIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// TestTwoSeatsInWorktreesReviewedAndMerged: two seats in worktrees of one
+// repository edit the same line of the same file on their branches while
+// the main checkout stays as it was; diff shows each one's change; a review
+// comment written in $EDITOR under a line reaches its seat as one DM naming
+// the file and line; merging one succeeds and the other is refused on the
+// conflict with the main checkout left clean; a seat stopped with
+// uncommitted work keeps its worktree, which worktree rm refuses to drop
+// without --force; a clean one goes when its seat stops.
+func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"})
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.email", "test@example.invalid")
+	gitIn(t, dir, "config", "user.name", "Test")
+	gitIn(t, dir, "config", "commit.gpgsign", "false")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "first")
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	for _, name := range []string{"alpha", "beta"} {
+		if out, stderr, code := runIn(t, home, dir, "spawn", "coder", "--name", name); code != 0 {
+			t.Fatalf("spawn %s: exit %d\n%s%s", name, code, out, stderr)
+		}
+		if _, stderr, code := runIn(t, home, dir, "input", name, "printf 'one\\n"+name+"\\nthree\\n' > notes.txt && git commit -qam "+name+" && echo COMMITTED-$((40+2))"); code != 0 {
+			t.Fatalf("input %s: %s", name, stderr)
+		}
+		waitSeatScreen(t, home, dir, name, "COMMITTED-42", func(s string) bool { return strings.Contains(s, "\nCOMMITTED-42") })
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(b) != "one\ntwo\nthree\n" {
+		t.Fatalf("the main checkout's notes.txt changed: %q", b)
+	}
+	clean := func() {
+		t.Helper()
+		if s := gitIn(t, dir, "status", "--porcelain", "--untracked-files=all"); s != "" {
+			t.Fatalf("the main checkout is not clean:\n%s", s)
+		}
+		if _, err := os.Stat(filepath.Join(dir, ".git", "MERGE_HEAD")); err == nil {
+			t.Fatal("the main checkout is left half merged")
+		}
+	}
+	clean()
+
+	out, stderr, code := runIn(t, home, dir, "ps")
+	if code != 0 || !strings.Contains(out, "alpha works in worktree "+filepath.Join(dir, ".cotal", "worktrees", "alpha")+" on branch cotal/alpha (base main)") {
+		t.Fatalf("ps does not say where alpha works: exit %d\n%s%s", code, out, stderr)
+	}
+	for _, name := range []string{"alpha", "beta"} {
+		out, stderr, code := runIn(t, home, dir, "diff", name)
+		if code != 0 || !strings.Contains(out, name+" (branch cotal/"+name+") against main: 1 file(s), +1 -1") ||
+			!strings.Contains(out, "  notes.txt +1 -1") || !strings.Contains(out, "\n+"+name+"\n") || !strings.Contains(out, "\n-two\n") {
+			t.Fatalf("diff %s: exit %d\n%s%s", name, code, out, stderr)
+		}
+	}
+
+	// The person's editor: a script that writes a comment under alpha's line.
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i '/^+alpha$/a call it first, not alpha' \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code = runInEnv(t, home, dir, "seats", []string{"EDITOR=" + editor, "VISUAL="}, "review", "alpha", "--json")
+	var rv struct {
+		Sent     bool `json:"sent"`
+		Comments []struct {
+			Path string `json:"path"`
+			Line int    `json:"line"`
+			Text string `json:"text"`
+		} `json:"comments"`
+	}
+	if err := json.Unmarshal([]byte(out), &rv); code != 0 || err != nil || !rv.Sent || len(rv.Comments) != 1 ||
+		rv.Comments[0].Path != "notes.txt" || rv.Comments[0].Line != 2 || rv.Comments[0].Text != "call it first, not alpha" {
+		t.Fatalf("review: exit %d, %v\n%s%s", code, err, out, stderr)
+	}
+	if _, stderr, code := runIn(t, home, dir, "input", "alpha", "cotal inbox"); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	waitSeatScreen(t, home, dir, "alpha", "the review DM", func(s string) bool {
+		return strings.Contains(s, "notes.txt:2: alpha") && strings.Contains(s, "call it first, not alpha")
+	})
+
+	out, stderr, code = runIn(t, home, dir, "merge", "alpha")
+	if code != 0 || !strings.Contains(out, "merged cotal/alpha (1 commit(s)) into main") {
+		t.Fatalf("merge alpha: exit %d\n%s%s", code, out, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "notes.txt")); string(b) != "one\nalpha\nthree\n" {
+		t.Fatalf("after the merge notes.txt is %q", b)
+	}
+	head := gitIn(t, dir, "rev-parse", "HEAD")
+	out, stderr, code = runIn(t, home, dir, "merge", "beta")
+	if code != 1 || !strings.Contains(stderr, "merging cotal/beta into main would conflict in notes.txt: nothing was changed") {
+		t.Fatalf("merge beta: exit %d, want 1 and the conflict\n%s%s", code, out, stderr)
+	}
+	clean()
+	if gitIn(t, dir, "rev-parse", "HEAD") != head {
+		t.Fatal("the refused merge moved main")
+	}
+
+	// beta leaves work uncommitted and stops: its worktree stays.
+	if _, stderr, code := runIn(t, home, dir, "input", "beta", "echo wip > wip.txt && echo WROTE-$((40+2))"); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	waitSeatScreen(t, home, dir, "beta", "WROTE-42", func(s string) bool { return strings.Contains(s, "\nWROTE-42") })
+	for _, name := range []string{"alpha", "beta"} {
+		if out, stderr, code := runIn(t, home, dir, "stop", name); code != 0 {
+			t.Fatalf("stop %s: exit %d\n%s%s", name, code, out, stderr)
+		}
+	}
+	waitFor(t, screenWait, func() error {
+		out, _, _ := runIn(t, home, dir, "ps", "--json")
+		var cs struct {
+			Rows []client.CensusRow `json:"rows"`
+		}
+		_ = json.Unmarshal([]byte(out), &cs)
+		got := map[string]*client.WorktreeRow{}
+		for _, r := range cs.Rows {
+			got[r.Name] = r.Worktree
+		}
+		if a, b := got["alpha"], got["beta"]; a == nil || !a.Removed || b == nil || b.Kept != "uncommitted" {
+			return fmt.Errorf("ps --json worktrees: alpha %+v, beta %+v\n%s", a, b, out)
+		}
+		return nil
+	})
+	out, _, _ = runIn(t, home, dir, "ps")
+	if !strings.Contains(out, "beta ended with uncommitted work kept in worktree") {
+		t.Fatalf("ps does not say beta's worktree is kept:\n%s", out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".cotal", "worktrees", "alpha")); !os.IsNotExist(err) {
+		t.Fatalf("alpha's clean worktree is still there (%v)", err)
+	}
+	out, stderr, code = runIn(t, home, dir, "worktree", "rm", "beta")
+	if code != 1 || !strings.Contains(stderr, "uncommitted changes in the worktree of seat beta (wip.txt)") {
+		t.Fatalf("worktree rm beta: exit %d, want a refusal\n%s%s", code, out, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".cotal", "worktrees", "beta", "wip.txt")); err != nil {
+		t.Fatalf("the refused rm lost beta's work: %v", err)
+	}
+	out, stderr, code = runIn(t, home, dir, "worktree", "rm", "beta", "--force")
+	if code != 0 || !strings.Contains(out, "branch cotal/beta is kept with 1 commit(s) its base lacks") || !strings.Contains(out, "uncommitted changes were thrown away") {
+		t.Fatalf("worktree rm --force: exit %d\n%s%s", code, out, stderr)
+	}
+	clean()
+}
+
+// TestDashboardShowsASeatsDiff: a person tabs to SEATS and presses D: the
+// seat's diff opens in the pager, file list first, and what the seat wrote
+// is shown inert (an escape sequence in a file is shown, never run).
+func TestDashboardShowsASeatsDiff(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"})
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.email", "test@example.invalid")
+	gitIn(t, dir, "config", "user.name", "Test")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "first")
+	d := startDashboardIn(t, home, dir, "--space", "seats")
+	d.waitScreen("HOSTING", "SEATS · 0")
+	if out, stderr, code := runIn(t, home, dir, "spawn", "coder", "--name", "alpha"); code != 0 {
+		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
+	}
+	if _, stderr, code := runIn(t, home, dir, "input", "alpha", `printf 'one\nalpha\n\033]0;pwned\007\n' > notes.txt && echo EDITED-$((40+2))`); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	waitSeatScreen(t, home, dir, "alpha", "EDITED-42", func(s string) bool { return strings.Contains(s, "\nEDITED-42") })
+	d.keys("Tab")
+	d.waitLine(`SEATS · 1`)
+	d.keys("D")
+	d.waitScreen("DIFF alpha", "alpha (branch cotal/alpha) against main: 1 file(s), +2 -2", "notes.txt +2 -2", "+alpha", `+\x1b]0;pwned\a`)
+	d.keys("Escape")
+	d.waitScreen("SEATS · 1")
+	if s := d.screen(); strings.Contains(s, "DIFF alpha") {
+		t.Fatalf("the diff did not close:\n%s", s)
+	}
+	d.quit()
+}
