@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 )
 
@@ -28,6 +29,11 @@ func runDownPreserve(ctx context.Context, g *globals, others bool, timeout time.
 	_, p, _, err := g.paths()
 	if err != nil {
 		return err
+	}
+	if st, err := host.Probe(p); err == nil && st.Running {
+		if err := refuseUnpreservable(g, p); err != nil {
+			return err
+		}
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -51,7 +57,7 @@ func runDownPreserve(ctx context.Context, g *globals, others bool, timeout time.
 		return g.resultJSON(res)
 	}
 	fmt.Fprintf(g.stdout, "mesh %s stopped (pid %d); %d seat(s) preserved: %s\n", p.Space, pr.PID, len(res.Preserved), strings.Join(res.Preserved, ", "))
-	fmt.Fprintf(g.stdout, "proved gone: %d seat and keeper process(es), the broker at %s; the next `cotal up` resumes them (`cotal up --fresh` discards them)\n", pr.Mark.Processes, pr.Mark.Broker)
+	fmt.Fprintf(g.stdout, "proved: %d seat and keeper process(es) gone; broker %s; the next `cotal up` resumes them (`cotal up --fresh` discards them)\n", pr.Mark.Processes, pr.Mark.Broker)
 	return nil
 }
 
@@ -71,5 +77,30 @@ func discardPreserved(g *globals) error {
 	names := inv.Names()
 	fmt.Fprintf(g.stdout, "discarded the preserved inventory (written %s): %d seat(s) will not be resumed: %s; their credentials are revoked as the mesh starts\n",
 		inv.Written.Local().Format(time.RFC3339), len(names), strings.Join(names, ", "))
+	return nil
+}
+
+// refuseUnpreservable refuses, naming them, while seats of other managers
+// than the mesh's own run: the mesh cannot preserve them.
+func refuseUnpreservable(g *globals, p config.Paths) error {
+	cl, nc, err := g.managers()
+	if err != nil {
+		return fmt.Errorf("cannot ask the managers for their seats (%v): nothing was stopped", err)
+	}
+	defer nc.Close()
+	cctx, cancel := ctxTimeout()
+	defer cancel()
+	rows, err := cl.Running(cctx)
+	if err != nil {
+		return fmt.Errorf("cannot ask the managers for their seats (%v): nothing was stopped", err)
+	}
+	names, err := host.Unpreservable(p, rows)
+	if err != nil {
+		return err
+	}
+	if len(names) > 0 {
+		fmt.Fprintf(g.stderr, "cotal: %d seat(s) run under supervise managers, which down --preserve-state cannot preserve: %s\nstop them with `cotal stop <name>` (or stop their supervise process) first; nothing was stopped\n", len(names), strings.Join(names, ", "))
+		return exitError{exitFail}
+	}
 	return nil
 }

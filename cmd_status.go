@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -80,6 +81,13 @@ func printStatus(w io.Writer, r host.Status) {
 	}
 	if r.URL != "" {
 		say("  url        %s", r.URL)
+	}
+	if pr := r.Preserved; pr != nil {
+		next := "the next up resumes them; up --fresh discards them"
+		if !pr.Ready {
+			next = "NOT READY (its down did not finish): the next up discards them"
+		}
+		say("  preserved  %d seat(s) %s ago: %s; %s", len(pr.Seats), render.Age(time.Now(), pr.Written), strings.Join(pr.Seats, ", "), next)
 	}
 	if r.BrokerFileError != "" {
 		say("  broker.json DAMAGED: %s", r.BrokerFileError)

@@ -66,7 +66,9 @@ you run (JetStream on) and no broker is started: streams get min(3, cluster
 size) replicas. With auth, the servers must first trust the space: see
 "cotal broker config".
 
-If the space is already running, up says so and exits 0.
+If the space is already running, up says so and exits 0. Seats left in
+their keepers are taken back; seats "down --preserve-state" preserved are
+resumed (--fresh discards them, naming them).
 
 With -f FILE, up applies a manifest (cotal.yaml) instead: it starts the
 file's space in the background when none runs, then writes its registry,

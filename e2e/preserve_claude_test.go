@@ -127,3 +127,183 @@ func resumeRowsIn(t *testing.T, home, dir, space string) map[string]resumeRow {
 	}
 	return parseResumeRows(t, out)
 }
+
+// TestCodexResumesItsSession: Codex in a seat has one turn, then down
+// --preserve-state and up: the resumed seat runs `codex resume <session>`
+// with the session its hooks reported, under the same lifecycle, and the
+// model sees the first turn in the next one's history.
+func TestCodexResumesItsSession(t *testing.T) {
+	t.Parallel()
+	w := newCodexWorld(t, "on-request", "workspace-write")
+	home := t.TempDir()
+	const space = "codexresume"
+	env := []string{w.path}
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := runInEnv(t, home, w.dir, space, env, args...)
+		if code != 0 {
+			t.Fatalf("cotal %v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+		return out
+	}
+	run("up", "--detach")
+	t.Cleanup(func() { runInEnv(t, home, w.dir, space, env, "down", "--with-agents") })
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(home, "spaces", space, "mesh.log"))
+			t.Logf("mesh log:\n%s", b)
+		}
+	})
+	alice := mint(t, home, "alice", "--space", space)
+	if out := run("spawn", "cx"); !strings.Contains(out, "ready: cx is up") {
+		t.Fatalf("spawn cx:\n%s", out)
+	}
+	uid := resumeRowsIn(t, home, w.dir, space)["cx"].LifecycleUID
+	w.answerDM("first-turn-5", "alice", "pong-first", nil)
+	run("--creds", alice.Creds, "send", "dm", "cx", "first-turn-5 please")
+	waitForDM(t, home, w.dir, space, alice.Creds, "pong-first")
+	var session string
+	waitFor(t, 30*time.Second, func() error {
+		r := seatRowJSON(t, home, w.dir, space, "cx")
+		if r.Agent == nil || r.Agent.State != "idle" || r.Session == "" {
+			return fmt.Errorf("cx after its turn: %+v / %+v", r, r.Agent)
+		}
+		session = r.Session
+		return nil
+	})
+
+	if out := run("down", "--preserve-state"); !strings.Contains(out, "1 seat(s) preserved: cx") {
+		t.Fatalf("down --preserve-state:\n%s", out)
+	}
+	if out := run("up", "--detach"); !strings.Contains(out, "resumed 1 seat(s)") {
+		t.Fatalf("up after down --preserve-state does not say it resumed cx:\n%s", out)
+	}
+	var row resumeRow
+	waitFor(t, 60*time.Second, func() error {
+		row = resumeRowsIn(t, home, w.dir, space)["cx"]
+		if row.State != "ready" || row.Process != "running" {
+			out, _, _ := runIn2(t, home, w.dir, space, "screen", "cx")
+			return fmt.Errorf("resumed cx: %+v\nscreen:\n%s", row, out)
+		}
+		return nil
+	})
+	if row.LifecycleUID != uid || row.ResumedFrom != session {
+		t.Fatalf("resumed cx: %+v; want lifecycle %s, resumed from session %s", row, uid, session)
+	}
+	argv := seatArgv(t, row.PID)
+	if i := slices.Index(argv, "resume"); i < 0 || i+1 >= len(argv) || argv[i+1] != session {
+		t.Fatalf("the resumed seat runs %q; want resume %s", argv, session)
+	}
+
+	w.answerDM("second-turn-6", "alice", "pong-second", nil)
+	run("--creds", alice.Creds, "send", "dm", "cx", "second-turn-6 please")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	req, err := w.srv.Wait(ctx, func(r *modelserver.Request) bool {
+		return r.Kind == modelserver.Main && strings.Contains(r.New, "second-turn-6 please")
+	})
+	if err != nil {
+		out, _, _ := runIn2(t, home, w.dir, space, "screen", "cx")
+		t.Fatalf("the model never got the DM after the resume: %v\nscreen:\n%s", err, out)
+	}
+	var asked, answered bool
+	for _, m := range req.Messages {
+		asked = asked || strings.Contains(m.Text, "first-turn-5 please")
+		answered = answered || (m.Role == "assistant" && m.Text == "answered first-turn-5")
+	}
+	if !asked || !answered {
+		t.Errorf("the resumed conversation lacks the first turn (its DM %v, the model's answer %v)", asked, answered)
+	}
+	waitForDM(t, home, w.dir, space, alice.Creds, "pong-second")
+}
+
+// TestOpencodeResumesItsSession: opencode in a seat has one turn, then
+// down --preserve-state and up: the resumed seat runs opencode --session
+// with the session its plugin reported, under the same lifecycle, and the
+// model sees the first turn in the next one's history.
+func TestOpencodeResumesItsSession(t *testing.T) {
+	t.Parallel()
+	w := newOpencodeWorld(t)
+	home := t.TempDir()
+	const space = "opencoderesume"
+	run := func(args ...string) string {
+		t.Helper()
+		out, stderr, code := runInEnv(t, home, w.dir, space, w.env, args...)
+		if code != 0 {
+			t.Fatalf("cotal %v: exit %d\n%s\n%s", args, code, out, stderr)
+		}
+		return out
+	}
+	run("up", "--detach")
+	t.Cleanup(func() { runInEnv(t, home, w.dir, space, w.env, "down", "--with-agents") })
+	t.Cleanup(func() {
+		if t.Failed() {
+			b, _ := os.ReadFile(filepath.Join(home, "spaces", space, "mesh.log"))
+			t.Logf("mesh log:\n%s", b)
+		}
+	})
+	alice := mint(t, home, "alice", "--space", space)
+	if out := run("spawn", "oc"); !strings.Contains(out, "ready: oc is up") {
+		t.Fatalf("spawn oc:\n%s", out)
+	}
+	uid := resumeRowsIn(t, home, w.dir, space)["oc"].LifecycleUID
+	w.answerDM("first-turn-3", "alice", "pong-first", nil)
+	run("--creds", alice.Creds, "send", "dm", "oc", "first-turn-3 please")
+	waitForDM(t, home, w.dir, space, alice.Creds, "pong-first")
+	var session string
+	waitFor(t, 60*time.Second, func() error {
+		r := seatRowJSON(t, home, w.dir, space, "oc")
+		if r.Agent == nil || r.Agent.State != "idle" || r.Session == "" {
+			return fmt.Errorf("oc after its turn: %+v / %+v", r, r.Agent)
+		}
+		session = r.Session
+		return nil
+	})
+
+	if out := run("down", "--preserve-state"); !strings.Contains(out, "1 seat(s) preserved: oc") {
+		t.Fatalf("down --preserve-state:\n%s", out)
+	}
+	run("up", "--detach")
+	var row resumeRow
+	waitFor(t, 240*time.Second, func() error {
+		row = resumeRowsIn(t, home, w.dir, space)["oc"]
+		if row.State != "ready" || row.Process != "running" {
+			return fmt.Errorf("resumed oc: %+v", row)
+		}
+		return nil
+	})
+	if row.LifecycleUID != uid || row.ResumedFrom != session {
+		t.Fatalf("resumed oc: %+v; want lifecycle %s, resumed from session %s", row, uid, session)
+	}
+	argv := seatArgv(t, row.PID)
+	if i := slices.Index(argv, "--session"); i < 0 || i+1 >= len(argv) || argv[i+1] != session {
+		t.Fatalf("the resumed seat runs %q; want --session %s", argv, session)
+	}
+	waitFor(t, 240*time.Second, func() error {
+		if r := seatRowJSON(t, home, w.dir, space, "oc"); r.Agent == nil || r.Agent.State != "idle" {
+			return fmt.Errorf("resumed oc: %+v", r.Agent)
+		}
+		return nil
+	})
+
+	w.answerDM("second-turn-4", "alice", "pong-second", nil)
+	run("--creds", alice.Creds, "send", "dm", "oc", "second-turn-4 please")
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	req, err := w.srv.Wait(ctx, func(r *modelserver.Request) bool {
+		return r.Kind == modelserver.Main && strings.Contains(r.New, "second-turn-4 please")
+	})
+	if err != nil {
+		out, _, _ := runIn2(t, home, w.dir, space, "screen", "oc")
+		t.Fatalf("the model never got the DM after the resume: %v\nscreen:\n%s", err, out)
+	}
+	var asked, answered bool
+	for _, m := range req.Messages {
+		asked = asked || strings.Contains(m.Text, "first-turn-3 please")
+		answered = answered || (m.Role == "assistant" && m.Text == "answered first-turn-3")
+	}
+	if !asked || !answered {
+		t.Errorf("the resumed conversation lacks the first turn (its DM %v, the model's answer %v)", asked, answered)
+	}
+	waitForDM(t, home, w.dir, space, alice.Creds, "pong-second")
+}

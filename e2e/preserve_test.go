@@ -137,7 +137,7 @@ func TestPreserveAndResume(t *testing.T) {
 			t.Errorf("seat %s (pid %d) still runs after down --preserve-state", n, r.PID)
 		}
 	}
-	pdir := filepath.Join(home, "spaces", "seats", "run", "preserved")
+	pdir := filepath.Join(home, "spaces", "seats", "run", "control")
 	for _, f := range []string{"inventory.json", "ready.json"} {
 		fi, err := os.Stat(filepath.Join(pdir, f))
 		if err != nil {
@@ -152,6 +152,20 @@ func TestPreserveAndResume(t *testing.T) {
 		if strings.Contains(string(inv), secret) {
 			t.Errorf("the inventory holds %q:\n%s", secret, inv)
 		}
+	}
+
+	st, _, _ := runIn(t, home, dir, "status", "--json")
+	var status struct {
+		Preserved *struct {
+			Seats []string `json:"seats"`
+			Ready bool     `json:"ready"`
+		} `json:"preserved"`
+	}
+	if err := json.Unmarshal([]byte(st), &status); err != nil || status.Preserved == nil || !status.Preserved.Ready || strings.Join(status.Preserved.Seats, ",") != "alpha,beta" {
+		t.Errorf("status --json while down does not show the ready inventory of alpha and beta (%v):\n%s", err, st)
+	}
+	if st, _, _ := runIn(t, home, dir, "status"); !strings.Contains(st, "preserved  2 seat(s)") {
+		t.Errorf("status while down does not show the preserved seats:\n%s", st)
 	}
 
 	// The seats come back held at their gates: what is sent now is sent
@@ -196,7 +210,7 @@ func TestPreserveAndResume(t *testing.T) {
 	if !regexp.MustCompile(`(?m)^alpha: resumed \d+\S* ago \(its harness keeps no session`).MatchString(ps) {
 		t.Errorf("ps does not say alpha was resumed:\n%s", ps)
 	}
-	if _, err := os.Stat(pdir); !os.IsNotExist(err) {
+	if _, err := os.Stat(filepath.Join(pdir, "inventory.json")); !os.IsNotExist(err) {
 		t.Errorf("the inventory outlives the resume that consumed it: %v", err)
 	}
 }
@@ -215,7 +229,7 @@ func meshLogOnFailure(t *testing.T, home string) {
 // (its digest) and names the seat with its lifecycle.
 func readyState(t *testing.T, home, seatName, uid string) (ready bool) {
 	t.Helper()
-	pdir := filepath.Join(home, "spaces", "seats", "run", "preserved")
+	pdir := filepath.Join(home, "spaces", "seats", "run", "control")
 	mark, err := os.ReadFile(filepath.Join(pdir, "ready.json"))
 	if os.IsNotExist(err) {
 		return false
@@ -361,10 +375,19 @@ func TestUpFreshDiscardsThePreservedSeats(t *testing.T) {
 		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
 	}
 	old := resumeRows(t, home, dir)["solo"].LifecycleUID
-	if out, stderr, code := runIn(t, home, dir, "down", "--preserve-state"); code != 0 {
-		t.Fatalf("down --preserve-state: exit %d\n%s%s", code, out, stderr)
+	out, stderr, code := runIn(t, home, dir, "down", "--preserve-state", "--json")
+	if code != 0 {
+		t.Fatalf("down --preserve-state --json: exit %d\n%s%s", code, out, stderr)
 	}
-	out, stderr, code := runIn(t, home, dir, "up", "--detach", "--fresh")
+	var res struct {
+		Stopped   bool     `json:"stopped"`
+		Ready     bool     `json:"ready"`
+		Preserved []string `json:"preserved"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || !res.Stopped || !res.Ready || strings.Join(res.Preserved, ",") != "solo" {
+		t.Fatalf("down --preserve-state --json: %+v (%v)\n%s", res, err, out)
+	}
+	out, stderr, code = runIn(t, home, dir, "up", "--detach", "--fresh")
 	if code != 0 {
 		t.Fatalf("up --fresh: exit %d\n%s%s", code, out, stderr)
 	}
@@ -382,5 +405,41 @@ func TestUpFreshDiscardsThePreservedSeats(t *testing.T) {
 	}
 	if uid := resumeRows(t, home, dir)["solo"].LifecycleUID; uid == old {
 		t.Errorf("the new solo took the discarded lifecycle %s", old)
+	}
+}
+
+// TestPreserveRefusesSupervisedSeats: a seat of a supervise manager cannot
+// be preserved (the request reaches only the mesh), so down
+// --preserve-state refuses, naming it, and stops nothing.
+func TestPreserveRefusesSupervisedSeats(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"shell": "agent: command\ncommand: sh"})
+	upIn(t, home, dir)
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	idFile := filepath.Join(t.TempDir(), "sup.id")
+	cmd, _, done := foreground(t, home, dir, "Ctrl-C to stop", "supervise", "--id-file", idFile)
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-done })
+	b, err := os.ReadFile(idFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var id struct {
+		InstanceID string `json:"instanceId"`
+	}
+	if err := json.Unmarshal(b, &id); err != nil {
+		t.Fatal(err)
+	}
+	spawnShell(t, home, dir, id.InstanceID)
+	t.Cleanup(func() { runIn(t, home, dir, "stop", "shell") }) // before its supervise is killed
+	out, stderr, code := runIn(t, home, dir, "down", "--preserve-state")
+	if code != 1 || !strings.Contains(stderr, "run under supervise managers, which down --preserve-state cannot preserve: shell") {
+		t.Fatalf("down --preserve-state with a supervised seat: exit %d\n%s%s", code, out, stderr)
+	}
+	if r := resumeRows(t, home, dir)["shell"]; r.Process != "running" {
+		t.Errorf("the refused down stopped the supervised seat: %+v", r)
+	}
+	if st, _, _ := runIn(t, home, dir, "status"); !strings.Contains(st, "seats: up") {
+		t.Errorf("the refused down stopped the mesh:\n%s", st)
 	}
 }

@@ -17,7 +17,7 @@ import (
 
 // keepFile is where `down --keep-seats` names the mesh process that is to
 // let its seats' keepers run on when it stops.
-func keepFile(p config.Paths) string { return filepath.Join(issue.RunDir(p), "keep-seats") }
+func keepFile(p config.Paths) string { return filepath.Join(PreserveDir(p), "keep-seats") }
 
 // StopKeepingSeats stops the space's mesh as Stop does, but the mesh lets
 // go of the seats their keepers hold instead of stopping them: they run
@@ -31,6 +31,9 @@ func StopKeepingSeats(ctx context.Context, p config.Paths, slow func(pid int)) (
 		return 0, ErrNotRunning
 	}
 	if err := config.EnsureDir(issue.RunDir(p), 0o700); err != nil {
+		return 0, err
+	}
+	if err := config.EnsureDir(PreserveDir(p), 0o700); err != nil {
 		return 0, err
 	}
 	if err := config.WriteFileAtomic(keepFile(p), []byte(strconv.Itoa(s.PID)+"\n"), 0o600); err != nil {

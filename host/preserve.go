@@ -2,6 +2,7 @@ package host
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -15,14 +16,16 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/seat"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // preserveFile is where `down --preserve-state` names the mesh process that
 // is to preserve its seats as it stops.
-func preserveFile(p config.Paths) string { return filepath.Join(issue.RunDir(p), "preserve-state") }
+func preserveFile(p config.Paths) string { return filepath.Join(PreserveDir(p), "preserve-state") }
 
-// PreserveDir is where the space keeps its resume inventory.
-func PreserveDir(p config.Paths) string { return seat.PreserveDir(issue.RunDir(p)) }
+// PreserveDir is where the space keeps its resume inventory (and the stop
+// requests): the part of its run directory no seat sees.
+func PreserveDir(p config.Paths) string { return seat.ControlDir(issue.RunDir(p)) }
 
 // Preserved is what StopPreserving left: the inventory, ready.
 type Preserved struct {
@@ -38,8 +41,9 @@ const proofWait = 15 * time.Second
 // StopPreserving stops the space's mesh for the night: the mesh fences its
 // manager, stops its seats without ending their lifecycles and writes the
 // resume inventory with the cut; once the mesh is gone this proves every
-// seat process and keeper gone and the broker unreachable, and only then
-// writes the ready mark. Killed at any point, it leaves a ready inventory
+// seat process and keeper gone and the broker unreachable (for a mesh on
+// external servers, which stay up: its process gone from the store), and
+// only then writes the ready mark. Killed at any point, it leaves a ready inventory
 // or none (an inventory without its mark is discarded by the next up).
 func StopPreserving(ctx context.Context, p config.Paths, slow func(pid int)) (Preserved, error) {
 	s, err := Probe(p)
@@ -50,12 +54,15 @@ func StopPreserving(ctx context.Context, p config.Paths, slow func(pid int)) (Pr
 		return Preserved{}, ErrNotRunning
 	}
 	dir := PreserveDir(p)
-	// What is there is from a stop that never finished (an up consumes a
-	// ready one): it must not pass for this one's.
-	if err := os.RemoveAll(dir); err != nil {
+	if err := config.EnsureDir(issue.RunDir(p), 0o700); err != nil {
 		return Preserved{}, err
 	}
-	if err := config.EnsureDir(issue.RunDir(p), 0o700); err != nil {
+	if err := config.EnsureDir(dir, 0o700); err != nil {
+		return Preserved{}, err
+	}
+	// What is there is from a stop that never finished (an up consumes a
+	// ready one): it must not pass for this one's.
+	if err := seat.RemoveInventory(dir); err != nil {
 		return Preserved{}, err
 	}
 	if err := config.WriteFileAtomic(preserveFile(p), []byte(strconv.Itoa(s.PID)+"\n"), 0o600); err != nil {
@@ -78,9 +85,13 @@ func StopPreserving(ctx context.Context, p config.Paths, slow func(pid int)) (Pr
 	if err != nil {
 		return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("%w; the inventory is not marked ready, so the next up starts without its seats", err)
 	}
-	addr, err := proveUnreachable(inv.URL)
-	if err != nil {
-		return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("%w; the inventory is not marked ready", err)
+	// A mesh on NATS servers cotal did not start leaves them running:
+	// there the proof is that its process let go of the store.
+	addr := "external servers, left running: " + inv.URL
+	if !s.Record.External {
+		if addr, err = proveUnreachable(inv.URL); err != nil {
+			return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("%w; the inventory is not marked ready", err)
+		}
 	}
 	if st, err := Probe(p); err != nil || st.Running {
 		return Preserved{PID: pid, Inventory: inv}, fmt.Errorf("a mesh of %s runs again (another up?); the inventory is not marked ready", p.Space)
@@ -114,8 +125,8 @@ func proveGone(ctx context.Context, inv *seat.Inventory) (int, error) {
 	return n, nil
 }
 
-// proveUnreachable dials the broker the seats used and reports its
-// address once nothing answers there.
+// proveUnreachable dials the broker the seats used and says so once
+// nothing answers there.
 func proveUnreachable(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
@@ -126,7 +137,7 @@ func proveUnreachable(raw string) (string, error) {
 		c.Close()
 		return u.Host, fmt.Errorf("something still answers at %s, where the mesh's broker listened", u.Host)
 	}
-	return u.Host, nil
+	return u.Host + " unreachable", nil
 }
 
 // preservesSeats reports whether this process was asked to preserve its
@@ -142,6 +153,12 @@ func (h *Host) preservesSeats() bool {
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
 	return err == nil && pid == os.Getpid()
 }
+
+// PreserveSeatsOnClose makes Close preserve the seats for the next start,
+// as `down --preserve-state` asks of a mesh by file; for a host run in
+// this process, which then proves the stop and marks the inventory ready
+// itself (seat.MarkReady).
+func (h *Host) PreserveSeatsOnClose() { h.preserveOnClose.Store(true) }
 
 // preserve has the manager preserve its seats into the inventory.
 func (h *Host) preserve(mgr *seat.Manager) {
@@ -162,7 +179,7 @@ func (h *Host) loadResume() error {
 	inv, ready, err := seat.ReadInventory(dir)
 	if err != nil {
 		h.logf("the preserved inventory cannot be read (%v): discarding it; its seats start no more", err)
-		return os.RemoveAll(dir)
+		return seat.RemoveInventory(dir)
 	}
 	if inv == nil {
 		return nil
@@ -170,7 +187,7 @@ func (h *Host) loadResume() error {
 	if !ready {
 		h.logf("discarding the inventory of a `down --preserve-state` that did not finish (written %s, %d seat(s): %s): it was never marked ready",
 			inv.Written.Local().Format(time.RFC3339), len(inv.Seats), strings.Join(inv.Names(), ", "))
-		return os.RemoveAll(dir)
+		return seat.RemoveInventory(dir)
 	}
 	h.resume = inv
 	return nil
@@ -182,7 +199,7 @@ func (h *Host) resumed() {
 		return
 	}
 	h.logf("resuming %d seat(s) preserved at %s: %s", len(h.resume.Seats), h.resume.Written.Local().Format(time.RFC3339), strings.Join(h.resume.Names(), ", "))
-	if err := os.RemoveAll(PreserveDir(h.cfg.Paths)); err != nil {
+	if err := seat.RemoveInventory(PreserveDir(h.cfg.Paths)); err != nil {
 		h.logf("removing the consumed inventory: %v", err)
 	}
 }
@@ -203,8 +220,31 @@ func DiscardPreserved(p config.Paths) (*seat.Inventory, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		inv = &seat.Inventory{}
 	}
-	if rerr := os.RemoveAll(dir); rerr != nil {
+	if rerr := seat.RemoveInventory(dir); rerr != nil {
 		return inv, rerr
 	}
 	return inv, nil
+}
+
+// Unpreservable names the running seats that `down --preserve-state`
+// cannot preserve: those of managers other than the mesh's own (supervise
+// processes), which the request to the mesh does not reach.
+func Unpreservable(p config.Paths, rows []client.CensusRow) ([]string, error) {
+	b, err := os.ReadFile(ManagerFile(p))
+	if err != nil {
+		return nil, fmt.Errorf("the mesh's manager instance: %w", err)
+	}
+	var f struct {
+		InstanceID string `json:"instanceId"`
+	}
+	if err := json.Unmarshal(b, &f); err != nil || f.InstanceID == "" {
+		return nil, fmt.Errorf("the mesh's manager instance in %s: %v", ManagerFile(p), err)
+	}
+	var out []string
+	for _, r := range rows {
+		if r.Manager != f.InstanceID {
+			out = append(out, r.Name)
+		}
+	}
+	return out, nil
 }

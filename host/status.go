@@ -53,7 +53,18 @@ type Status struct {
 	// BrokerFileError names the damage of a broker.json that cannot be
 	// read; the store lock still says whether the mesh runs.
 	BrokerFileError string `json:"brokerFileError,omitempty"`
-	Error           string `json:"error,omitempty"`
+	// Preserved is the inventory `down --preserve-state` left for the
+	// next up, when the mesh is down and one is there.
+	Preserved *PreservedStatus `json:"preserved,omitempty"`
+	Error     string           `json:"error,omitempty"`
+}
+
+// PreservedStatus is a resume inventory as status shows it: Ready says the
+// next up resumes its seats (else it discards them).
+type PreservedStatus struct {
+	Seats   []string  `json:"seats"`
+	Written time.Time `json:"written"`
+	Ready   bool      `json:"ready"`
 }
 
 // StatusQuery says which mesh ReportStatus asks and how.
@@ -93,6 +104,11 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 			return r
 		}
 	}
+	if !r.Up {
+		if inv, ready, err := seat.ReadInventory(PreserveDir(p)); err == nil && inv != nil {
+			r.Preserved = &PreservedStatus{Seats: append([]string{}, inv.Names()...), Written: inv.Written, Ready: ready}
+		}
+	}
 	if !r.Up && q.Server == "" {
 		return r
 	}
@@ -121,6 +137,9 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 	r.JetStream, r.DataBytes, r.Streams = true, int64(info.Store), info.Streams
 	if t.Record.External || nc.ConnectedClusterName() != "" {
 		r.Cluster = clusterStatus(ctx, t, nc)
+	}
+	if t.Record.External {
+		meshPID = 0 // on a cluster another machine's mesh, or another store's here, may serve
 	}
 	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode, meshPID)
 	r.ManagerInstances = []client.ManagerStatus{}

@@ -135,9 +135,11 @@ func (m *Manager) prepare(s *Seat) (string, error) {
 				return "", err
 			}
 		}
-		protect = []string{filepath.Dir(dir), keeper.Root(m.opts.RunDir)}
-		if err := privateDir(keeper.Root(m.opts.RunDir)); err != nil {
-			return "", err
+		protect = []string{filepath.Dir(dir), keeper.Root(m.opts.RunDir), ControlDir(m.opts.RunDir)}
+		for _, d := range protect[1:] {
+			if err := privateDir(d); err != nil {
+				return "", err
+			}
 		}
 	}
 	s.launchDir = dir

@@ -18,7 +18,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/procid"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/keeper"
 )
@@ -67,7 +67,7 @@ type PreservedSeat struct {
 	Session   string          `json:"session,omitempty"` // the harness's own session id, as its hooks last said
 	Creds     string          `json:"creds,omitempty"`
 	LaunchDir string          `json:"launchDir"`
-	Spawner   ep.Caller       `json:"spawner"`
+	Spawner   proto.Caller    `json:"spawner"`
 	Created   time.Time       `json:"created"`
 	Agent     json.RawMessage `json:"agent"` // the persona as resolved at its spawn
 	// Process and Keeper are the seat's process and its keeper, which
@@ -94,12 +94,12 @@ type ReadyMark struct {
 	Inventory string    `json:"inventory"`
 	Proved    time.Time `json:"proved"`
 	Processes int       `json:"processes"` // seat and keeper processes proved gone
-	Broker    string    `json:"broker"`    // the address proved unreachable
+	Broker    string    `json:"broker"`    // what was proved of the broker (its address unreachable)
 }
 
 // fencedRefusal answers a spawn while the manager preserves its seats;
 // nil when it does not.
-func (m *Manager) fencedRefusal() *ep.Error {
+func (m *Manager) fencedRefusal() *proto.Error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.fenced {
@@ -109,8 +109,8 @@ func (m *Manager) fencedRefusal() *ep.Error {
 }
 
 // fenceError is the refusal of a spawn by a fenced manager.
-func (m *Manager) fenceError() *ep.Error {
-	return ep.Refuse(ep.CodeUnavailable, "manager %s is going down with --preserve-state: it starts no new seat; spawn again after the next `cotal up` has resumed its seats", m.iid)
+func (m *Manager) fenceError() *proto.Error {
+	return proto.Refuse(proto.CodeUnavailable, "manager %s is going down with --preserve-state: it starts no new seat; spawn again after the next `cotal up` has resumed its seats", m.iid)
 }
 
 // Preserve fences the manager (every spawn from now on is refused, saying
@@ -233,8 +233,21 @@ func (m *Manager) cut(ctx context.Context, inv *Inventory) {
 	}
 }
 
-// PreserveDir is where a run directory keeps the inventory.
-func PreserveDir(runDir string) string { return filepath.Join(runDir, "preserved") }
+// ControlDir is the part of a run directory no seat sees (every seat's
+// sandbox covers it, and it exists before any seat starts): the requests
+// of `down --keep-seats` and `--preserve-state`, and the inventory.
+func ControlDir(runDir string) string { return filepath.Join(runDir, "control") }
+
+// RemoveInventory removes dir's inventory and its mark, the mark first,
+// leaving the directory (a seat's sandbox covers it where it is).
+func RemoveInventory(dir string) error {
+	for _, f := range []string{readyFile, inventoryFile} {
+		if err := os.Remove(filepath.Join(dir, f)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
+}
 
 func writeInventory(dir string, inv Inventory) error {
 	if err := privateDir(dir); err != nil {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
@@ -36,7 +36,7 @@ type Seat struct {
 	harness string
 	creds   string
 	goalID  string
-	spawner ep.Caller // who asked for it: in owner mode, the only agent that may act on it
+	spawner proto.Caller // who asked for it: in owner mode, the only agent that may act on it
 	created time.Time
 	bound   time.Duration // how long it has to come up before it reads uncertain
 	// launchDir holds the seat's creds and launch material; set before

@@ -6,7 +6,7 @@ import (
 	"os/exec"
 	"time"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/worktree"
 )
@@ -27,13 +27,13 @@ const treeWait = 2 * time.Minute
 
 // checkTreeArgs refuses a spawn's worktree arguments that cannot go
 // together, before anything is started.
-func checkTreeArgs(p *Persona, a client.SpawnArgs) *ep.Error {
+func checkTreeArgs(p *Persona, a client.SpawnArgs) *proto.Error {
 	tree := a.Worktree || p.Launch.Worktree
 	if !tree && (a.Branch != "" || a.Base != "") {
-		return ep.Refuse(ep.CodeBadRequest, "a branch or base is for a seat in a worktree: add --worktree")
+		return proto.Refuse(proto.CodeBadRequest, "a branch or base is for a seat in a worktree: add --worktree")
 	}
 	if tree && a.Cwd != "" {
-		return ep.Refuse(ep.CodeBadRequest, "a seat in a worktree starts in it: leave out the working directory")
+		return proto.Refuse(proto.CodeBadRequest, "a seat in a worktree starts in it: leave out the working directory")
 	}
 	return nil
 }

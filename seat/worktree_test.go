@@ -12,6 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/worktree"
 )
@@ -135,7 +136,7 @@ func TestWorktreeSpawnRefusals(t *testing.T) {
 		{Persona: "plain", Worktree: true, Cwd: "/tmp"},
 	} {
 		_, err := spawn(t, h.c, h.iid, a)
-		if e := errCode(t, err); e.Code != ep.CodeBadRequest {
+		if e := errCode(t, err); e.Code != proto.CodeBadRequest {
 			t.Errorf("spawn %+v: %v, want a bad request", a, e)
 		}
 	}

@@ -128,6 +128,7 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		Sandbox: r.Sandbox, Attached: attached, Stopped: r.Stopped,
 		Held: r.Held, Waiting: r.Waiting, OldestWaiting: at(r.OldestWaitingMs), Suspended: at(r.SuspendedMs),
 		PullOnly: r.PullOnly, Injects: r.Injects, Reattached: at(r.ReattachedMs), Lost: at(r.LostMs), LostWhy: r.Lost,
+		Resumed: at(r.ResumedMs), ResumedFrom: r.ResumedFrom,
 	}
 	s.Usage, s.Worktree = r.Usage, r.Worktree
 	if r.Usage != nil {

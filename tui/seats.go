@@ -330,6 +330,8 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 		b.WriteString(" " + st.Crashed.Render("lost "+age(now, seat.Lost)+" ago"))
 	case seat.Running() && !seat.Reattached.IsZero():
 		b.WriteString(" " + st.Dim.Render("reattached "+age(now, seat.Reattached)))
+	case seat.Running() && !seat.Resumed.IsZero():
+		b.WriteString(" " + st.Dim.Render("resumed "+age(now, seat.Resumed)))
 	}
 	return b.String()
 }
@@ -372,6 +374,13 @@ func (s *seatsView) preview(w int) string {
 	}
 	if !sel.Lost.IsZero() {
 		warn = append(warn, st.Crashed.Render(oneLine("lost "+sel.Lost.Local().Format("15:04:05")+": "+sel.LostWhy)))
+	}
+	if !sel.Resumed.IsZero() && sel.Lost.IsZero() {
+		from := "its harness kept no session: it started afresh under the same identity"
+		if sel.ResumedFrom != "" {
+			from = "from session " + sel.ResumedFrom
+		}
+		warn = append(warn, st.Dim.Render(oneLine("resumed "+sel.Resumed.Local().Format("15:04:05")+" "+from)))
 	}
 	shot := s.shot
 	if shot == nil || shot.Name != sel.Name || shot.Manager != sel.Manager {

@@ -427,26 +427,37 @@ func TestUnsandboxedSeatIsMarked(t *testing.T) {
 	}
 }
 
-// A seat taken back from its keeper says since when on its row; a lost
+// A seat taken back from its keeper says since when on its row, a resumed
+// one since when, and from which session above its screen; a lost
 // one says lost, since when, and why above its screen.
 func TestReattachedAndLostSeatsAreMarked(t *testing.T) {
 	h, _ := seatHarness(t, Config{})
 	back := running("back", "idle", time.Minute)
 	back.Reattached = t0.Add(-30 * time.Second)
+	again := running("resumed1", "idle", time.Minute)
+	again.Resumed, again.ResumedFrom = t0.Add(-45*time.Second), "0f3c9a2e-5b1d-4c7e-9a10-123456789abc"
 	gone := running("gone", "offline", time.Minute)
 	gone.Process = "lost"
 	gone.Lost, gone.LostWhy = t0.Add(-2*time.Minute), "its keeper (pid 42) died; last seen alive 01:02:03"
-	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{back, gone}}})
+	h.batch(0, batchMsg{SeatsChanged: true, Census: Census{Managers: 1, Seats: []Seat{again, back, gone}}})
 	h.keys("<tab>", "j")
 	h.batch(time.Second, batchMsg{Shot: &screenShot{Name: "gone", Manager: "m1", Screen: Screen{Text: "$ "}}})
 	s := h.screen()
 	if !strings.Contains(seatRow(s, "back"), "reattached 31s") {
 		t.Errorf("the reattached row does not say so:\n%s", s)
 	}
+	if !strings.Contains(seatRow(s, "resumed1"), "resumed 46s") {
+		t.Errorf("the resumed row does not say since when:\n%s", s)
+	}
 	if r := seatRow(s, "gone"); !strings.Contains(r, "lost 2m ago") {
 		t.Errorf("the lost row does not say so:\n%s", s)
 	}
 	if !strings.Contains(s, "its keeper (pid 42) died") {
 		t.Errorf("no reason above the lost seat's screen:\n%s", s)
+	}
+	h.keys("j")
+	h.batch(time.Second, batchMsg{Shot: &screenShot{Name: "resumed1", Manager: "m1", Screen: Screen{Text: "$ "}}})
+	if s := h.screen(); !strings.Contains(s, "from session 0f3c9a2e") {
+		t.Errorf("no session above the resumed seat's screen:\n%s", s)
 	}
 }

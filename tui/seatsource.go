@@ -86,6 +86,11 @@ type Seat struct {
 	Reattached time.Time
 	Lost       time.Time
 	LostWhy    string
+	// Resumed is when it was restarted from a preserved inventory (`down
+	// --preserve-state`, then up), and ResumedFrom from which harness
+	// session ("" when it started afresh under the same identity).
+	Resumed     time.Time
+	ResumedFrom string
 
 	// Held says why messages wait for the seat's person ("person
 	// typing"); Waiting counts the messages its connector holds, the

@@ -7,7 +7,7 @@ import (
 )
 
 // The manager's command arguments and replies. The manager generates each
-// command's closed JSON Schema from these structs (ep.SchemaFor), so a
+// command's closed JSON Schema from these structs (proto.SchemaFor), so a
 // contract cannot drift from what its handler decodes and returns.
 
 // Row is one seat as ps reports it: the process state and the mesh state
