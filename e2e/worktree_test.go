@@ -239,3 +239,47 @@ func TestDashboardShowsASeatsDiff(t *testing.T) {
 	})
 	d.quit()
 }
+
+// TestSpawnWorktreeFlags: spawn --worktree --branch --base puts a seat of a
+// persona without worktree: true in a worktree on the branch named, made
+// from the base named; --branch without --worktree is refused, exit 2.
+func TestSpawnWorktreeFlags(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"plain": "agent: command\ncommand: sh"})
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.email", "test@example.invalid")
+	gitIn(t, dir, "config", "user.name", "Test")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "first")
+	first := strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "commit", "-q", "-am", "second")
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	out, stderr, code := runIn(t, home, dir, "spawn", "plain", "--branch", "feat/x")
+	if code != 2 || !strings.Contains(stderr, "add --worktree") {
+		t.Fatalf("spawn --branch without --worktree: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := runIn(t, home, dir, "spawn", "plain", "--worktree", "--branch", "feat/x", "--base", first); code != 0 {
+		t.Fatalf("spawn --worktree: exit %d\n%s%s", code, out, stderr)
+	}
+	out, _, _ = runIn(t, home, dir, "ps", "--json")
+	var cs struct {
+		Rows []client.CensusRow `json:"rows"`
+	}
+	_ = json.Unmarshal([]byte(out), &cs)
+	if len(cs.Rows) != 1 || cs.Rows[0].Worktree == nil || cs.Rows[0].Worktree.Branch != "feat/x" || cs.Rows[0].Worktree.Base != "" {
+		t.Fatalf("ps --json: %s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".cotal", "worktrees", "plain", "notes.txt")); string(b) != "one\n" {
+		t.Fatalf("the worktree is not at the base named: notes.txt %q", b)
+	}
+}

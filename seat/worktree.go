@@ -3,6 +3,7 @@ package seat
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
@@ -169,6 +170,9 @@ func (s *Seat) setupArgs(path string, args []string) (string, []string) {
 	s.mu.Unlock()
 	if t == nil || t.setup == "" {
 		return path, args
+	}
+	if abs, err := exec.LookPath(path); err == nil {
+		path = abs // the program the manager found, whatever PATH the setup leaves
 	}
 	script := "(" + t.setup + ") || { echo \"cotal: the persona's setup command failed (exit $?)\" >&2; exit 1; }\nexec \"$0\" \"$@\""
 	return "sh", append([]string{"-c", script, path}, args...)

@@ -184,3 +184,23 @@ func TestStaleWorktreeClaimIsTakenOver(t *testing.T) {
 		t.Fatalf("a live seat's worktree was given away: %v", err)
 	}
 }
+
+// TestFailedSetupFailsTheSpawn: a setup command that fails ends the seat
+// before its program runs, and the spawn fails saying so.
+func TestFailedSetupFailsTheSpawn(t *testing.T) {
+	h := startMesh(t, 10*time.Second)
+	gitInit(t, h.project)
+	body := "---\nname: broken\nagent: command\ncommand: sh\nargs: [\"-c\", \"echo PROGRAM-RAN; exec sleep 600\"]\nworktree: true\nsetup:\n  run: echo preparing; exit 3\n---\n"
+	if err := os.MkdirAll(config.AgentsDir(h.project), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(config.AgentsDir(h.project), "broken.md"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "broken"})
+	res := goal(t, h.c, h.iid, acc.GoalID, 15*time.Second)
+	if res.State != ep.GoalFailed || res.Error == nil || !strings.Contains(res.Error.Message, "the persona's setup command failed (exit 3)") ||
+		strings.Contains(res.Error.Message, "PROGRAM-RAN") {
+		t.Fatalf("spawn with a failing setup: %s %+v", res.State, res.Error)
+	}
+}
