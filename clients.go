@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -70,7 +71,7 @@ func (g *globals) epClient() (*ep.Client, *nats.Conn, error) {
 
 // epFailure prints a refusal the way a person reads it and says whether the command ran; it exits 1.
 func epFailure(g *globals, err error) error {
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
 		return err
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 func newDescribeCmd(g *globals) *cobra.Command {
@@ -27,7 +28,7 @@ contract is fetched from the space's contract store and digest-verified.
 --on pins the describe to one instance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if _, err := ep.EndpointToken(args[0]); err != nil {
+			if _, err := proto.EndpointToken(args[0]); err != nil {
 				return usage(err)
 			}
 			c, nc, err := g.epClient()
@@ -66,10 +67,10 @@ did not run. The reply's data is printed as indented JSON.
 deadline.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if _, err := ep.EndpointToken(args[0]); err != nil {
+			if _, err := proto.EndpointToken(args[0]); err != nil {
 				return usage(err)
 			}
-			if !ep.ValidCommand(args[1]) {
+			if !proto.ValidCommand(args[1]) {
 				return usagef("command %q must be 1-32 characters of a-z 0-9 -", args[1])
 			}
 			var raw json.RawMessage
@@ -126,10 +127,10 @@ Refusals: not-registered, instance-answered, instance-not-affirmed-gone,
 liveness-unestablishable, superseded.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if instance == "" || !ep.ValidID(instance) || strings.HasPrefix(instance, "local.") {
+			if instance == "" || !proto.ValidID(instance) || strings.HasPrefix(instance, "local.") {
 				return usagef("--instance needs a whole instance id (1-64 of A-Z a-z 0-9 _ -), got %q", instance)
 			}
-			if _, err := ep.EndpointToken(endpoint); err != nil {
+			if _, err := proto.EndpointToken(endpoint); err != nil {
 				return usage(err)
 			}
 			c, nc, err := g.epClient()

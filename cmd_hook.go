@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -59,20 +60,9 @@ that the plugin runs a hook per event instead.`,
 // in a seat, or not reaching the mesh, it fails at once, so that its
 // plugin goes back to a hook per event.
 func runHookStream(g *globals, cmd *cobra.Command) error {
-	if g.inSeat() == "" {
-		return fmt.Errorf("not inside a seat (no COTAL_MANAGER_INSTANCE and COTAL_CREDS): nothing to do")
-	}
-	if _, err := loadCreds(g.creds, "COTAL_CREDS"); err != nil {
-		return err
-	}
-	cl, nc, err := g.managers()
-	if err != nil {
-		return fmt.Errorf("reaching the mesh: %v", err)
-	}
-	defer nc.Close()
-	ctx, stop := untilQuit(cmd.Context(), nil)
-	defer stop()
-	return cl.Self(g.inSeat()).RunHookStream(ctx, g.stdin, g.stdout, g.stderr)
+	return asSeat(g, cmd, func(ctx context.Context, s client.Self) error {
+		return s.RunHookStream(ctx, g.stdin, g.stdout, g.stderr)
+	})
 }
 
 // runHook is one hook event, end to end (client.Self.RunHook); what it
@@ -82,6 +72,13 @@ func runHook(g *globals, cmd *cobra.Command, event string) error {
 	if err != nil {
 		return err
 	}
+	return asSeat(g, cmd, func(ctx context.Context, s client.Self) error { return s.RunHook(ctx, event, input, g.stdout) })
+}
+
+// asSeat runs fn as this process's seat, until it ends or the harness
+// stops the hook (a permission prompt answered at the terminal: the hook
+// says so and prints nothing).
+func asSeat(g *globals, cmd *cobra.Command, fn func(context.Context, client.Self) error) error {
 	if g.inSeat() == "" {
 		return fmt.Errorf("not inside a seat (no COTAL_MANAGER_INSTANCE and COTAL_CREDS): nothing to do")
 	}
@@ -93,9 +90,7 @@ func runHook(g *globals, cmd *cobra.Command, event string) error {
 		return fmt.Errorf("reaching the mesh: %v", err)
 	}
 	defer nc.Close()
-	// The harness stops a hook it no longer needs (a permission prompt
-	// answered at the terminal): the hook says so and prints nothing.
 	ctx, stop := untilQuit(cmd.Context(), nil)
 	defer stop()
-	return cl.Self(g.inSeat()).RunHook(ctx, event, input, g.stdout)
+	return fn(ctx, cl.Self(g.inSeat()))
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -43,14 +43,8 @@ with "cotal up -f cotal.yaml".`,
 			if asJSON {
 				return g.resultJSON(r)
 			}
-			for i, path := range []string{r.Manifest, r.Persona} {
-				if []bool{r.ManifestCreated, r.PersonaCreated}[i] {
-					fmt.Fprintf(g.stdout, "created %s\n", path)
-				} else {
-					fmt.Fprintf(g.stdout, "kept %s (it exists)\n", path)
-				}
-			}
-			fmt.Fprintln(g.stdout, "next: edit cotal.yaml, `cotal plan` to see what it does, `cotal up -f cotal.yaml` to start it")
+			clirender.Written(g.stdout, []string{r.Manifest, r.Persona}, []bool{r.ManifestCreated, r.PersonaCreated},
+				"next: edit cotal.yaml, `cotal plan` to see what it does, `cotal up -f cotal.yaml` to start it")
 			return nil
 		},
 	}

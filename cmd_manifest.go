@@ -17,19 +17,10 @@ import (
 // loadManifest reads the manifest named (or, with "", the cotal.yaml of
 // this folder or the nearest above) and makes its space the command's.
 func loadManifest(g *globals, file string) (*manifest.Manifest, error) {
-	if file == "" {
-		cwd, _ := os.Getwd()
-		found, ok := manifest.Find(cwd)
-		if !ok {
-			return nil, usagef("no %s here or in a folder above: name one with -f FILE, or write one with `cotal init`", manifest.FileName)
-		}
-		file = found
-	} else if st, err := os.Stat(file); err == nil && st.IsDir() {
-		found, ok := manifest.Find(file)
-		if !ok {
-			return nil, usagef("no %s in %s or a folder above it", manifest.FileName, file)
-		}
-		file = found
+	cwd, _ := os.Getwd()
+	file, err := manifest.Locate(file, cwd)
+	if err != nil {
+		return nil, usage(err)
 	}
 	m, err := manifest.Load(file)
 	var me *manifest.Error

@@ -9,10 +9,10 @@ import (
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -43,18 +43,9 @@ that client's configuration.`,
 // runMCP wires the server to the mesh: managed inside a seat, standalone
 // otherwise.
 func runMCP(g *globals, name, source string) error {
-	manager := os.Getenv("COTAL_MANAGER_INSTANCE")
-	creds, url, uid := g.creds, g.server, ""
-	if manager != "" {
-		if m, err := sandbox.ReadMaterial(os.Getenv(sandbox.MaterialEnv)); err == nil {
-			if creds == "" {
-				source = "the seat's creds"
-			}
-			creds, url = firstSet(creds, m.Creds), firstSet(url, m.URL)
-			g.space, name, uid = firstSet(g.space, m.Space), firstSet(name, m.Name), m.LifecycleUID
-		}
-		name, uid = firstSet(name, os.Getenv("COTAL_NAME")), firstSet(uid, os.Getenv("COTAL_LIFECYCLE_UID"))
-	}
+	in := mcp.Acting{Creds: g.creds, Source: source, URL: g.server, Space: g.space, Name: name}.InSeat(os.Getenv)
+	manager, creds, url, uid := in.Manager, in.Creds, in.URL, in.UID
+	g.space, name, source = in.Space, in.Name, in.Source
 	self := mcp.Identity{Name: name, Space: g.space}
 	if creds != "" {
 		info, err := loadCreds(creds, source)
@@ -64,7 +55,7 @@ func runMCP(g *globals, name, source string) error {
 		if g.space == "" {
 			g.space = info.Space
 		}
-		self = mcp.Identity{ID: info.Principal.ID(), Name: info.Principal.Actor, Role: info.Role, Space: firstSet(info.Space, g.space)}
+		self = mcp.Identity{ID: info.Principal.ID(), Name: info.Principal.Actor, Role: info.Role, Space: clirender.OrDefault(info.Space, g.space)}
 	} else if name == "" {
 		return usagef("cotal mcp acts as one identity: pass --creds FILE (mint one with `cotal mint <name>`), or --name on an open mesh, or run it inside a seat")
 	}
@@ -93,13 +84,6 @@ func runMCP(g *globals, name, source string) error {
 	ctx, stop := untilQuit(context.Background(), nil)
 	defer stop()
 	return srv.Run(ctx, &sdk.StdioTransport{})
-}
-
-func firstSet(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func newMCPConfigCmd(g *globals, name *string) *cobra.Command {

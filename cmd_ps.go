@@ -133,6 +133,7 @@ func printCensus(g *globals, cs *client.Census, wide bool) {
 	for _, r := range cs.Rows {
 		waitingNote(note, r)
 		worktreeNote(note, r)
+		usageNote(note, r)
 	}
 	for _, r := range cs.Rows {
 		if a := r.Agent; a != nil && a.State == client.AgentWaiting && r.Running() {

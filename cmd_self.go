@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/seat/client"
@@ -81,11 +82,7 @@ func newSetStatusCmd(g *globals) *cobra.Command {
 			}); err != nil {
 				return err
 			}
-			if asJSON {
-				printJSON(g.stdout, r)
-				return nil
-			}
-			fmt.Fprintf(g.stdout, "status %v, activity %q\n", r.Status, r.Activity)
+			clirender.StatusSet(g.stdout, r, asJSON)
 			return nil
 		},
 	}
@@ -110,14 +107,7 @@ func newLeaveCmd(g *globals) *cobra.Command {
 			}); err != nil {
 				return err
 			}
-			switch {
-			case asJSON:
-				printJSON(g.stdout, map[string]any{"channel": args[0], "left": left})
-			case left:
-				fmt.Fprintf(g.stdout, "left #%s\n", args[0])
-			default:
-				fmt.Fprintf(g.stdout, "you weren't on #%s\n", args[0])
-			}
+			clirender.Left(g.stdout, args[0], left, asJSON)
 			return nil
 		},
 	}

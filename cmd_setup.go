@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -46,13 +45,8 @@ later run says what is there.`,
 			if asJSON {
 				return g.resultJSON(r)
 			}
-			if r.Created {
-				fmt.Fprintf(g.stdout, "created %s\n", path)
-			} else {
-				fmt.Fprintf(g.stdout, "kept %s (it exists)\n", path)
-			}
-			fmt.Fprintf(g.stdout, "personas in %s: %s\n", r.AgentsDir, clirender.ListOrNone(r.Personas))
-			fmt.Fprintln(g.stdout, "next: `cotal` (or `cotal up --detach`), then `cotal spawn default`")
+			clirender.Written(g.stdout, []string{path}, []bool{r.Created}, "personas in "+r.AgentsDir+": "+clirender.ListOrNone(r.Personas),
+				"next: `cotal` (or `cotal up --detach`), then `cotal spawn default`")
 			return nil
 		},
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -94,16 +95,16 @@ the acceptance.`,
 // token or is taken) exits 2, anything else 1; either way nothing was
 // started.
 func spawnRefused(persona string, err error) error {
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
 		return err
 	}
 	msg := fmt.Errorf("cannot spawn %s: %s; nothing was started", persona, strings.TrimSuffix(e.Message, "."))
 	switch e.Code {
-	case ep.CodeBadRequest, ep.CodeNotFound, ep.CodeFailedPrecondition, ep.CodeAlreadyExists:
+	case proto.CodeBadRequest, proto.CodeNotFound, proto.CodeFailedPrecondition, proto.CodeAlreadyExists:
 		return usage(msg)
 	}
-	if e.EffectiveOutcome() == ep.Unknown {
+	if e.EffectiveOutcome() == proto.Unknown {
 		return fmt.Errorf("cannot tell whether %s was spawned: %s; see `cotal ps`", persona, e.Message)
 	}
 	return msg

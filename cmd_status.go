@@ -47,7 +47,7 @@ Exits 0 when the mesh is up and answering, 1 otherwise.`,
 					return ms, err
 				}})
 			if asJSON {
-				printJSON(g.stdout, r)
+				printJSON(g.stdout, statusJSON(g, r))
 			} else {
 				printStatus(g.stdout, r)
 			}

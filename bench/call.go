@@ -10,6 +10,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -42,7 +43,7 @@ func serveEcho(ctx context.Context, e *env, iid string) error {
 		return err
 	}
 	err = srv.Register(ep.Command{Name: "echo", Capability: "read", Input: json.RawMessage(echoInput), Output: json.RawMessage(echoOutput),
-		Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) {
+		Handler: func(_ context.Context, c *ep.Call) (any, *proto.Error) {
 			var a struct{ Text string }
 			if e := c.Decode(&a); e != nil {
 				return nil, e

@@ -17,6 +17,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -91,7 +92,7 @@ func (e *env) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("reading the bench mesh's operator: %w", err)
 	}
-	caller := ep.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID}
+	caller := proto.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID}
 	if e.c, err = ep.NewClient(e.op, ep.ClientOptions{Space: space, Caller: caller}); err != nil {
 		return err
 	}

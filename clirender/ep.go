@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // Describe prints a verified describe answer: the responder, then each
@@ -14,8 +15,8 @@ import (
 func Describe(w io.Writer, d *ep.Described, asJSON bool) {
 	if asJSON {
 		JSON(w, struct {
-			Responder ep.Responder      `json:"responder"`
-			Answer    ep.DescribeAnswer `json:"answer"`
+			Responder ep.Responder         `json:"responder"`
+			Answer    proto.DescribeAnswer `json:"answer"`
 		}{d.Responder, d.Answer})
 		return
 	}
@@ -30,12 +31,12 @@ func Describe(w io.Writer, d *ep.Described, asJSON bool) {
 		if c.Targeted {
 			var modes []string
 			for _, m := range c.Modes {
-				if m != ep.ModeNone {
+				if m != proto.ModeNone {
 					modes = append(modes, string(m))
 				}
 			}
 			reach = "targeted (" + strings.Join(modes, ", ") + ")"
-		} else if len(c.Modes) == 1 && c.Modes[0] == ep.ModeSelf {
+		} else if len(c.Modes) == 1 && c.Modes[0] == proto.ModeSelf {
 			reach = "self"
 		}
 		fmt.Fprintf(w, "  %-*s  %-10s  %s\n", width, c.Name, c.Capability, reach)
@@ -78,14 +79,14 @@ func Deregistered(w, errw io.Writer, endpoint, instance string, r *ep.Deregister
 
 // Refusal prints a control-surface refusal the way a person reads it:
 // its code and message, and whether the command ran.
-func Refusal(w io.Writer, e *ep.Error) {
+func Refusal(w io.Writer, e *proto.Error) {
 	fmt.Fprintf(w, "✗ %s: %s\n", e.Code, e.Message)
 	switch e.EffectiveOutcome() {
-	case ep.NotExecuted:
+	case proto.NotExecuted:
 		if !strings.Contains(e.Message, "did not run") {
 			fmt.Fprintln(w, "  (the command did not run)")
 		}
-	case ep.Unknown:
+	case proto.Unknown:
 		fmt.Fprintln(w, "  (it is unknown whether the command ran)")
 	}
 }

@@ -142,3 +142,24 @@ func AttachEnd(w io.Writer, end tty.Ending, name string) (failed bool) {
 	}
 	return false
 }
+
+// StatusSet prints what set-status left on the roster.
+func StatusSet(w io.Writer, r client.StatusSet, asJSON bool) {
+	if asJSON {
+		JSON(w, r)
+		return
+	}
+	fmt.Fprintf(w, "status %v, activity %q\n", r.Status, r.Activity)
+}
+
+// Left prints what leave did to the channel.
+func Left(w io.Writer, channel string, left, asJSON bool) {
+	switch {
+	case asJSON:
+		JSON(w, map[string]any{"channel": channel, "left": left})
+	case left:
+		fmt.Fprintf(w, "left #%s\n", channel)
+	default:
+		fmt.Fprintf(w, "you weren't on #%s\n", channel)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -61,7 +62,7 @@ func connectAgent(t *testing.T, home, dir, name string, id *mintedID) *agent {
 		t.Fatalf("connecting as %s: %v", name, err)
 	}
 	t.Cleanup(nc.Close)
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: "seats", Caller: ep.Caller{Owner: "local", Actor: name, UID: a.id.LifecycleUID}})
+	c, err := ep.NewClient(nc, ep.ClientOptions{Space: "seats", Caller: proto.Caller{Owner: "local", Actor: name, UID: a.id.LifecycleUID}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,7 +207,7 @@ func TestAttachRefusals(t *testing.T) {
 	mallory.wasRefused("publish", g.Subjects.In)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	if _, err := mallory.mgr.Attach(ctx, seat); ep.AsError(err) == nil || ep.AsError(err).Code != ep.CodePermissionDenied {
+	if _, err := mallory.mgr.Attach(ctx, seat); proto.AsError(err) == nil || proto.AsError(err).Code != proto.CodePermissionDenied {
 		t.Fatalf("mallory asking for a session on alice's seat: %v, want permission-denied", err)
 	}
 	mine.typeKeys("echo still-$((6*6))\r")

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -39,7 +40,7 @@ func startTestEndpoint(t *testing.T, home, iid string) (*ep.Server, *nats.Conn) 
 	err = srv.Register(ep.Command{Name: "echo", Capability: "read",
 		Input:  json.RawMessage(`{"type":"object","additionalProperties":false,"required":["text"],"properties":{"text":{"type":"string"}}}`),
 		Output: json.RawMessage(`{"type":"object","required":["text"],"properties":{"text":{"type":"string"}}}`),
-		Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) {
+		Handler: func(_ context.Context, c *ep.Call) (any, *proto.Error) {
 			var a struct{ Text string }
 			if e := c.Decode(&a); e != nil {
 				return nil, e

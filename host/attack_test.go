@@ -27,6 +27,7 @@ import (
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -139,7 +140,7 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opc, err := ep.NewClient(op, ep.ClientOptions{Space: attackSpace, Caller: ep.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}, SharedConn: true})
+	opc, err := ep.NewClient(op, ep.ClientOptions{Space: attackSpace, Caller: proto.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}, SharedConn: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,7 +192,7 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 	a := connectAttacker(t, m.Broker().URL(), alicePath, alice)
 	caller := alice.Principal.Owner + "." + alice.Principal.Actor + "." + alice.UID
 	dmConsumer := wire.DMConsumer(alice.Principal, alice.UID)
-	inputSubject := root + ".ep.one.manager.input.local.ghost." + wire.NewLifecycleUID() + "." + ep.NewNonce()
+	inputSubject := root + ".ep.one.manager.input.local.ghost." + wire.NewLifecycleUID() + "." + proto.NewNonce()
 	forgedPost, _ := json.Marshal(wire.Message{ID: "forged", TS: time.Now().UnixMilli(), Space: attackSpace,
 		From: wire.Sender{ID: "local.bob", Name: "bob"}, Channel: "team.backend", Parts: wire.TextParts("forged by alice")})
 
@@ -215,9 +216,9 @@ func TestAttacksByAnAgentCredential(t *testing.T) {
 		{"create a spy consumer", "$JS.API.CONSUMER.CREATE." + wire.DMStream(attackSpace) + ".spy", "", `{"stream_name":"` + wire.DMStream(attackSpace) + `","config":{"name":"spy","filter_subject":"` + root + `.inst.local.bob.>"}}`},
 		{"stream list", "$JS.API.STREAM.LIST", "", ""},
 		{"input as ghost", inputSubject, "", "{}"},
-		{"input as herself", root + ".ep.one.manager.input." + caller + "." + ep.NewNonce(), "", "{}"},
-		{"ps as herself", root + ".ep.one.manager.ps." + caller + "." + ep.NewNonce(), "", "{}"},
-		{"bob's delivery inbox", root + ".ep.one.delivery.take.self.local.bob." + wire.NewLifecycleUID() + "." + ep.NewNonce(), "", "{}"},
+		{"input as herself", root + ".ep.one.manager.input." + caller + "." + proto.NewNonce(), "", "{}"},
+		{"ps as herself", root + ".ep.one.manager.ps." + caller + "." + proto.NewNonce(), "", "{}"},
+		{"bob's delivery inbox", root + ".ep.one.delivery.take.self.local.bob." + wire.NewLifecycleUID() + "." + proto.NewNonce(), "", "{}"},
 		{"old ctl.delivery rail", root + ".ctl.delivery.local.alice", "", "{}"},
 		{"a forged receipt to bob", root + ".rcpt.local.bob.some-id", "", `{"id":"some-id","to":"local.carol","rung":"acked"}`},
 		{"a receipt of her own", root + ".rcpt.local.alice.some-id", "", `{"id":"some-id","to":"local.carol","rung":"acked"}`},

@@ -255,8 +255,10 @@ func (h *Host) startDelivery(ctx context.Context) error {
 		return fmt.Errorf("delivery endpoint instance id: %w", err)
 	}
 	// This process holds the store lock, so whoever held the delivery
-	// lease of this store before is dead: take it at once.
-	d, err := delivery.Start(ctx, dnc, delivery.Options{Space: h.cfg.Paths.Space, InstanceID: diid, Logf: h.logf, TakeOver: true})
+	// lease of this store before is dead: take it at once. Not on an
+	// external cluster: another machine's mesh may hold the lease there,
+	// alive, and this one serves only once that lease lapses.
+	d, err := delivery.Start(ctx, dnc, delivery.Options{Space: h.cfg.Paths.Space, InstanceID: diid, Logf: h.logf, TakeOver: !h.broker.External()})
 	if err != nil {
 		return fmt.Errorf("starting durable delivery: %w", err)
 	}

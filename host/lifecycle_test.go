@@ -20,6 +20,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -414,7 +415,7 @@ func TestAQuitWithLiveSeatsIsAskedTwice(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: p.Space, Caller: ep.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}, SharedConn: true})
+	c, err := ep.NewClient(nc, ep.ClientOptions{Space: p.Space, Caller: proto.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}, SharedConn: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -32,6 +32,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -58,7 +59,7 @@ func concrete(pattern string) string {
 	for i, tok := range toks {
 		switch tok {
 		case "*":
-			toks[i] = ep.NewNonce()
+			toks[i] = proto.NewNonce()
 		case ">":
 			toks[i] = "x"
 		}
@@ -107,7 +108,7 @@ func subjectMap(t *testing.T, js jetstream.JetStream, space string, victims ...b
 		add(wire.Root(space) + ".svc.reviewer." + v.Principal.Owner + "." + v.Principal.Actor)
 		add(concrete(wire.StoredFilter(space, v.Principal)))
 		add(wire.ReceiptFilter(space, v.Principal) + ".some-id")
-		add(concrete(ep.CallerReplyFilter(space, ep.Caller{Owner: v.Principal.Owner, Actor: v.Principal.Actor, UID: v.UID})))
+		add(concrete(proto.CallerReplyFilter(space, proto.Caller{Owner: v.Principal.Owner, Actor: v.Principal.Actor, UID: v.UID})))
 		add(v.InboxPrefix() + ".x")
 	}
 	for _, s := range broker.StreamConfigs(space, 0) {
@@ -221,7 +222,7 @@ func TestNoServerAnswerLandsOnTheSpacesSubjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A seat, so the manager's records, goals and contracts are there.
-	opc, err := ep.NewClient(op, ep.ClientOptions{Space: reflectSpace, Caller: ep.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}, SharedConn: true})
+	opc, err := ep.NewClient(op, ep.ClientOptions{Space: reflectSpace, Caller: proto.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}, SharedConn: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -378,7 +379,7 @@ func TestNoServerAnswerLandsOnTheSpacesSubjects(t *testing.T) {
 				t.Errorf("%s: a post in history from %q: %+v", when, h.Msg.From.ID, h.Msg)
 			}
 		}
-		opc, err := ep.NewClient(op, ep.ClientOptions{Space: reflectSpace, Caller: ep.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}})
+		opc, err := ep.NewClient(op, ep.ClientOptions{Space: reflectSpace, Caller: proto.Caller{Owner: opID.Principal.Owner, Actor: opID.Principal.Actor, UID: opID.UID}})
 		if err != nil {
 			t.Fatal(err)
 		}

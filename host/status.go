@@ -138,6 +138,9 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 	if t.Record.External || nc.ConnectedClusterName() != "" {
 		r.Cluster = clusterStatus(ctx, t, nc)
 	}
+	if t.Record.External {
+		meshPID = 0 // on a cluster another machine's mesh, or another store's here, may serve
+	}
 	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode, meshPID)
 	r.ManagerInstances = []client.ManagerStatus{}
 	if ms, err := q.Managers(ctx); err != nil {

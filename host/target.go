@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -118,7 +119,7 @@ func ConnectIfRunning(p config.Paths, name string) (*nats.Conn, error) {
 // the failed call's error (the client watches for them), so nats.go does
 // not print them too. Closing the returned connection ends the client.
 func (t Target) ControlClient() (*ep.Client, *nats.Conn, error) {
-	caller := ep.Caller{}
+	caller := proto.Caller{}
 	if t.Creds != "" {
 		b, err := os.ReadFile(t.Creds)
 		if err != nil {
@@ -128,10 +129,10 @@ func (t Target) ControlClient() (*ep.Client, *nats.Conn, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("creds file %s: %w", t.Creds, err)
 		}
-		caller = ep.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
+		caller = proto.Caller{Owner: info.Principal.Owner, Actor: info.Principal.Actor, UID: info.UID}
 	} else {
 		p := issue.OperatorPrincipal()
-		caller = ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
+		caller = proto.Caller{Owner: p.Owner, Actor: p.Actor, UID: wire.NewLifecycleUID()}
 	}
 	quiet := nats.ErrorHandler(func(*nats.Conn, *nats.Subscription, error) {})
 	nc, err := t.Connect("cotal "+caller.ID(), nats.CustomInboxPrefix(wire.ReplyInbox(caller.Principal(), caller.UID)), quiet)

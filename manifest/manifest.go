@@ -141,6 +141,27 @@ func Find(cwd string) (string, bool) {
 	}
 }
 
+// Locate names the manifest a command reads: file itself; for a folder,
+// the one Find finds from it; for "", the one Find finds from cwd. None
+// found is an error that says where it looked and how to name one.
+func Locate(file, cwd string) (string, error) {
+	if file == "" {
+		found, ok := Find(cwd)
+		if !ok {
+			return "", fmt.Errorf("no %s here or in a folder above: name one with -f FILE, or write one with `cotal init`", FileName)
+		}
+		return found, nil
+	}
+	if st, err := os.Stat(file); err == nil && st.IsDir() {
+		found, ok := Find(file)
+		if !ok {
+			return "", fmt.Errorf("no %s in %s or a folder above it", FileName, file)
+		}
+		return found, nil
+	}
+	return file, nil
+}
+
 // Load reads and checks a manifest. A file that breaks a rule is refused
 // with an *Error naming its line and column; nothing is started or written.
 func Load(path string) (*Manifest, error) {

@@ -8,7 +8,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // refusal is a tool answer that says no: its text goes to the model as a
@@ -37,12 +37,12 @@ func couldnt(what string, err error) error {
 }
 
 // params is the contract of one tool's arguments, generated from the Go
-// struct its handler decodes: the closed JSON Schema (ep.SchemaFor, with
+// struct its handler decodes: the closed JSON Schema (proto.SchemaFor, with
 // each field's `desc` tag as its description), compiled once.
 type params struct {
 	names  []string // in declaration order
 	schema json.RawMessage
-	check  *ep.Schema
+	check  *proto.Schema
 }
 
 func paramsOf(v any) params {
@@ -64,7 +64,7 @@ func paramsOf(v any) params {
 		}
 	}
 	var doc map[string]any
-	if err := json.Unmarshal(ep.SchemaFor(v), &doc); err != nil {
+	if err := json.Unmarshal(proto.SchemaFor(v), &doc); err != nil {
 		panic(fmt.Sprintf("mcp: schema of %T: %v", v, err))
 	}
 	if props, ok := doc["properties"].(map[string]any); ok {
@@ -79,7 +79,7 @@ func paramsOf(v any) params {
 		panic(fmt.Sprintf("mcp: schema of %T: %v", v, err))
 	}
 	p.schema = b
-	if p.check, err = ep.CompileSchema(b); err != nil {
+	if p.check, err = proto.CompileSchema(b); err != nil {
 		panic(fmt.Sprintf("mcp: schema of %T: %v", v, err))
 	}
 	return p

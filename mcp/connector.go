@@ -10,6 +10,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
@@ -103,8 +104,8 @@ func newSeatConnector(e *mesh.Endpoint, manager string) (*seatConnector, error) 
 	me := e.Me()
 	c, err := ep.NewClient(e.Conn(), ep.ClientOptions{
 		Space:      e.Space(),
-		Caller:     ep.Caller{Owner: me.Owner, Actor: me.Actor, UID: e.LifecycleUID()},
-		From:       ep.From{ID: me.ID(), Name: e.Card().Name, Role: e.Role()},
+		Caller:     proto.Caller{Owner: me.Owner, Actor: me.Actor, UID: e.LifecycleUID()},
+		From:       proto.From{ID: me.ID(), Name: e.Card().Name, Role: e.Role()},
 		SharedConn: true, // the endpoint owns the connection's error handler
 	})
 	if err != nil {
@@ -123,8 +124,8 @@ const selfCallTimeout = 10 * time.Second
 func (c *seatConnector) call(ctx context.Context, command string, args, out any) error {
 	r, err := c.client.Call(ctx, wire.ManagerEndpoint, command, args, ep.Self(), ep.On(c.manager), ep.Timeout(selfCallTimeout))
 	if err != nil {
-		if e := ep.AsError(err); e != nil {
-			if e.Code == ep.CodeUnavailable || e.Code == ep.CodeDeadlineExceeded {
+		if e := proto.AsError(err); e != nil {
+			if e.Code == proto.CodeUnavailable || e.Code == proto.CodeDeadlineExceeded {
 				return fmt.Errorf("your seat's connector (manager %s) did not answer: %s", c.manager, e.Message)
 			}
 			return errors.New(e.Message)

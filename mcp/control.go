@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
@@ -68,23 +69,23 @@ func controlRefusal(verb string, err error) error {
 	if errors.As(err, &none) {
 		return refusef("Couldn't %s: %v. You can only %s seats on the roster that you spawned.", verb, err, verb)
 	}
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
 		return refusef("Couldn't %s: %v", verb, err)
 	}
 	switch {
-	case e.Code == ep.CodePermissionDenied && strings.Contains(e.Message, "broker refused"):
+	case e.Code == proto.CodePermissionDenied && strings.Contains(e.Message, "broker refused"):
 		return refusef("This session isn't allowed to %s: its persona needs capabilities: [spawn] (the broker refused the request; nothing was done).", verb)
-	case e.Code == ep.CodePermissionDenied:
+	case e.Code == proto.CodePermissionDenied:
 		return refusef("Couldn't %s: %s (nothing was done).", verb, e.Message)
-	case e.Code == ep.CodeUnavailable && e.EffectiveOutcome() == ep.NotExecuted:
+	case e.Code == proto.CodeUnavailable && e.EffectiveOutcome() == proto.NotExecuted:
 		return refusef("Couldn't %s: no manager reachable (%s).", verb, e.Message)
 	}
 	did := ""
 	switch e.EffectiveOutcome() {
-	case ep.NotExecuted:
+	case proto.NotExecuted:
 		did = " Nothing was done."
-	case ep.Unknown:
+	case proto.Unknown:
 		did = " It is unknown whether it was done: look at cotal_roster before trying again."
 	}
 	return refusef("Couldn't %s: %s: %s.%s", verb, e.Code, e.Message, did)

@@ -17,6 +17,7 @@ import (
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	seatclient "github.com/cotal-go/cotal/seat/client"
 )
@@ -162,7 +163,7 @@ func TestConformanceMCPDespawnWithoutNameStopsTheOwnSeat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	oc, err := ep.NewClient(h.op, ep.ClientOptions{Space: space, Caller: ep.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}})
+	oc, err := ep.NewClient(h.op, ep.ClientOptions{Space: space, Caller: proto.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}})
 	if err != nil {
 		t.Fatal(err)
 	}

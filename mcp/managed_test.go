@@ -16,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/mcp"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -40,7 +41,7 @@ func (h *meshH) seatEnv(persona, front string) map[string]string {
 	if err != nil {
 		h.t.Fatal(err)
 	}
-	c, err := ep.NewClient(h.op, ep.ClientOptions{Space: space, Caller: ep.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}})
+	c, err := ep.NewClient(h.op, ep.ClientOptions{Space: space, Caller: proto.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}})
 	if err != nil {
 		h.t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -126,7 +126,7 @@ func (e *Endpoint) ReadHistory(ctx context.Context, channel string, limit int) (
 		return nil, false, fmt.Errorf("not allowed to read #%s: it is outside your read ACL (%s)", channel, list)
 	}
 	items, complete, err := e.History(ctx, channel, limit)
-	if ee := ep.AsError(err); ee != nil && ee.Code == ep.CodePermissionDenied {
+	if ee := proto.AsError(err); ee != nil && ee.Code == proto.CodePermissionDenied {
 		return nil, false, fmt.Errorf("not allowed to read #%s: %s", channel, ee.Message)
 	}
 	return items, complete, err

@@ -2,6 +2,7 @@ package mesh_test
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,7 +55,23 @@ func TestStoredCopyOfAPendingLiveItemIsAckedOnlyWhenTaken(t *testing.T) {
 		}
 		return nil
 	})
-	h.storeFrame(t, id.Principal, id.UID, "team", body)
+	// The delivery service stores its copy for alice's durable hold; the
+	// test waits for that copy rather than writing one of its own, which
+	// the service's, landing later, would follow.
+	testutil.WaitFor(t, 5*time.Second, func() error {
+		st, err := h.js.Stream(ctxT(t), wire.DlvStream(space))
+		if err != nil {
+			return err
+		}
+		m, err := st.GetLastMsgForSubject(ctxT(t), wire.DlvSubject(space, id.Principal, id.UID))
+		if err != nil {
+			return err
+		}
+		if !strings.HasPrefix(m.Header.Get(nats.MsgIdHdr), "same:") {
+			return fmt.Errorf("the newest stored copy is %q", m.Header.Get(nats.MsgIdHdr))
+		}
+		return nil
+	})
 	// A second copy behind it: once it is in the inbox, the backstop's
 	// handler has finished with the first.
 	h.storeFrame(t, id.Principal, id.UID, "team", envelope("marker", "local.carol", `"channel":"team"`))

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -92,8 +93,8 @@ func (e *Endpoint) service() (*ep.Client, error) {
 	e.remote.once.Do(func() {
 		e.remote.client, e.remote.err = ep.NewClient(e.nc, ep.ClientOptions{
 			Space:      e.space,
-			Caller:     ep.Caller{Owner: e.me.Owner, Actor: e.me.Actor, UID: e.uid},
-			From:       ep.From{ID: e.me.ID(), Name: e.card.Name, Role: e.role},
+			Caller:     proto.Caller{Owner: e.me.Owner, Actor: e.me.Actor, UID: e.uid},
+			From:       proto.From{ID: e.me.ID(), Name: e.card.Name, Role: e.role},
 			SharedConn: !e.ownNC,
 			Logf:       e.opts.Logf,
 		})
@@ -119,8 +120,8 @@ func (e *Endpoint) call(ctx context.Context, command string, args, out any) erro
 	}
 	r, err := c.Call(ctx, wire.DeliveryEndpoint, command, args, ep.Self())
 	if err != nil {
-		var ee *ep.Error
-		if errors.As(err, &ee) && ee.Code == ep.CodeUnavailable && ee.EffectiveOutcome() == ep.NotExecuted {
+		var ee *proto.Error
+		if errors.As(err, &ee) && ee.Code == proto.CodeUnavailable && ee.EffectiveOutcome() == proto.NotExecuted {
 			return fmt.Errorf("%w: %s (%v)", ErrNoDeliveryService, command, err)
 		}
 		return fmt.Errorf("delivery service: %s: %w", command, err)

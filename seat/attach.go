@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
@@ -27,11 +28,11 @@ func (m *Manager) openSessions() error {
 	return nil
 }
 
-func (m *Manager) sessionRegistry() (*attach.Registry, *ep.Error) {
+func (m *Manager) sessionRegistry() (*attach.Registry, *proto.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.sessions == nil {
-		return nil, ep.Refuse(ep.CodeUnavailable, "manager %s is still starting; attach again in a moment", m.iid)
+		return nil, proto.Refuse(proto.CodeUnavailable, "manager %s is still starting; attach again in a moment", m.iid)
 	}
 	return m.sessions, nil
 }
@@ -40,7 +41,7 @@ func (m *Manager) sessionRegistry() (*attach.Registry, *ep.Error) {
 // owner mode the agent that spawned it), redeems it for that caller and
 // serves it, then replies with the grant alone: the session's rail is
 // subscribed before the caller hears of it (spec §12, static mode).
-func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.AttachArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -53,7 +54,7 @@ func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	p, term := s.pty, s.term
 	s.mu.Unlock()
 	if p == nil || term == nil || !p.Running() {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running; there is no terminal to attach to", a.Name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s is not running; there is no terminal to attach to", a.Name)
 	}
 	reg, e := m.sessionRegistry()
 	if e != nil {
@@ -66,7 +67,7 @@ func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	raw, err := g.Marshal()
 	if err != nil {
-		return nil, ep.Failed(ep.CodeInternal, "encoding the grant: %v", err)
+		return nil, proto.Failed(proto.CodeInternal, "encoding the grant: %v", err)
 	}
 	if _, _, err := reg.Redeem(raw, holder); err != nil {
 		return nil, asEpError(err)
@@ -79,24 +80,24 @@ func (m *Manager) attachCmd(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	return client.AttachReply{Grant: raw}, nil
 }
 
-func asEpError(err error) *ep.Error {
-	var e *ep.Error
+func asEpError(err error) *proto.Error {
+	var e *proto.Error
 	if errors.As(err, &e) {
 		return e
 	}
-	return ep.Failed(ep.CodeInternal, "%v", err)
+	return proto.Failed(proto.CodeInternal, "%v", err)
 }
 
 // keysCmd types named keys into a seat raw, as a person's keyboard would
 // (no paste markers): what answers a prompt or leaves an editor. Operator
 // only and targeted, like input.
-func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.KeysArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
 	if _, err := pty.ParseKeys(a.Keys...); err != nil {
-		return nil, ep.Refuse(ep.CodeBadRequest, "%v; nothing was written", err)
+		return nil, proto.Refuse(proto.CodeBadRequest, "%v; nothing was written", err)
 	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
@@ -106,14 +107,14 @@ func (m *Manager) keysCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	p := s.pty
 	s.mu.Unlock()
 	if p == nil || !p.Running() {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running; nothing was written", a.Name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s is not running; nothing was written", a.Name)
 	}
 	n, err := p.Keys(a.Keys...)
 	if errors.Is(err, pty.ErrNotRunning) {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s exited; nothing was written", a.Name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s exited; nothing was written", a.Name)
 	}
 	if err != nil {
-		return nil, ep.Failed(ep.CodeInternal, "writing to %s: %v (%d bytes accepted)", a.Name, err, n)
+		return nil, proto.Failed(proto.CodeInternal, "writing to %s: %v (%d bytes accepted)", a.Name, err, n)
 	}
 	return client.InputReply{Name: a.Name, Bytes: n}, nil
 }

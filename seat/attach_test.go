@@ -11,6 +11,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -105,8 +106,8 @@ func TestAttachInOwnerMode(t *testing.T) {
 	waitFor(t, 10*time.Second, func() error { return log.has("owner-25") })
 
 	_, err := client.New(bob).Attach(ctxT(t), target)
-	var e *ep.Error
-	if !errors.As(err, &e) || e.Code != ep.CodePermissionDenied {
+	var e *proto.Error
+	if !errors.As(err, &e) || e.Code != proto.CodePermissionDenied {
 		t.Fatalf("another agent attaching to alice's seat: %v, want permission-denied", err)
 	}
 }

@@ -7,18 +7,19 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
 // owned addresses a seat in owner mode, as a spawn-capable agent must.
 func owned(acc client.SpawnAccepted) ep.CallOption {
-	return ep.WithTarget(ep.ModeOwner, ep.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
+	return ep.WithTarget(proto.ModeOwner, proto.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
 }
 
 // anyMode addresses a seat in any mode, as the operator types into it.
 func anyMode(acc client.SpawnAccepted) ep.CallOption {
-	return ep.WithTarget(ep.ModeAny, ep.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
+	return ep.WithTarget(proto.ModeAny, proto.BodyTarget{Owner: acc.Owner, Actor: acc.Name, LifecycleUID: acc.UID})
 }
 
 // TestOwnerModeReachesOnlyOwnSeats: a spawn-capable agent may inspect, read
@@ -48,7 +49,7 @@ func TestOwnerModeReachesOnlyOwnSeats(t *testing.T) {
 	for _, cmd := range []string{"inspect", "screen", "despawn"} {
 		_, err := alice.Call(ctxT(t), wire.ManagerEndpoint, cmd, map[string]any{"name": "theirs"}, ep.On(h.iid), owned(theirs))
 		e := errCode(t, err)
-		if e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "did not spawn") {
+		if e.Code != proto.CodePermissionDenied || !strings.Contains(e.Message, "did not spawn") {
 			t.Fatalf("%s of another agent's seat: %v", cmd, e)
 		}
 	}
@@ -59,7 +60,7 @@ func TestOwnerModeReachesOnlyOwnSeats(t *testing.T) {
 	stale := mine
 	stale.UID = wire.NewLifecycleUID()
 	_, err := alice.Call(ctxT(t), wire.ManagerEndpoint, "despawn", map[string]any{"name": "mine"}, ep.On(h.iid), owned(stale))
-	if e := errCode(t, err); e.Code != ep.CodeExpired {
+	if e := errCode(t, err); e.Code != proto.CodeExpired {
 		t.Fatalf("despawn naming a stale lifecycle: %v", e)
 	}
 	if _, err := alice.Call(ctxT(t), wire.ManagerEndpoint, "despawn", map[string]any{"name": "mine", "graceful": false}, ep.On(h.iid), owned(mine)); err != nil {
@@ -81,8 +82,8 @@ func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
 	if res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second); res.State != ep.GoalSucceeded {
 		t.Fatalf("spawn: %s %+v", res.State, res.Error)
 	}
-	ghost := h.client(h.op, ep.Caller{Owner: "local", Actor: "ghost", UID: wire.NewLifecycleUID()})
-	oldOperator := h.client(h.op, ep.Caller{Owner: h.caller.Owner, Actor: h.caller.Actor, UID: wire.NewLifecycleUID()})
+	ghost := h.client(h.op, proto.Caller{Owner: "local", Actor: "ghost", UID: wire.NewLifecycleUID()})
+	oldOperator := h.client(h.op, proto.Caller{Owner: h.caller.Owner, Actor: h.caller.Actor, UID: wire.NewLifecycleUID()})
 	for name, c := range map[string]*ep.Client{"never minted": ghost, "not the current lifecycle": oldOperator} {
 		for _, cmd := range []string{"input", "ps", "despawn"} {
 			args := map[string]any{"name": acc.Name}
@@ -96,7 +97,7 @@ func TestCallerMustBeALiveMintedLifecycle(t *testing.T) {
 			}
 			_, err := c.Call(ctxT(t), wire.ManagerEndpoint, cmd, args, opts...)
 			e := errCode(t, err)
-			if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
+			if e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted {
 				t.Fatalf("%s caller, %s: %v (%s), want permission-denied not-executed", name, cmd, e, e.EffectiveOutcome())
 			}
 		}
@@ -118,7 +119,7 @@ func TestInputBounds(t *testing.T) {
 	}
 	for _, text := range []string{"", strings.Repeat("x", client.MaxInput+1)} {
 		_, err := h.c.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: text}, ep.On(h.iid), anyMode(acc))
-		if e := errCode(t, err); e.Code != ep.CodeBadRequest || e.EffectiveOutcome() != ep.NotExecuted {
+		if e := errCode(t, err); e.Code != proto.CodeBadRequest || e.EffectiveOutcome() != proto.NotExecuted {
 			t.Fatalf("input of %d characters: %v, want bad-request not-executed", len(text), e)
 		}
 	}

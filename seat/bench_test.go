@@ -20,6 +20,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -57,7 +58,7 @@ func BenchmarkSpawnToReady(b *testing.B) {
 		b.ResetTimer()
 		for i := range b.N {
 			goalID := fmt.Sprintf("bench-%d-%d", time.Now().UnixNano(), i)
-			subj, err := ep.GoalResultSubject(space, wire.ManagerEndpoint, h.caller, goalID)
+			subj, err := proto.GoalResultSubject(space, wire.ManagerEndpoint, h.caller, goalID)
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -203,7 +204,7 @@ func TestClaudeUnconfirmedHandOverComesBackAsARepeat(t *testing.T) {
 	}
 	noteWith(t, w, sent.ID, func(p mesh.Progress) bool { return strings.HasPrefix(p.Why, "held: in a turn") })
 	// A hook that takes the DM and dies before writing it.
-	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
+	c := h.client(h.op, proto.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	in, _ := json.Marshal(map[string]any{"session_id": fakeSession, "hook_event_name": "Stop"})
 	res, err := c.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerHook, client.HookArgs{Event: "Stop", Input: in}, ep.Self(), ep.On(h.iid))
 	if err != nil {
@@ -322,7 +323,7 @@ func TestClaudePermissionPromptIsAnsweredThroughItsHook(t *testing.T) {
 		t.Fatalf("after its hook was stopped: %+v, want not answerable and not proven at its prompt", r.Agent)
 	}
 	err = call(t, h.c, h.iid, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, nil)
-	if e := errCode(t, err); e.Code != ep.CodeFailedPrecondition {
+	if e := errCode(t, err); e.Code != proto.CodeFailedPrecondition {
 		t.Fatalf("answer with nothing asked: %v", e)
 	}
 }
@@ -338,13 +339,13 @@ func TestOnlyTheOperatorAnswersASeat(t *testing.T) {
 	agentRow(t, h, acc.Name, agentIs(client.AgentWaiting))
 	mallory := h.agentClient("mallory", "spawn")
 	_, err := mallory.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerAnswer, client.AnswerArgs{Name: acc.Name, Decision: client.AnswerAllow}, ep.On(h.iid), ep.Timeout(5*time.Second))
-	if e := ep.AsError(err); e == nil || e.EffectiveOutcome() != ep.NotExecuted {
+	if e := proto.AsError(err); e == nil || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("answer by an agent: %v, want a not-executed refusal", err)
 	}
 	// Its own self calls name it, not the seat: it is no seat here.
 	in, _ := json.Marshal(map[string]any{"session_id": fakeSession, "hook_event_name": "PostToolUse"})
 	_, err = mallory.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerHook, client.HookArgs{Event: "PostToolUse", Input: in}, ep.Self(), ep.On(h.iid), ep.Timeout(5*time.Second))
-	if e := ep.AsError(err); e == nil || e.Code != ep.CodeNotFound {
+	if e := proto.AsError(err); e == nil || e.Code != proto.CodeNotFound {
 		t.Fatalf("a hook from a non-seat: %v, want not-found", err)
 	}
 	if r, _ := row(ps(t, h.c, h.iid), acc.Name); r.Agent == nil || r.Agent.State != client.AgentWaiting {
@@ -418,7 +419,7 @@ func TestClaudeSessionStartCarriesWhatWaited(t *testing.T) {
 // while the hook is between two of its waits is what its next wait gets.
 func TestClaudeAnswerBetweenWaitsReachesItsHook(t *testing.T) {
 	h, _, acc := claudeMesh(t)
-	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
+	c := h.client(h.op, proto.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	in, _ := json.Marshal(map[string]any{"session_id": fakeSession, "hook_event_name": "PermissionRequest",
 		"tool_name": "Bash", "tool_input": map[string]any{"command": "make"}})
 	res, err := c.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerHook, client.HookArgs{Event: "PermissionRequest", Input: in}, ep.Self(), ep.On(h.iid))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -25,12 +26,12 @@ import (
 // (the operator, on any seat); the ones that were untargeted keep that
 // form for the operator.
 func (m *Manager) commands() []ep.Command {
-	self := []ep.Mode{ep.ModeSelf}
-	owned := []ep.Mode{ep.ModeNone, ep.ModeOwner, ep.ModeAny}
+	self := []proto.Mode{proto.ModeSelf}
+	owned := []proto.Mode{proto.ModeNone, proto.ModeOwner, proto.ModeAny}
 	// Typing into a seat is controlling it: targeted like attach and
 	// despawn, and admitted to the operator alone (never minted to an
 	// agent, and refused by the handler even so).
-	typed := []ep.Mode{ep.ModeOwner, ep.ModeAny}
+	typed := []proto.Mode{proto.ModeOwner, proto.ModeAny}
 	cmds := []ep.Command{
 		{Name: wire.ManagerSpawn, Input: schemaOf(client.SpawnArgs{}), Output: schemaOf(client.SpawnAccepted{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.spawn},
 		{Name: wire.ManagerPersonas, Input: schemaOf(client.PersonasArgs{}), Output: schemaOf(client.PersonasReply{}), Capability: "spawn", Authorize: m.maySpawn, Handler: m.personas},
@@ -56,26 +57,26 @@ func (m *Manager) commands() []ep.Command {
 
 // personas tells a spawner what it may spawn: never a prompt, an
 // environment or a launch command.
-func (m *Manager) personas(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) personas(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.PersonasArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
 	ps, err := DescribePersonas(m.opts.ProjectDir, a.Name)
 	if err != nil {
-		return nil, ep.Refuse(ep.CodeNotFound, "%v", err)
+		return nil, proto.Refuse(proto.CodeNotFound, "%v", err)
 	}
 	return client.PersonasReply{Personas: ps}, nil
 }
 
-func (m *Manager) status(context.Context, *ep.Call) (any, *ep.Error) {
+func (m *Manager) status(context.Context, *ep.Call) (any, *proto.Error) {
 	m.mu.Lock()
 	n := len(m.seats)
 	m.mu.Unlock()
 	return client.StatusReply{Instance: m.iid, Epoch: m.server.Epoch(), Seats: n, Live: len(m.Live()), NowMs: time.Now().UnixMilli()}, nil
 }
 
-func (m *Manager) ps(context.Context, *ep.Call) (any, *ep.Error) {
+func (m *Manager) ps(context.Context, *ep.Call) (any, *proto.Error) {
 	m.mu.Lock()
 	seats := make([]*Seat, 0, len(m.seats))
 	for _, s := range m.seats {
@@ -93,9 +94,9 @@ func (m *Manager) ps(context.Context, *ep.Call) (any, *ep.Error) {
 }
 
 // schemaOf is the closed schema of a command's arguments or reply.
-func schemaOf(v any) json.RawMessage { return ep.SchemaFor(v) }
+func schemaOf(v any) json.RawMessage { return proto.SchemaFor(v) }
 
-func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.NameArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -109,7 +110,7 @@ func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	return r, nil
 }
 
-func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.NameArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -120,12 +121,12 @@ func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	text, last, ok := s.screen()
 	if !ok {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s has no screen: its process never started", a.Name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s has no screen: its process never started", a.Name)
 	}
 	return client.ScreenReply{Name: a.Name, Screen: text, Running: s.running(), LastOutputMs: ms(last)}, nil
 }
 
-func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.DespawnArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -135,17 +136,17 @@ func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, e
 	}
 	if !s.running() {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running", a.Name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s is not running", a.Name)
 	}
 	graceful := a.Graceful == nil || *a.Graceful
 	m.endSessions(s.name, attach.ReasonTargetDespawn)
 	if err := s.stop(ctx, graceful); err != nil {
-		return nil, ep.Failed(ep.CodeInternal, "stopping %s: %v", a.Name, err)
+		return nil, proto.Failed(proto.CodeInternal, "stopping %s: %v", a.Name, err)
 	}
 	return s.row(), nil
 }
 
-func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) input(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.InputArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -158,15 +159,15 @@ func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	p := s.pty
 	s.mu.Unlock()
 	if p == nil || !p.Running() {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running; nothing was written", a.Name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s is not running; nothing was written", a.Name)
 	}
 	enter := a.Enter == nil || *a.Enter
 	n, err := p.Paste(a.Text, enter)
 	if errors.Is(err, pty.ErrNotRunning) {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s exited; nothing was written", a.Name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s exited; nothing was written", a.Name)
 	}
 	if err != nil {
-		return nil, ep.Failed(ep.CodeInternal, "writing to %s: %v (%d bytes accepted)", a.Name, err, n)
+		return nil, proto.Failed(proto.CodeInternal, "writing to %s: %v (%d bytes accepted)", a.Name, err, n)
 	}
 	// The pty accepted everything: report the text and the Enter, not the
 	// paste markers a program may have asked for (spec §13).
@@ -178,7 +179,7 @@ func (m *Manager) input(_ context.Context, c *ep.Call) (any, *ep.Error) {
 }
 
 // connector is the seat's connector for a self-mode caller.
-func (m *Manager) connector(c *ep.Call) (*mesh.Endpoint, *ep.Error) {
+func (m *Manager) connector(c *ep.Call) (*mesh.Endpoint, *proto.Error) {
 	s, e := m.seatOf(c.Caller())
 	if e != nil {
 		return nil, e
@@ -186,13 +187,13 @@ func (m *Manager) connector(c *ep.Call) (*mesh.Endpoint, *ep.Error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.conn == nil {
-		return nil, ep.Refuse(ep.CodeUnavailable, "seat %s is not on the mesh (%s)", s.name, s.state)
+		return nil, proto.Refuse(proto.CodeUnavailable, "seat %s is not on the mesh (%s)", s.name, s.state)
 	}
 	return s.conn, nil
 }
 
 // selfArgs finds the self-mode caller's connector and decodes its args.
-func (m *Manager) selfArgs(c *ep.Call, args any) (*mesh.Endpoint, *ep.Error) {
+func (m *Manager) selfArgs(c *ep.Call, args any) (*mesh.Endpoint, *proto.Error) {
 	conn, e := m.connector(c)
 	if e != nil {
 		return nil, e
@@ -203,7 +204,7 @@ func (m *Manager) selfArgs(c *ep.Call, args any) (*mesh.Endpoint, *ep.Error) {
 	return conn, nil
 }
 
-func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.InboxArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
@@ -211,7 +212,7 @@ func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	items, err := conn.Collect(ctx, 0)
 	if err != nil {
-		return nil, ep.Failed(ep.CodeUnavailable, "reading the inbox: %v", err)
+		return nil, proto.Failed(proto.CodeUnavailable, "reading the inbox: %v", err)
 	}
 	out := make([]client.InboxItem, 0, len(items))
 	for _, it := range items {
@@ -225,7 +226,7 @@ func (m *Manager) selfInbox(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	return client.InboxReply{Items: out}, nil
 }
 
-func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.StatusArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
@@ -240,13 +241,13 @@ func (m *Manager) selfStatus(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		act = *a.Activity
 	}
 	if err := conn.SetStatus(st, act); err != nil {
-		return nil, ep.Failed(ep.CodeInternal, "%v", err)
+		return nil, proto.Failed(proto.CodeInternal, "%v", err)
 	}
 	rec, _ = conn.PresenceRecord()
 	return client.StatusSet{Status: string(rec.Status), Activity: rec.Activity}, nil
 }
 
-func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.ChannelArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
@@ -259,7 +260,7 @@ func (m *Manager) selfJoin(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	return client.JoinedReply{Joined: r.Joined, Durable: r.Durable, Summary: mesh.JoinSummary(r)}, nil
 }
 
-func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.ChannelArgs
 	conn, e := m.selfArgs(c, &a)
 	if e != nil {
@@ -267,7 +268,7 @@ func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	left, err := conn.Leave(ctx, a.Channel)
 	if err != nil {
-		return nil, ep.Failed(ep.CodeUnavailable, "%v", err)
+		return nil, proto.Failed(proto.CodeUnavailable, "%v", err)
 	}
 	return client.LeftReply{Left: left}, nil
 }
@@ -278,17 +279,17 @@ func (m *Manager) selfLeave(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 // anything else (the mesh not answering, a refusal from the delivery
 // service, which says itself) is no refusal of the caller, and may have
 // left the join half made.
-func joinFailure(err error) *ep.Error {
+func joinFailure(err error) *proto.Error {
 	switch {
 	case errors.Is(err, mesh.ErrNotInReadACL):
-		return ep.Refuse(ep.CodePermissionDenied, "%v", err)
+		return proto.Refuse(proto.CodePermissionDenied, "%v", err)
 	case errors.Is(err, wire.ErrInvalidChannel):
-		return ep.Refuse(ep.CodeBadRequest, "%v", err)
+		return proto.Refuse(proto.CodeBadRequest, "%v", err)
 	case errors.Is(err, mesh.ErrClosed):
-		return ep.Refuse(ep.CodeUnavailable, "the seat's connector is closing: %v", err)
+		return proto.Refuse(proto.CodeUnavailable, "the seat's connector is closing: %v", err)
 	}
-	if e := ep.AsError(err); e != nil {
+	if e := proto.AsError(err); e != nil {
 		return e
 	}
-	return &ep.Error{Code: ep.CodeUnavailable, Message: err.Error(), Outcome: ep.Unknown}
+	return &proto.Error{Code: proto.CodeUnavailable, Message: err.Error(), Outcome: proto.Unknown}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
@@ -21,7 +22,7 @@ import (
 // inboxLines peeks at what the seat's connector holds for its inbox read.
 func inboxLines(t *testing.T, h *harness, acc client.SpawnAccepted) string {
 	t.Helper()
-	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
+	c := h.client(h.op, proto.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	r, err := c.Call(ctxT(t), wire.ManagerEndpoint, "inbox", client.InboxArgs{Peek: true}, ep.Self(), ep.On(h.iid))
 	if err != nil {
 		t.Fatal(err)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/procid"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
@@ -69,7 +69,7 @@ type custodyRecord struct {
 	Harness   string         `json:"harness"`
 	Creds     string         `json:"creds,omitempty"`
 	GoalID    string         `json:"goalId,omitempty"`
-	Spawner   ep.Caller      `json:"spawner"`
+	Spawner   proto.Caller   `json:"spawner"`
 	Created   time.Time      `json:"created"`
 	LaunchDir string         `json:"launchDir"`
 	Cwd       string         `json:"cwd,omitempty"`
@@ -300,6 +300,9 @@ func (m *Manager) takeBack(dir string, rec custodyRecord) {
 	p, err := keptPersona(dir)
 	if err == nil {
 		s.h, err = harnessFor(p)
+		s.mu.Lock()
+		s.budget = p.Launch.Budget
+		s.mu.Unlock()
 	}
 	if x, xerr := keeper.ReadExit(dir); xerr == nil {
 		how := fmt.Sprintf("exited %d", x.Code)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -33,7 +34,7 @@ func (h *harness) agentClient(name string, caps ...string) *ep.Client {
 	}
 	h.t.Cleanup(nc.Close)
 	id := cr.Identity
-	return h.client(nc, ep.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID})
+	return h.client(nc, proto.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID})
 }
 
 func TestInputRefusedToSpawnOnlyCredential(t *testing.T) {
@@ -50,13 +51,13 @@ func TestInputRefusedToSpawnOnlyCredential(t *testing.T) {
 	const refused = "echo refused-mark''er"
 	_, err := spawner.Call(ctxT(t), wire.ManagerEndpoint, "input", map[string]any{"name": acc.Name, "text": refused}, ep.On(h.iid), ep.Timeout(5*time.Second))
 	e := errCode(t, err)
-	if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
+	if e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("input by a spawn-only credential: %v (%s), want permission-denied not-executed", e, e.EffectiveOutcome())
 	}
 	// Nor may it read the seat's screen or stop it.
 	for _, cmd := range []string{"screen", "despawn"} {
 		_, err := spawner.Call(ctxT(t), wire.ManagerEndpoint, cmd, map[string]any{"name": acc.Name}, ep.On(h.iid), ep.Timeout(5*time.Second))
-		if e := ep.AsError(err); e == nil || e.EffectiveOutcome() != ep.NotExecuted {
+		if e := proto.AsError(err); e == nil || e.EffectiveOutcome() != proto.NotExecuted {
 			t.Fatalf("%s by a spawn-only credential: %v, want a not-executed refusal", cmd, err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/transcript"
 )
 
 // Claude Code in a seat. The manager gives each claude seat a settings
@@ -134,6 +135,7 @@ type claudeHookInput struct {
 	Message          string          `json:"message"`
 	StopHookActive   bool            `json:"stop_hook_active"`
 	AgentID          string          `json:"agent_id"`
+	TranscriptPath   string          `json:"transcript_path"`
 }
 
 func (c claudeHarness) hook(h *hookCall) (client.HookReply, error) {
@@ -142,6 +144,7 @@ func (c claudeHarness) hook(h *hookCall) (client.HookReply, error) {
 		return client.HookReply{}, fmt.Errorf("its input is not Claude Code's hook JSON: %v", err)
 	}
 	event, src := h.begin(in.Event, in.SessionID)
+	h.readTranscript(transcript.Claude, in.TranscriptPath)
 	switch event {
 	case "SessionStart":
 		// Started, resumed, cleared or compacted: its turn has not begun,

@@ -11,6 +11,7 @@ import (
 	"unicode"
 
 	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/transcript"
 )
 
 // Codex in a seat, driven through its own hooks. Everything cotal adds
@@ -187,6 +188,7 @@ type codexHookInput struct {
 	StopHookActive bool            `json:"stop_hook_active"`
 	Status         string          `json:"status"`
 	Error          json.RawMessage `json:"error"`
+	TranscriptPath string          `json:"transcript_path"`
 }
 
 func (c codexHarness) hook(h *hookCall) (client.HookReply, error) {
@@ -195,6 +197,7 @@ func (c codexHarness) hook(h *hookCall) (client.HookReply, error) {
 		return client.HookReply{}, fmt.Errorf("its input is not Codex's hook JSON: %v", err)
 	}
 	event, src := h.begin(in.Event, in.SessionID)
+	h.readTranscript(transcript.Codex, in.TranscriptPath)
 	switch event {
 	case "SessionStart":
 		// A session began (with its first turn, or resumed or cleared):

@@ -21,6 +21,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
@@ -173,7 +174,7 @@ type harness struct {
 	paths   config.Paths
 	project string
 	op      *nats.Conn
-	caller  ep.Caller
+	caller  proto.Caller
 	c       *ep.Client
 	iid     string // the mesh-hosted manager
 }
@@ -200,9 +201,9 @@ func startMeshWith(t testing.TB, cfg host.Config) *harness {
 	h.op = h.conn("operator")
 	// The manager admits only callers the space minted: act as the mesh's
 	// own operator (an open mesh has none and checks nobody).
-	h.caller = ep.Caller{Owner: "local", Actor: "tester", UID: wire.NewLifecycleUID()}
+	h.caller = proto.Caller{Owner: "local", Actor: "tester", UID: wire.NewLifecycleUID()}
 	if op, err := broker.ReadCredsIdentity(cfg.Paths.OperatorCreds()); err == nil {
-		h.caller = ep.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}
+		h.caller = proto.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}
 	}
 	h.c = h.client(h.op, h.caller)
 	h.iid = m.Manager().InstanceID()
@@ -222,7 +223,7 @@ func (h *harness) conn(name string) *nats.Conn {
 	return nc
 }
 
-func (h *harness) client(nc *nats.Conn, caller ep.Caller) *ep.Client {
+func (h *harness) client(nc *nats.Conn, caller proto.Caller) *ep.Client {
 	h.t.Helper()
 	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: caller})
 	if err != nil {
@@ -422,11 +423,11 @@ func (h *harness) ready(persona string) client.SpawnAccepted {
 }
 
 // errCode is the ep error code of err, or fails.
-func errCode(t testing.TB, err error) *ep.Error {
+func errCode(t testing.TB, err error) *proto.Error {
 	t.Helper()
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
-		t.Fatalf("want an *ep.Error, got %v", err)
+		t.Fatalf("want an *proto.Error, got %v", err)
 	}
 	return e
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -22,7 +23,7 @@ import (
 const hookPoll = 5 * time.Second
 
 func (m *Manager) hookCommands() []ep.Command {
-	self := []ep.Mode{ep.ModeSelf}
+	self := []proto.Mode{proto.ModeSelf}
 	return []ep.Command{
 		{Name: wire.ManagerHook, Modes: self, Input: schemaOf(client.HookArgs{}), Output: schemaOf(client.HookReply{}), Capability: "self", Handler: m.selfHook},
 		{Name: wire.ManagerHookWait, Modes: self, Input: schemaOf(client.HookWaitArgs{}), Output: schemaOf(client.HookReply{}), Capability: "self", Handler: m.selfHookWait},
@@ -254,7 +255,7 @@ func (s *Seat) endAsk(a *ask) {
 }
 
 // hookSeat is the self-mode caller's seat and its connector.
-func (m *Manager) hookSeat(c *ep.Call) (*Seat, *mesh.Endpoint, *ep.Error) {
+func (m *Manager) hookSeat(c *ep.Call) (*Seat, *mesh.Endpoint, *proto.Error) {
 	s, e := m.seatOf(c.Caller())
 	if e != nil {
 		return nil, nil, e
@@ -262,9 +263,9 @@ func (m *Manager) hookSeat(c *ep.Call) (*Seat, *mesh.Endpoint, *ep.Error) {
 	conn := s.connector()
 	if conn == nil {
 		if st := s.stateNow(); st == StateExited || st == StateLost {
-			return nil, nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s has exited", s.name)
+			return nil, nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s has exited", s.name)
 		}
-		return nil, nil, ep.Refuse(ep.CodeUnavailable, "seat %s is not on the mesh yet (%s)", s.name, s.stateNow())
+		return nil, nil, proto.Refuse(proto.CodeUnavailable, "seat %s is not on the mesh yet (%s)", s.name, s.stateNow())
 	}
 	return s, conn, nil
 }
@@ -275,7 +276,7 @@ func (s *Seat) stateNow() string {
 	return s.state
 }
 
-func (m *Manager) selfHook(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfHook(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	s, conn, e := m.hookSeat(c)
 	if e != nil {
 		m.logf("hook from %s refused: %s", c.Caller().ID(), e.Message)
@@ -293,16 +294,16 @@ func (m *Manager) selfHook(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	h := &hookCall{ctx: ctx, m: m, s: s, conn: conn, event: a.Event, input: a.Input}
 	r, err := s.h.hook(h)
 	if errors.Is(err, errNoHooks) {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s runs %s, which has no cotal hooks", s.name, s.harness)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s runs %s, which has no cotal hooks", s.name, s.harness)
 	}
 	if err != nil {
 		m.logf("seat %s: its %s hook: %v", s.name, a.Event, err)
-		return nil, ep.Refuse(ep.CodeBadRequest, "%s hook: %v", a.Event, err)
+		return nil, proto.Refuse(proto.CodeBadRequest, "%s hook: %v", a.Event, err)
 	}
 	return r, nil
 }
 
-func (m *Manager) selfHookWait(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfHookWait(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	s, _, e := m.hookSeat(c)
 	if e != nil {
 		return nil, e
@@ -319,7 +320,7 @@ func (m *Manager) selfHookWait(ctx context.Context, c *ep.Call) (any, *ep.Error)
 	return s.wait(ctx, q), nil
 }
 
-func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	s, _, e := m.hookSeat(c)
 	if e != nil {
 		return nil, e
@@ -344,7 +345,7 @@ func (m *Manager) selfHookDone(_ context.Context, c *ep.Call) (any, *ep.Error) {
 
 // answer is a person's answer to what a seat waits on, sent back through
 // the hook that asked: no keystroke answers a dialog.
-func (m *Manager) answer(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) answer(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.AnswerArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -359,12 +360,12 @@ func (m *Manager) answer(_ context.Context, c *ep.Call) (any, *ep.Error) {
 	s.mu.Unlock()
 	if q == nil || !q.answerable {
 		if st.state == client.AgentWaiting {
-			return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s asks %q, which cotal cannot answer for it; attach to answer it (cotal attach %s)", a.Name, st.asks, a.Name)
+			return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s asks %q, which cotal cannot answer for it; attach to answer it (cotal attach %s)", a.Name, st.asks, a.Name)
 		}
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s asks nothing now (it is %s)", a.Name, dashIfEmpty(st.state))
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s asks nothing now (it is %s)", a.Name, dashIfEmpty(st.state))
 	}
 	if !q.resolve(q.render(a.Decision, a.Message), a.Decision+" by "+c.Caller().ID()) {
-		return nil, ep.Refuse(ep.CodeConflict, "seat %s's question %q was already answered", a.Name, q.what)
+		return nil, proto.Refuse(proto.CodeConflict, "seat %s's question %q was already answered", a.Name, q.what)
 	}
 	s.mu.Lock()
 	s.endAsk(q)

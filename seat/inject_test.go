@@ -18,6 +18,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -71,7 +72,7 @@ func (h *harness) peer(t testing.TB, name string, allowPub []string) *mesh.Endpo
 // connection, as the seat's own process would with its credential).
 func selfCall(t *testing.T, h *harness, acc client.SpawnAccepted, command string, args any) {
 	t.Helper()
-	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
+	c := h.client(h.op, proto.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	if _, err := c.Call(ctxT(t), wire.ManagerEndpoint, command, args, ep.Self(), ep.On(h.iid)); err != nil {
 		t.Fatalf("%s as the seat: %v", command, err)
 	}
@@ -166,7 +167,7 @@ func TestAttentionDecidesWhatIsInjected(t *testing.T) {
 	}
 	// What was held back is in the inbox; the muted mention is not.
 	var inbox client.InboxReply
-	c := h.client(h.op, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
+	c := h.client(h.op, proto.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	r, err := c.Call(ctxT(t), wire.ManagerEndpoint, "inbox", client.InboxArgs{}, ep.Self(), ep.On(h.iid))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -20,7 +21,7 @@ import (
 // refusals kept.
 type rawAgent struct {
 	nc     *nats.Conn
-	caller ep.Caller
+	caller proto.Caller
 	mu     sync.Mutex
 	errs   []string
 }
@@ -36,7 +37,7 @@ func (h *harness) rawAgent(name string, caps ...string) *rawAgent {
 	if err := broker.ProvisionIdentity(ctxT(h.t), h.op, cr.Identity); err != nil {
 		h.t.Fatal(err)
 	}
-	a := &rawAgent{caller: ep.Caller{Owner: cr.Identity.Principal.Owner, Actor: cr.Identity.Principal.Actor, UID: cr.Identity.UID}}
+	a := &rawAgent{caller: proto.Caller{Owner: cr.Identity.Principal.Owner, Actor: cr.Identity.Principal.Actor, UID: cr.Identity.UID}}
 	a.nc, err = nats.Connect(h.m.Broker().URL(), nats.UserJWTAndSeed(cr.JWT, string(cr.Seed)), nats.CustomInboxPrefix(cr.Identity.InboxPrefix()),
 		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) {
 			a.mu.Lock()
@@ -76,12 +77,12 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	}
 	for _, want := range []struct {
 		cmd   string
-		modes []ep.Mode
+		modes []proto.Mode
 	}{
-		{"input", []ep.Mode{ep.ModeOwner, ep.ModeAny}},
-		{"keys", []ep.Mode{ep.ModeOwner, ep.ModeAny}},
-		{"attach", []ep.Mode{ep.ModeNone, ep.ModeOwner, ep.ModeAny}},
-		{"despawn", []ep.Mode{ep.ModeNone, ep.ModeOwner, ep.ModeAny}},
+		{"input", []proto.Mode{proto.ModeOwner, proto.ModeAny}},
+		{"keys", []proto.Mode{proto.ModeOwner, proto.ModeAny}},
+		{"attach", []proto.Mode{proto.ModeNone, proto.ModeOwner, proto.ModeAny}},
+		{"despawn", []proto.Mode{proto.ModeNone, proto.ModeOwner, proto.ModeAny}},
 	} {
 		c, ok := d.Command(want.cmd)
 		if !ok || !c.Targeted || !slices.Equal(c.Modes, want.modes) {
@@ -102,17 +103,17 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 
 	// The broker carries no input or keys request of the agent's on any
 	// rail or in any mode, whatever the target.
-	target := ep.Target{Owner: acc.Owner}
+	target := proto.Target{Owner: acc.Owner}
 	for _, cmd := range []string{"input", "keys"} {
-		for _, rq := range []ep.Request{
-			{Rail: ep.RailOne},
-			{Rail: ep.RailOne, Mode: ep.ModeOwner, Target: target},
-			{Rail: ep.RailOne, Mode: ep.ModeAny, Target: target},
-			{Rail: ep.RailInst, InstanceID: h.iid, Mode: ep.ModeOwner, Target: target},
-			{Rail: ep.RailInst, InstanceID: h.iid, Mode: ep.ModeAny, Target: target},
-			{Rail: ep.RailAll, Mode: ep.ModeAny, Target: target},
+		for _, rq := range []proto.Request{
+			{Rail: proto.RailOne},
+			{Rail: proto.RailOne, Mode: proto.ModeOwner, Target: target},
+			{Rail: proto.RailOne, Mode: proto.ModeAny, Target: target},
+			{Rail: proto.RailInst, InstanceID: h.iid, Mode: proto.ModeOwner, Target: target},
+			{Rail: proto.RailInst, InstanceID: h.iid, Mode: proto.ModeAny, Target: target},
+			{Rail: proto.RailAll, Mode: proto.ModeAny, Target: target},
 		} {
-			rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, wire.ManagerEndpoint, cmd, ag.caller, ep.NewNonce()
+			rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, wire.ManagerEndpoint, cmd, ag.caller, proto.NewNonce()
 			subj, err := rq.Subject()
 			if err != nil {
 				t.Fatal(err)
@@ -127,7 +128,7 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	// A PubAck reflected onto the manager's rail (the agent's own post,
 	// with the reply subject naming input in any mode as the operator) is
 	// no request: never served, never answered.
-	reflect, _ := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: wire.ManagerEndpoint, Command: "input", Mode: ep.ModeAny, Target: target, Caller: h.caller, Nonce: ep.NewNonce()}.Subject()
+	reflect, _ := proto.Request{Space: space, Rail: proto.RailOne, Endpoint: wire.ManagerEndpoint, Command: "input", Mode: proto.ModeAny, Target: target, Caller: h.caller, Nonce: proto.NewNonce()}.Subject()
 	post := `{"id":"p1","ts":1,"space":"` + space + `","from":{"id":"local.spawner","name":"spawner"},"channel":"team","parts":[{"kind":"text","text":"x"}]}`
 	if err := ag.nc.PublishMsg(&nats.Msg{Subject: "cotal." + space + ".chat.local.spawner.team", Reply: reflect, Data: []byte(post)}); err != nil {
 		t.Fatal(err)
@@ -136,7 +137,7 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 
 	// Through the client the agent hears why, in words.
 	_, err = mgr(agent).Input(ctxT(t), client.Seat{Name: acc.Name, Manager: h.iid, Owner: acc.Owner, UID: acc.UID}, "echo CLIENT-PWNED", true)
-	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, client.OnlyOperatorTypes) {
+	if e := errCode(t, err); e.Code != proto.CodePermissionDenied || !strings.Contains(e.Message, client.OnlyOperatorTypes) {
 		t.Fatalf("the agent's input through the client: %v", e)
 	}
 
@@ -147,14 +148,14 @@ func TestConformanceSeedInputIsTargetedAndOperatorOnly(t *testing.T) {
 	for _, opt := range []ep.CallOption{owned(acc), anyMode(acc)} {
 		_, err := deputy.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: "echo DEPUTY-PWNED"}, ep.On(h.iid), opt)
 		e := errCode(t, err)
-		if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted || !strings.Contains(e.Message, client.OnlyOperatorTypes) {
+		if e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted || !strings.Contains(e.Message, client.OnlyOperatorTypes) {
 			t.Fatalf("input as the agent past the broker: %v (%s)", e, e.EffectiveOutcome())
 		}
 	}
 	// The operator in owner mode reaches only the seats it spawned; in any
 	// mode, every seat.
 	_, err = h.c.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: "echo OWNER-PWNED"}, ep.On(h.iid), owned(acc))
-	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "did not spawn") {
+	if e := errCode(t, err); e.Code != proto.CodePermissionDenied || !strings.Contains(e.Message, "did not spawn") {
 		t.Fatalf("the operator's owner-mode input on an agent's seat: %v", e)
 	}
 	if _, err := h.c.Call(ctxT(t), wire.ManagerEndpoint, "input", client.InputArgs{Name: acc.Name, Text: "echo operator-mark''er"}, ep.On(h.iid), anyMode(acc)); err != nil {

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -18,13 +18,13 @@ func TestJoinFailureSaysWhatFailed(t *testing.T) {
 		name    string
 		err     error
 		code    string
-		outcome ep.Outcome
+		outcome proto.Outcome
 	}{
-		{"outside the read ACL", fmt.Errorf("cannot join %q: %w", "ops", mesh.ErrNotInReadACL), ep.CodePermissionDenied, ep.NotExecuted},
-		{"no channel", wire.ValidateChannel("bad..name"), ep.CodeBadRequest, ep.NotExecuted},
-		{"a closed connector", mesh.ErrClosed, ep.CodeUnavailable, ep.NotExecuted},
-		{"the network", fmt.Errorf("cannot join %q: %w", "team", errors.New("nats: connection closed")), ep.CodeUnavailable, ep.Unknown},
-		{"the delivery service's own answer", fmt.Errorf("delivery service: join: %w", ep.Failed(ep.CodeConflict, "raced")), ep.CodeConflict, ep.Executed},
+		{"outside the read ACL", fmt.Errorf("cannot join %q: %w", "ops", mesh.ErrNotInReadACL), proto.CodePermissionDenied, proto.NotExecuted},
+		{"no channel", wire.ValidateChannel("bad..name"), proto.CodeBadRequest, proto.NotExecuted},
+		{"a closed connector", mesh.ErrClosed, proto.CodeUnavailable, proto.NotExecuted},
+		{"the network", fmt.Errorf("cannot join %q: %w", "team", errors.New("nats: connection closed")), proto.CodeUnavailable, proto.Unknown},
+		{"the delivery service's own answer", fmt.Errorf("delivery service: join: %w", proto.Failed(proto.CodeConflict, "raced")), proto.CodeConflict, proto.Executed},
 	} {
 		e := joinFailure(c.err)
 		if e.Code != c.code || e.EffectiveOutcome() != c.outcome {

@@ -11,6 +11,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/pty"
@@ -302,7 +303,7 @@ func (m *Manager) logf(format string, args ...any) {
 }
 
 // seat finds a seat by name.
-func (m *Manager) seat(name string) (*Seat, *ep.Error) {
+func (m *Manager) seat(name string) (*Seat, *proto.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s, ok := m.seats[name]
@@ -312,14 +313,14 @@ func (m *Manager) seat(name string) (*Seat, *ep.Error) {
 			names = append(names, n)
 		}
 		sort.Strings(names)
-		return nil, ep.Refuse(ep.CodeNotFound, "no seat %q on manager %s (seats: %v)", name, m.iid, names)
+		return nil, proto.Refuse(proto.CodeNotFound, "no seat %q on manager %s (seats: %v)", name, m.iid, names)
 	}
 	return s, nil
 }
 
 // seatOf finds the seat a self-mode caller is: the broker vouches for the
 // caller's owner, actor and lifecycle uid through the subject.
-func (m *Manager) seatOf(c ep.Caller) (*Seat, *ep.Error) {
+func (m *Manager) seatOf(c proto.Caller) (*Seat, *proto.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.seats {
@@ -327,7 +328,7 @@ func (m *Manager) seatOf(c ep.Caller) (*Seat, *ep.Error) {
 			return s, nil
 		}
 	}
-	return nil, ep.Refuse(ep.CodeNotFound, "%s is not a seat of manager %s", c.ID(), m.iid)
+	return nil, proto.Refuse(proto.CodeNotFound, "%s is not a seat of manager %s", c.ID(), m.iid)
 }
 
 // retire revokes an exited seat's credential; a failure is logged, and the

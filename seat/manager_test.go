@@ -13,6 +13,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
@@ -61,7 +62,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 		t.Fatalf("succeeded data %s (%v)", res.Data, err)
 	}
 	// Another caller has no goal of that id: goal-result is scoped to the spawner.
-	other := h.client(h.op, ep.Caller{Owner: "local", Actor: "someone_else", UID: wire.NewLifecycleUID()})
+	other := h.client(h.op, proto.Caller{Owner: "local", Actor: "someone_else", UID: wire.NewLifecycleUID()})
 	if _, found, err := other.GoalResult(ctxT(t), wire.ManagerEndpoint, acc.GoalID, ep.On(h.iid)); err != nil || found {
 		t.Fatalf("another caller read the spawner's goal: found=%v err=%v", found, err)
 	}
@@ -104,7 +105,7 @@ func TestSpawnShellTypeScreenStop(t *testing.T) {
 	if r.Process == "running" {
 		t.Fatalf("ps after despawn: %+v", r)
 	}
-	if _, err := mgr(h.c).Input(ctxT(t), client.Seat{Name: "shell", Manager: h.iid}, "echo late", true); errCode(t, err).Code != ep.CodeFailedPrecondition {
+	if _, err := mgr(h.c).Input(ctxT(t), client.Seat{Name: "shell", Manager: h.iid}, "echo late", true); errCode(t, err).Code != proto.CodeFailedPrecondition {
 		t.Fatalf("input to an exited seat: %v, want failed-precondition", err)
 	}
 }
@@ -178,7 +179,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 		t.Fatalf("back-to-back unpinned spawns named %s and %s, want shell and shell_2", first.Name, second.Name)
 	}
 	// Nor may a pinned spawn take it in that window.
-	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != ep.CodeAlreadyExists {
+	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell_2"}); err == nil || errCode(t, err).Code != proto.CodeAlreadyExists {
 		t.Fatalf("pinned spawn onto a seat being launched: %v, want already-exists", err)
 	}
 	// Spawns at once each get a name of their own.
@@ -215,7 +216,7 @@ func TestNameNumberingAndPinnedRefusal(t *testing.T) {
 	before := seatNames(ps(t, h.c, h.iid))
 	_, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "shell", Name: "shell"})
 	e := errCode(t, err)
-	if e.Code != ep.CodeAlreadyExists || e.EffectiveOutcome() != ep.NotExecuted {
+	if e.Code != proto.CodeAlreadyExists || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("pinned spawn onto a live name: %v (%s), want already-exists not-executed", e, e.EffectiveOutcome())
 	}
 	if after := seatNames(ps(t, h.c, h.iid)); strings.Join(after, ",") != strings.Join(before, ",") {
@@ -268,7 +269,7 @@ func TestReadinessIsTheSpawnsThenThePersonasThenTheManagers(t *testing.T) {
 		}
 	}
 	// Past an hour is refused by the spawn's contract, nothing started.
-	if _, err := mgr(h.c).Spawn(ctxT(t), client.SpawnArgs{Persona: "hurried", Name: "forever", ReadinessMs: 3600001}, h.iid); errCode(t, err).Code != ep.CodeBadRequest {
+	if _, err := mgr(h.c).Spawn(ctxT(t), client.SpawnArgs{Persona: "hurried", Name: "forever", ReadinessMs: 3600001}, h.iid); errCode(t, err).Code != proto.CodeBadRequest {
 		t.Fatalf("a spawn asking 1h0m0.001s: %v, want bad-request", err)
 	}
 	if _, found := row(ps(t, h.c, h.iid), "forever"); found {

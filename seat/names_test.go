@@ -14,6 +14,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -36,7 +37,7 @@ func TestSpawnRefusesNamesThatAreNotFree(t *testing.T) {
 			t.Run(who+"/"+name, func(t *testing.T) {
 				_, err := spawn(t, c, h.iid, client.SpawnArgs{Persona: "shell", Name: name})
 				e := errCode(t, err)
-				if e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
+				if e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted {
 					t.Fatalf("spawn named %q: %v (%s), want permission-denied, not executed", name, e, e.EffectiveOutcome())
 				}
 			})
@@ -45,7 +46,7 @@ func TestSpawnRefusesNamesThatAreNotFree(t *testing.T) {
 	// A persona named like a service is refused even unpinned (numbering
 	// would never find a free cotal_* name).
 	h.persona("cotal_shell", "sh", nil, nil)
-	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "cotal_shell"}); errCode(t, err).Code != ep.CodePermissionDenied {
+	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "cotal_shell"}); errCode(t, err).Code != proto.CodePermissionDenied {
 		t.Fatalf("persona cotal_shell: %v", err)
 	}
 	// The operator's record is still the operator's: its commands work.
@@ -82,7 +83,7 @@ func TestSpawnerCannotChooseItsSeatsRole(t *testing.T) {
 	}
 	plain := h.agentClient("spawner", broker.CapSpawn)
 	_, err := spawn(t, plain, h.iid, client.SpawnArgs{Persona: "builder", Role: "reviewer"})
-	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "reviewer") {
+	if e := errCode(t, err); e.Code != proto.CodePermissionDenied || !strings.Contains(e.Message, "reviewer") {
 		t.Fatalf("a spawner without role:reviewer giving role reviewer: %v", e)
 	}
 	for _, c := range []struct {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -22,8 +23,8 @@ func TestPersonasOnlyForSpawnersAndNeverTheirSecrets(t *testing.T) {
 	h.persona("shell", "sh", []string{"-c", "echo SECRET-ARG"}, map[string]string{"TOKEN": "s3cret-env"})
 
 	plain := h.rawAgent("plain")
-	for _, rq := range []ep.Request{{Rail: ep.RailOne}, {Rail: ep.RailInst, InstanceID: h.iid}} {
-		rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, wire.ManagerEndpoint, wire.ManagerPersonas, plain.caller, ep.NewNonce()
+	for _, rq := range []proto.Request{{Rail: proto.RailOne}, {Rail: proto.RailInst, InstanceID: h.iid}} {
+		rq.Space, rq.Endpoint, rq.Command, rq.Caller, rq.Nonce = space, wire.ManagerEndpoint, wire.ManagerPersonas, plain.caller, proto.NewNonce()
 		subj, err := rq.Subject()
 		if err != nil {
 			t.Fatal(err)
@@ -36,7 +37,7 @@ func TestPersonasOnlyForSpawnersAndNeverTheirSecrets(t *testing.T) {
 	}
 	deputy := h.client(h.op, plain.caller)
 	_, err := deputy.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerPersonas, client.PersonasArgs{}, ep.On(h.iid))
-	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
+	if e := errCode(t, err); e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("personas as a plain agent past the broker: %v", e)
 	}
 
@@ -55,7 +56,7 @@ func TestPersonasOnlyForSpawnersAndNeverTheirSecrets(t *testing.T) {
 			t.Fatalf("the personas answer carries %q: %s", secret, raw)
 		}
 	}
-	if _, err := mgr(h.c).Personas(ctxT(t), "../shell", h.iid); errCode(t, err).Code != ep.CodeNotFound {
+	if _, err := mgr(h.c).Personas(ctxT(t), "../shell", h.iid); errCode(t, err).Code != proto.CodeNotFound {
 		t.Fatalf("personas of a path: %v", err)
 	}
 }

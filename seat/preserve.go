@@ -18,7 +18,7 @@ import (
 
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/procid"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/keeper"
 )
@@ -67,7 +67,7 @@ type PreservedSeat struct {
 	Session   string          `json:"session,omitempty"` // the harness's own session id, as its hooks last said
 	Creds     string          `json:"creds,omitempty"`
 	LaunchDir string          `json:"launchDir"`
-	Spawner   ep.Caller       `json:"spawner"`
+	Spawner   proto.Caller    `json:"spawner"`
 	Created   time.Time       `json:"created"`
 	Agent     json.RawMessage `json:"agent"` // the persona as resolved at its spawn
 	// Process and Keeper are the seat's process and its keeper, which
@@ -99,7 +99,7 @@ type ReadyMark struct {
 
 // fencedRefusal answers a spawn while the manager preserves its seats;
 // nil when it does not.
-func (m *Manager) fencedRefusal() *ep.Error {
+func (m *Manager) fencedRefusal() *proto.Error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if !m.fenced {
@@ -109,8 +109,8 @@ func (m *Manager) fencedRefusal() *ep.Error {
 }
 
 // fenceError is the refusal of a spawn by a fenced manager.
-func (m *Manager) fenceError() *ep.Error {
-	return ep.Refuse(ep.CodeUnavailable, "manager %s is going down with --preserve-state: it starts no new seat; spawn again after the next `cotal up` has resumed its seats", m.iid)
+func (m *Manager) fenceError() *proto.Error {
+	return proto.Refuse(proto.CodeUnavailable, "manager %s is going down with --preserve-state: it starts no new seat; spawn again after the next `cotal up` has resumed its seats", m.iid)
 }
 
 // Preserve fences the manager (every spawn from now on is refused, saying

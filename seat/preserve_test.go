@@ -12,7 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/issue"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -38,7 +38,7 @@ func TestPreserveFencesStopsAndInventories(t *testing.T) {
 	}
 	if _, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "keepme"}); err == nil {
 		t.Fatal("a fenced manager accepted a spawn")
-	} else if e := errCode(t, err); e.Code != ep.CodeUnavailable || !strings.Contains(e.Message, "--preserve-state") {
+	} else if e := errCode(t, err); e.Code != proto.CodeUnavailable || !strings.Contains(e.Message, "--preserve-state") {
 		t.Fatalf("a fenced manager's refusal: %+v; want unavailable, naming --preserve-state", e)
 	}
 	if len(inv.Seats) != 1 {

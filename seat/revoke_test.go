@@ -12,7 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/issue"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -80,8 +80,8 @@ func TestNameWithAnUnrevokedCredentialIsNotHandedOut(t *testing.T) {
 		t.Fatalf("with alice's credential live the seat is named %q, want alice_2", acc.Name)
 	}
 	_, err := spawn(t, h.c, h.iid, client.SpawnArgs{Persona: "alice", Name: "alice"})
-	if e := errCode(t, err); e.Code != ep.CodeAlreadyExists {
-		t.Fatalf("pinned spawn of minted alice: %v, want %s", e, ep.CodeAlreadyExists)
+	if e := errCode(t, err); e.Code != proto.CodeAlreadyExists {
+		t.Fatalf("pinned spawn of minted alice: %v, want %s", e, proto.CodeAlreadyExists)
 	}
 	// A re-mint keeps the name held: the new credential is live.
 	if _, _, err := issue.Mint(ctxT(t), h.paths, broker.Identity{Space: space, Principal: alice}, h.op); err != nil {

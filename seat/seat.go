@@ -8,12 +8,13 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/keeper"
 	"github.com/cotal-go/cotal/seat/pty"
+	"github.com/cotal-go/cotal/transcript"
 )
 
 // Seat states.
@@ -35,7 +36,7 @@ type Seat struct {
 	harness string
 	creds   string
 	goalID  string
-	spawner ep.Caller // who asked for it: in owner mode, the only agent that may act on it
+	spawner proto.Caller // who asked for it: in owner mode, the only agent that may act on it
 	created time.Time
 	bound   time.Duration // how long it has to come up before it reads uncertain
 	// launchDir holds the seat's creds and launch material; set before
@@ -79,6 +80,10 @@ type Seat struct {
 	reattachedAt time.Time        // when this manager took it back from its keeper
 	detached     *keeper.Detached // what its keeper kept of the output written while no manager held it
 	tree         *seatTree        // its git worktree; nil when it runs in the project's checkout
+	budget       int64            // its persona's budget in tokens; fixed at spawn
+	usage        *seatUsage       // follows its harness's transcript; nil until a hook names one
+	used         transcript.Usage // what the transcript said last
+	usedErr      string           // why the last read failed, "" when it did not
 	lostAt       time.Time        // when it was lost (StateLost)
 	lostWhy      string           // why
 	endedHow     string           // how a seat this manager never held a process of ended (its ps process column)
@@ -144,7 +149,7 @@ func (s *Seat) row() client.Row {
 			s.suspendedAt = time.Time{}
 		}
 	}
-	r.Stopped, r.Worktree = s.stopped, s.treeRow()
+	r.Stopped, r.Worktree, r.Usage = s.stopped, s.treeRow(), s.usageRow()
 	r.Held, r.Injects = s.heldWhy, s.injects
 	r.Agent, r.Session = s.agentRow(), s.agent.session
 	if s.conn != nil {

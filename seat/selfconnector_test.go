@@ -14,6 +14,7 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -29,7 +30,7 @@ func TestEverySelfCommandIsGranted(t *testing.T) {
 	}
 	n := 0
 	for _, c := range d.Commands {
-		if !slices.Contains(c.Modes, ep.ModeSelf) {
+		if !slices.Contains(c.Modes, proto.ModeSelf) {
 			continue
 		}
 		n++
@@ -68,7 +69,7 @@ func TestSelfConnectorCommandsServeOnlyTheSeatItself(t *testing.T) {
 			args = map[string]any{"channel": "team", "mode": "muted"}
 		}
 		_, err := mallory.Call(ctxT(t), wire.ManagerEndpoint, cmd, args, ep.Self(), ep.On(h.iid), ep.Timeout(5*time.Second))
-		if e := errCode(t, err); e.Code != ep.CodeNotFound || e.EffectiveOutcome() != ep.NotExecuted {
+		if e := errCode(t, err); e.Code != proto.CodeNotFound || e.EffectiveOutcome() != proto.NotExecuted {
 			t.Errorf("%s by an agent that is no seat: %v (%s), want not-found, not executed", cmd, e, e.EffectiveOutcome())
 		}
 	}
@@ -88,7 +89,7 @@ func TestSelfConnectorCommandsServeOnlyTheSeatItself(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	forged := h.client(nc, ep.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
+	forged := h.client(nc, proto.Caller{Owner: acc.Owner, Actor: acc.Actor, UID: acc.UID})
 	if _, err := forged.Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerChannelMode, client.ChannelModeArgs{Channel: "team", Mode: "muted"},
 		ep.Self(), ep.On(h.iid), ep.Timeout(3*time.Second)); err == nil {
 		t.Fatal("a call naming the seat as its caller, from another credential, was answered")

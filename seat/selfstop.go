@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/attach"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -17,7 +18,7 @@ const selfStopTimeout = 15 * time.Second
 // subject; seatOf finds only the seat that caller is). It answers first
 // and stops after: the stop ends the caller's process, which would never
 // hear an answer sent later.
-func (m *Manager) selfStop(_ context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) selfStop(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.StopArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -27,7 +28,7 @@ func (m *Manager) selfStop(_ context.Context, c *ep.Call) (any, *ep.Error) {
 		return nil, e
 	}
 	if !s.running() {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "seat %s is not running", s.name)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s is not running", s.name)
 	}
 	graceful := a.Graceful == nil || *a.Graceful
 	m.wg.Add(1)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -20,8 +21,8 @@ func TestSelfStopReachesOnlyTheCallersOwnSeat(t *testing.T) {
 	one, two := h.ready("shell"), h.ready("shell")
 
 	ag := h.rawAgent("plain")
-	forged := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: wire.ManagerEndpoint, Command: wire.ManagerStop, Mode: ep.ModeSelf,
-		Caller: ep.Caller{Owner: one.Owner, Actor: one.Actor, UID: one.UID}, Nonce: ep.NewNonce()}
+	forged := proto.Request{Space: space, Rail: proto.RailOne, Endpoint: wire.ManagerEndpoint, Command: wire.ManagerStop, Mode: proto.ModeSelf,
+		Caller: proto.Caller{Owner: one.Owner, Actor: one.Actor, UID: one.UID}, Nonce: proto.NewNonce()}
 	subj, err := forged.Subject()
 	if err != nil {
 		t.Fatal(err)
@@ -33,7 +34,7 @@ func TestSelfStopReachesOnlyTheCallersOwnSeat(t *testing.T) {
 	waitFor(t, 5*time.Second, func() error { return ag.refused(subj) })
 
 	_, err = h.client(ag.nc, ag.caller).Call(ctxT(t), wire.ManagerEndpoint, wire.ManagerStop, client.StopArgs{}, ep.Self(), ep.On(h.iid))
-	if e := errCode(t, err); e.Code != ep.CodeNotFound {
+	if e := errCode(t, err); e.Code != proto.CodeNotFound {
 		t.Fatalf("a self stop by an agent that is no seat: %v", e)
 	}
 	for _, acc := range []client.SpawnAccepted{one, two} {

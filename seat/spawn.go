@@ -16,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/internal/procid"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
@@ -26,7 +27,7 @@ import (
 // one is numbered base, base_2, base_3 against every seat and spawn in
 // flight here and every name live on the mesh (another manager's seats,
 // agents started by hand). The name is reserved until the spawn resolves.
-func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool) (string, *ep.Error) {
+func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool) (string, *proto.Error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.fenced {
@@ -43,17 +44,17 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 		}
 	}
 	if live >= m.opts.MaxSeats {
-		return "", ep.Refuse(ep.CodeResourceExhausted, "manager %s runs %d seats, its limit", m.iid, m.opts.MaxSeats)
+		return "", proto.Refuse(proto.CodeResourceExhausted, "manager %s runs %d seats, its limit", m.iid, m.opts.MaxSeats)
 	}
 	if why := wire.ReservedActor(base); why != "" {
-		return "", ep.Refuse(ep.CodePermissionDenied, "no seat may be named %q: %s", base, why)
+		return "", proto.Refuse(proto.CodePermissionDenied, "no seat may be named %q: %s", base, why)
 	}
 	if pinned {
 		if err := m.opts.Minter.Reserved(base); err != nil {
-			return "", ep.Refuse(ep.CodePermissionDenied, "%v", err)
+			return "", proto.Refuse(proto.CodePermissionDenied, "%v", err)
 		}
 		if taken(base) {
-			return "", ep.Refuse(ep.CodeAlreadyExists, "the name %q is taken (a live seat or an unrevoked credential holds it); stop it or pick another name", base)
+			return "", proto.Refuse(proto.CodeAlreadyExists, "the name %q is taken (a live seat or an unrevoked credential holds it); stop it or pick another name", base)
 		}
 		m.reserved[base] = true
 		return base, nil
@@ -71,13 +72,13 @@ func (m *Manager) allocate(base string, pinned bool, elsewhere func(string) bool
 // spawner may give a role its own capabilities name (role:<r>). A seat's
 // role decides whose tasks it takes, so a spawner choosing it freely could
 // take another role's work.
-func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked string) (string, *ep.Error) {
+func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked string) (string, *proto.Error) {
 	asked = strings.ToLower(strings.TrimSpace(asked))
 	if asked == "" || asked == p.Role {
 		return p.Role, nil
 	}
 	if !wire.ValidToken(asked) {
-		return "", ep.Refuse(ep.CodeBadRequest, "role %q must be one token of a-z 0-9 _", asked)
+		return "", proto.Refuse(proto.CodeBadRequest, "role %q must be one token of a-z 0-9 _", asked)
 	}
 	rec, e := m.callerRecord(ctx, c.Caller())
 	if e != nil {
@@ -96,7 +97,7 @@ func (m *Manager) seatRole(ctx context.Context, c *ep.Call, p *Persona, asked st
 	if len(roles) > 0 {
 		held = "only " + strings.Join(roles, ", ")
 	}
-	return "", ep.Refuse(ep.CodePermissionDenied, "%s may not give its seat role %q: persona %s serves %q, and the spawner holds %s", c.Caller().ID(), asked, p.Name, p.Role, held)
+	return "", proto.Refuse(proto.CodePermissionDenied, "%s may not give its seat role %q: persona %s serves %q, and the spawner holds %s", c.Caller().ID(), asked, p.Name, p.Role, held)
 }
 
 func (m *Manager) unreserve(name string) {
@@ -107,7 +108,7 @@ func (m *Manager) unreserve(name string) {
 
 // spawn accepts at once and runs the seat in the background; the goal's
 // one terminal fact says how it went.
-func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 	var a client.SpawnArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -117,11 +118,11 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	p, err := m.persona(a.Persona)
 	if err != nil {
-		code := ep.CodeFailedPrecondition
+		code := proto.CodeFailedPrecondition
 		if errors.Is(err, ErrNoPersona) {
-			code = ep.CodeNotFound
+			code = proto.CodeNotFound
 		}
-		return nil, ep.Refuse(code, "%v", err)
+		return nil, proto.Refuse(code, "%v", err)
 	}
 	role, e := m.seatRole(ctx, c, p, a.Role)
 	if e != nil {
@@ -132,17 +133,17 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	}
 	h, err := harnessFor(p)
 	if err != nil {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "%v", err)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "%v", err)
 	}
 	base, pinned := p.Name, a.Name != ""
 	if pinned {
 		base = a.Name
 	}
 	if !wire.ValidToken(base) && !pinned {
-		return nil, ep.Refuse(ep.CodeBadRequest, "persona %q cannot name a seat: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters); rename the persona's file and its name: line, or give the seat a name with --name", base, wire.MaxTokenLength)
+		return nil, proto.Refuse(proto.CodeBadRequest, "persona %q cannot name a seat: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters); rename the persona's file and its name: line, or give the seat a name with --name", base, wire.MaxTokenLength)
 	}
 	if !wire.ValidToken(base) {
-		return nil, ep.Refuse(ep.CodeBadRequest, "seat name %q must be one token of A-Z a-z 0-9 _", base)
+		return nil, proto.Refuse(proto.CodeBadRequest, "seat name %q must be one token of A-Z a-z 0-9 _", base)
 	}
 	name, e := m.allocate(base, pinned, m.onMesh(ctx))
 	if e != nil {
@@ -163,7 +164,7 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 				return m.accepted(s, g), nil
 			}
 		}
-		return nil, ep.Refuse(ep.CodeConflict, "goal %s was accepted by an earlier incarnation; read its result", g.ID())
+		return nil, proto.Refuse(proto.CodeConflict, "goal %s was accepted by an earlier incarnation; read its result", g.ID())
 	}
 	minted, err := m.opts.Minter.MintSeat(ctx, MintRequest{
 		Name: name, Role: role, Subscribe: p.Subscribe, AllowSubscribe: p.AllowSubscribe,
@@ -171,13 +172,13 @@ func (m *Manager) spawn(ctx context.Context, c *ep.Call) (any, *ep.Error) {
 	})
 	if err != nil {
 		m.unreserve(name)
-		m.failGoal(g, name, ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err))
-		return nil, ep.Failed(ep.CodeInternal, "minting the seat's identity: %v", err)
+		m.failGoal(g, name, proto.Failed(proto.CodeInternal, "minting the seat's identity: %v", err))
+		return nil, proto.Failed(proto.CodeInternal, "minting the seat's identity: %v", err)
 	}
 	s := &Seat{
 		name: name, id: minted.Principal, uid: minted.UID, role: role, persona: a.Persona, harness: p.Harness,
 		creds: minted.Creds, goalID: g.ID(), spawner: c.Caller(), created: time.Now(), state: StateStarting, hello: make(chan struct{}),
-		h: h, wake: make(chan struct{}, 1), bound: bound,
+		h: h, wake: make(chan struct{}, 1), bound: bound, budget: p.Launch.Budget,
 	}
 	m.mu.Lock()
 	m.seats[name] = s
@@ -267,7 +268,7 @@ func (m *Manager) launch(s *Seat, p *Persona, a client.SpawnArgs, g *ep.Goal) {
 		s.mu.Lock()
 		s.state, s.exitAt = StateExited, time.Now()
 		s.mu.Unlock()
-		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
+		m.failGoal(g, s.name, proto.Failed(proto.CodeFailedPrecondition, "could not start %s: %v", p.Path, err))
 		return
 	}
 	m.follow(s, p, proc, g, false)
@@ -386,14 +387,14 @@ func (m *Manager) follow(s *Seat, p *Persona, proc *pty.Seat, g *ep.Goal, up boo
 		if lost {
 			how = "its keeper went away"
 		}
-		m.failGoal(g, s.name, ep.Failed(ep.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
+		m.failGoal(g, s.name, proto.Failed(proto.CodeFailedPrecondition, "%s exited before it was ready (%s); last lines:\n%s", s.name, how, tail(proc, 10)))
 	}
 }
 
 // failGoal writes a spawn's failure as its goal's terminal fact. A goal
 // that cannot take it (it already ended uncertain, or the write failed)
 // would hide it, so then the failure goes to the log.
-func (m *Manager) failGoal(g *ep.Goal, name string, e *ep.Error) {
+func (m *Manager) failGoal(g *ep.Goal, name string, e *proto.Error) {
 	if g == nil {
 		m.logf("seat %s: %s", name, strings.ReplaceAll(e.Message, "\n", "\n  "))
 		return

@@ -130,6 +130,10 @@ func seatOfRow(r client.CensusRow, skew int64) Seat {
 		PullOnly: r.PullOnly, Injects: r.Injects, Reattached: at(r.ReattachedMs), Lost: at(r.LostMs), LostWhy: r.Lost,
 		Resumed: at(r.ResumedMs), ResumedFrom: r.ResumedFrom,
 	}
+	s.Usage, s.Worktree = r.Usage, r.Worktree
+	if r.Usage != nil {
+		s.LastAnswer = at(r.Usage.LastAnswerMs)
+	}
 	if a := r.Agent; a != nil {
 		s.Agent, s.Asks, s.AsksSince, s.Answerable = a.State, a.Asks, at(a.SinceMs), a.Answerable
 	}

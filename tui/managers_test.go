@@ -15,6 +15,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -54,7 +55,7 @@ func hostManagers(t *testing.T, personas map[string]string) (*Managers, string, 
 		if err != nil {
 			return nil, err
 		}
-		c, err := ep.NewClient(nc, ep.ClientOptions{Space: testSpace, Caller: ep.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}})
+		c, err := ep.NewClient(nc, ep.ClientOptions{Space: testSpace, Caller: proto.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID}})
 		if err != nil {
 			nc.Close()
 			return nil, err

@@ -24,11 +24,12 @@ const (
 	needUnread                // replies to the person wait unread
 	needSuspended             // its process is stopped by a signal
 	needUncertain             // its spawn ended uncertain: running, never shown up
+	needBudget                // it spent its persona's budget of tokens
 )
 
 // word is the need as the lane says it, before its age.
 func (n need) word() string {
-	return [...]string{"waiting", "stalled", "crashed", "held", "unread", "stopped", "uncertain"}[n]
+	return [...]string{"waiting", "stalled", "crashed", "held", "unread", "stopped", "uncertain", "over budget"}[n]
 }
 
 // needsView is the NEEDS YOU lane: every seat and agent that needs its
@@ -93,11 +94,17 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needSuspended, name: s.Name, since: s.Suspended,
 				what: fmt.Sprintf("kill -CONT %d resumes", s.PID)})
 		}
+		if e, ok := s.overBudget(); ok {
+			n.waiting = append(n.waiting, e)
+		}
 		if why, ok := s.held(); ok {
 			n.waiting = append(n.waiting, laneEntry{id: id, need: needHeld, name: s.Name, since: s.OldestWaiting, what: why})
 		}
 		if d, ok := s.stalled(now); ok {
 			what := "no output for " + minutes(d)
+			if _, ok := s.answered(); ok {
+				what = "no answer for " + minutes(d)
+			}
 			switch {
 			case s.Mesh != "working":
 				what = fmt.Sprintf("%d waiting, ", s.Waiting-s.PullOnly) + what
@@ -174,6 +181,8 @@ func (n need) glyph(st *Styles) (string, lipgloss.Style) {
 		return glyphSuspended, st.Stalled
 	case needUncertain:
 		return "?", st.Waiting
+	case needBudget:
+		return "$", st.Stalled
 	}
 	return "◐", st.Waiting
 }

@@ -324,6 +324,7 @@ func (s *seatsView) row(seat *Seat, selected, focused bool) string {
 	if len(seat.Attached) > 0 {
 		b.WriteString(" " + st.Working.Render("⧉ "+holders(seat.Attached)))
 	}
+	b.WriteString(s.usageTags(seat))
 	switch {
 	case !seat.Lost.IsZero():
 		b.WriteString(" " + st.Crashed.Render("lost "+age(now, seat.Lost)+" ago"))

@@ -71,10 +71,15 @@ type Seat struct {
 	Mesh       string // the connector's presence status, or offline
 	MeshSince  time.Time
 	Activity   string
-	Sandbox    string    // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
-	Attached   []string  // who is attached to its terminal now (owner.actor), one per session
-	Stopped    bool      // a stop ended it: its exit is no crash
-	Suspended  time.Time // when its running process was first seen stopped by a signal; zero when it is not
+	Sandbox    string   // namespace, landlock, "unsandboxed: <reason>"; "" not known yet
+	Attached   []string // who is attached to its terminal now (owner.actor), one per session
+	// Usage is its cost and activity, from its harness's transcript; nil
+	// when none is read. LastAnswer is when its model last answered.
+	Usage      *client.UsageRow
+	LastAnswer time.Time
+	Worktree   *client.WorktreeRow // its git worktree; nil for none
+	Stopped    bool                // a stop ended it: its exit is no crash
+	Suspended  time.Time           // when its running process was first seen stopped by a signal; zero when it is not
 	// Reattached is when its manager took it back from its keeper (the
 	// mesh before had died or let go); Lost is when it was lost (its
 	// keeper went away, taking its terminal), and LostWhy why.

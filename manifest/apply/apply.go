@@ -23,6 +23,7 @@ import (
 	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -330,7 +331,7 @@ func spawn(ctx context.Context, ms Mesh, r manifest.Resolved, seats []string, st
 	for _, name := range seats {
 		sp, err := ms.Seats.Spawn(ctx, client.SpawnArgs{Persona: r.Name, Name: name, Prompt: r.Prompt}, "")
 		if err != nil {
-			if e := ep.AsError(err); e != nil {
+			if e := proto.AsError(err); e != nil {
 				return out, fmt.Errorf("spawning %s: %s", name, e.Message)
 			}
 			return out, fmt.Errorf("spawning %s: %w", name, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -18,7 +18,7 @@ import (
 // the endpoint's commands answer with the narrower wire replies of
 // mesh/agentsvc.go. Error set means the operation failed.
 type opReply struct {
-	Error       *ep.Error // the caller's answer when the operation did not stand
+	Error       *proto.Error // the caller's answer when the operation did not stand
 	Durable     bool
 	Generation  uint64
 	Reason      string
@@ -38,19 +38,19 @@ const maxHistoryBytes = 900 << 10
 // checkRead resolves the caller's ACL row and checks the channel against
 // it: a channel outside it, or a lifecycle with none, is refused; a row
 // that cannot be read is no refusal of the caller.
-func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel string) *ep.Error {
+func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel string) *proto.Error {
 	row, found, err := s.aclRow(ctx, p, uid)
 	if err != nil {
 		return unsettled("reading the read ACL: %v", err)
 	}
 	if !found {
-		return ep.Refuse(ep.CodePermissionDenied, "no read ACL on record for %s (lifecycle %s is not provisioned for durable delivery)", p, uid)
+		return proto.Refuse(proto.CodePermissionDenied, "no read ACL on record for %s (lifecycle %s is not provisioned for durable delivery)", p, uid)
 	}
 	if row.Ended() || s.life.isEnded(p, uid) {
-		return ep.Refuse(ep.CodePermissionDenied, "lifecycle %s of %s has ended: it holds no channels any more", uid, p)
+		return proto.Refuse(proto.CodePermissionDenied, "lifecycle %s of %s has ended: it holds no channels any more", uid, p)
 	}
 	if !wire.Covered(row.AllowSubscribe, channel) {
-		return ep.Refuse(ep.CodePermissionDenied, "channel %q is not within your read ACL [%s]", channel, strings.Join(row.AllowSubscribe, ", "))
+		return proto.Refuse(proto.CodePermissionDenied, "channel %q is not within your read ACL [%s]", channel, strings.Join(row.AllowSubscribe, ", "))
 	}
 	return nil
 }
@@ -59,8 +59,8 @@ func (s *Service) checkRead(ctx context.Context, p wire.Principal, uid, channel 
 // answer), never a refusal of the caller: unavailable, and whether the
 // operation stands is unknown (a write may have landed). A refusal that
 // is unavailable and not executed means no delivery service answered.
-func unsettled(format string, args ...any) *ep.Error {
-	return &ep.Error{Code: ep.CodeUnavailable, Message: fmt.Sprintf(format, args...), Outcome: ep.Unknown}
+func unsettled(format string, args ...any) *proto.Error {
+	return &proto.Error{Code: proto.CodeUnavailable, Message: fmt.Sprintf(format, args...), Outcome: proto.Unknown}
 }
 
 // durableJoin gives a member lifecycle a durable hold on a channel, or on
@@ -69,7 +69,7 @@ func unsettled(format string, args ...any) *ep.Error {
 // copying them here, so nothing published after the join is missed.
 func (s *Service) durableJoin(ctx context.Context, p wire.Principal, uid, channel string) opReply {
 	if err := wire.ValidateChannel(channel); err != nil {
-		return opReply{Error: ep.Refuse(ep.CodeBadRequest, "%v", err)}
+		return opReply{Error: proto.Refuse(proto.CodeBadRequest, "%v", err)}
 	}
 	if !wire.IsConcrete(channel) && !isFamily(channel) {
 		return opReply{Reason: fmt.Sprintf("%q is followed live only: a durable hold needs a channel or a family ending in .>", channel)}
@@ -211,7 +211,7 @@ func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, chann
 		return opReply{AlreadyLeft: true}
 	}
 	if gen != 0 && gen != cur.Generation {
-		return opReply{Error: ep.Refuse(ep.CodeFailedPrecondition, "stale generation %d: the hold on %q is at generation %d", gen, channel, cur.Generation)}
+		return opReply{Error: proto.Refuse(proto.CodeFailedPrecondition, "stale generation %d: the hold on %q is at generation %d", gen, channel, cur.Generation)}
 	}
 	front, err := s.frontier(ctx)
 	if err != nil {
@@ -229,7 +229,7 @@ func (s *Service) durableLeave(ctx context.Context, p wire.Principal, uid, chann
 // The caller's read ACL is checked by the endpoint before this runs.
 func (s *Service) readHistory(ctx context.Context, req mesh.HistoryArgs) opReply {
 	if err := wire.ValidateConcreteChannel(req.Channel); err != nil {
-		return opReply{Error: ep.Refuse(ep.CodeBadRequest, "%v", err)}
+		return opReply{Error: proto.Refuse(proto.CodeBadRequest, "%v", err)}
 	}
 	limit := req.Limit
 	if limit <= 0 {

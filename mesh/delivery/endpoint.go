@@ -12,6 +12,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -30,10 +31,10 @@ type callerInfo struct {
 
 // commands are the endpoint's commands, each served in self mode only.
 func (s *Service) commands() []ep.Command {
-	self := []ep.Mode{ep.ModeSelf}
-	cmd := func(name string, in, out any, h func(context.Context, *ep.Call, callerInfo) (any, *ep.Error)) ep.Command {
-		return ep.Command{Name: name, Modes: self, Capability: "self", Input: ep.SchemaFor(in), Output: ep.SchemaFor(out),
-			Handler: func(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+	self := []proto.Mode{proto.ModeSelf}
+	cmd := func(name string, in, out any, h func(context.Context, *ep.Call, callerInfo) (any, *proto.Error)) ep.Command {
+		return ep.Command{Name: name, Modes: self, Capability: "self", Input: proto.SchemaFor(in), Output: proto.SchemaFor(out),
+			Handler: func(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 				ci, e := s.caller(ctx, c.Caller())
 				if e != nil {
 					return nil, e
@@ -59,14 +60,14 @@ func (s *Service) commands() []ep.Command {
 
 // epStored says whether the newest message on one of the caller's own
 // subjects (its sender tokens are the caller's) carries an id.
-func (s *Service) epStored(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epStored(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.StoredArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
 	sub, err := wire.ParseSubject(a.Subject)
 	if err != nil || sub.Space != wire.SanitizeToken(s.space) || sub.Sender != ci.p {
-		return nil, ep.Refuse(ep.CodePermissionDenied, "%s may ask only about its own chat, inst and svc subjects", ci.p)
+		return nil, proto.Refuse(proto.CodePermissionDenied, "%s may ask only about its own chat, inst and svc subjects", ci.p)
 	}
 	stream, seq, ok := mesh.LastStoredID(ctx, s.js, s.space, a.Subject, a.ID)
 	return mesh.StoredReply{Found: ok, Stream: stream, Seq: seq}, nil
@@ -109,17 +110,17 @@ func (s *Service) startEndpoint(ctx context.Context) error {
 // records' identity row names this very lifecycle uid. The broker vouches
 // for the triple through the subject; this check refuses a triple that no
 // credential was ever minted for, or one that was replaced or retired.
-func (s *Service) caller(ctx context.Context, c ep.Caller) (callerInfo, *ep.Error) {
+func (s *Service) caller(ctx context.Context, c proto.Caller) (callerInfo, *proto.Error) {
 	p := c.Principal()
 	rec, err := s.identity(ctx, p)
 	if errors.Is(err, jetstream.ErrKeyNotFound) {
-		return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "%s is not an identity of space %s", p, s.space)
+		return callerInfo{}, proto.Refuse(proto.CodePermissionDenied, "%s is not an identity of space %s", p, s.space)
 	}
 	if err != nil {
-		return callerInfo{}, ep.Refuse(ep.CodeUnavailable, "reading the identity of %s: %v", p, err)
+		return callerInfo{}, proto.Refuse(proto.CodeUnavailable, "reading the identity of %s: %v", p, err)
 	}
 	if !rec.Current(c.UID) {
-		return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "lifecycle %s of %s has ended or was never minted", c.UID, p)
+		return callerInfo{}, proto.Refuse(proto.CodePermissionDenied, "lifecycle %s of %s has ended or was never minted", c.UID, p)
 	}
 	ci := callerInfo{p: p, uid: c.UID, profile: rec.Profile, role: rec.Role, hosted: rec.HostedBy}
 	switch ci.profile {
@@ -128,10 +129,10 @@ func (s *Service) caller(ctx context.Context, c ep.Caller) (callerInfo, *ep.Erro
 	default:
 		row, found, err := s.aclRow(ctx, p, c.UID)
 		if err != nil {
-			return callerInfo{}, ep.Refuse(ep.CodeUnavailable, "reading the read ACL of %s: %v", p, err)
+			return callerInfo{}, proto.Refuse(proto.CodeUnavailable, "reading the read ACL of %s: %v", p, err)
 		}
 		if !found || row.Ended() || s.life.isEnded(p, c.UID) {
-			return callerInfo{}, ep.Refuse(ep.CodePermissionDenied, "lifecycle %s of %s has ended or has no read ACL on record", c.UID, p)
+			return callerInfo{}, proto.Refuse(proto.CodePermissionDenied, "lifecycle %s of %s has ended or has no read ACL on record", c.UID, p)
 		}
 		ci.read = row.AllowSubscribe
 	}
@@ -151,7 +152,7 @@ func (s *Service) identity(ctx context.Context, p wire.Principal) (wire.Identity
 	return rec, nil
 }
 
-func (s *Service) epJoin(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epJoin(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.JoinArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -168,7 +169,7 @@ func (s *Service) epJoin(ctx context.Context, c *ep.Call, ci callerInfo) (any, *
 	return mesh.JoinReply{Durable: rep.Durable, Generation: rep.Generation, Frontier: rep.Frontier, Existing: rep.Existing, Reason: rep.Reason}, nil
 }
 
-func (s *Service) epLeave(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epLeave(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.LeaveArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -182,7 +183,7 @@ func (s *Service) epLeave(ctx context.Context, c *ep.Call, ci callerInfo) (any, 
 	return mesh.LeaveReply{AlreadyLeft: rep.AlreadyLeft, Generation: rep.Generation}, nil
 }
 
-func (s *Service) epMemberships(_ context.Context, _ *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epMemberships(_ context.Context, _ *ep.Call, ci callerInfo) (any, *proto.Error) {
 	out := mesh.MembershipsReply{Memberships: []mesh.MembershipInfo{}}
 	for _, m := range s.store.of(ci.p, ci.uid) {
 		if !m.Left() {
@@ -192,16 +193,16 @@ func (s *Service) epMemberships(_ context.Context, _ *ep.Call, ci callerInfo) (a
 	return out, nil
 }
 
-func (s *Service) epHistory(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epHistory(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.HistoryArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
 	if err := wire.ValidateConcreteChannel(a.Channel); err != nil {
-		return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)
+		return nil, proto.Refuse(proto.CodeBadRequest, "%v", err)
 	}
 	if !wire.Covered(ci.read, a.Channel) {
-		return nil, ep.Refuse(ep.CodePermissionDenied, "channel %q is not within your read ACL [%s]", a.Channel, strings.Join(ci.read, ", "))
+		return nil, proto.Refuse(proto.CodePermissionDenied, "channel %q is not within your read ACL [%s]", a.Channel, strings.Join(ci.read, ", "))
 	}
 	rep := s.readHistory(ctx, a)
 	if rep.Error != nil {
@@ -214,7 +215,7 @@ func (s *Service) epHistory(ctx context.Context, c *ep.Call, ci callerInfo) (any
 	return mesh.HistoryReply{Items: items, Complete: rep.Complete, Frontier: rep.Frontier}, nil
 }
 
-func (s *Service) epRoster(context.Context, *ep.Call, callerInfo) (any, *ep.Error) {
+func (s *Service) epRoster(context.Context, *ep.Call, callerInfo) (any, *proto.Error) {
 	v := s.roster.View()
 	out := mesh.RosterReply{Peers: []mesh.RosterPeer{}, View: string(v.State), StaleSinceMs: msOf(v.StaleSince), LastDeliveryMs: msOf(v.LastDelivery), NowMs: time.Now().UnixMilli()}
 	for _, p := range s.roster.Roster() {
@@ -235,20 +236,20 @@ func msOf(t time.Time) int64 {
 	return t.UnixMilli()
 }
 
-func (s *Service) epChannels(ctx context.Context, c *ep.Call, _ callerInfo) (any, *ep.Error) {
+func (s *Service) epChannels(ctx context.Context, c *ep.Call, _ callerInfo) (any, *proto.Error) {
 	var a mesh.ChannelsArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
 	def, err := s.reg.Defaults(ctx)
 	if err != nil {
-		return nil, ep.Failed(ep.CodeUnavailable, "reading the channel registry: %v", err)
+		return nil, proto.Failed(proto.CodeUnavailable, "reading the channel registry: %v", err)
 	}
 	out := mesh.ChannelsReply{Defaults: def, Channels: map[string]mesh.ChannelConfig{}}
 	if a.Channel != "" {
 		ch, err := s.reg.Get(ctx, a.Channel)
 		if err != nil {
-			return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)
+			return nil, proto.Refuse(proto.CodeBadRequest, "%v", err)
 		}
 		if ch != nil {
 			out.Channels[a.Channel] = *ch
@@ -257,7 +258,7 @@ func (s *Service) epChannels(ctx context.Context, c *ep.Call, _ callerInfo) (any
 	}
 	_, all, err := s.reg.List(ctx)
 	if err != nil {
-		return nil, ep.Failed(ep.CodeUnavailable, "listing the channel registry: %v", err)
+		return nil, proto.Failed(proto.CodeUnavailable, "listing the channel registry: %v", err)
 	}
 	out.Channels = all
 	return out, nil
@@ -265,7 +266,7 @@ func (s *Service) epChannels(ctx context.Context, c *ep.Call, _ callerInfo) (any
 
 // epLookup answers names from the identity records: an id (owner.actor),
 // or a name, which on a workstation is the actor of owner local.
-func (s *Service) epLookup(ctx context.Context, c *ep.Call, _ callerInfo) (any, *ep.Error) {
+func (s *Service) epLookup(ctx context.Context, c *ep.Call, _ callerInfo) (any, *proto.Error) {
 	var a mesh.LookupArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -295,7 +296,7 @@ func (s *Service) epLookup(ctx context.Context, c *ep.Call, _ callerInfo) (any, 
 	return out, nil
 }
 
-func (s *Service) epTake(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epTake(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.TakeArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -306,12 +307,12 @@ func (s *Service) epTake(ctx context.Context, c *ep.Call, ci callerInfo) (any, *
 	}
 	items, rejected, err := h.take(ctx, a.Max, time.Duration(a.WaitMs)*time.Millisecond, a.Session)
 	if err != nil {
-		return nil, ep.Failed(ep.CodeUnavailable, "reading stored messages of %s: %v", ci.p, err)
+		return nil, proto.Failed(proto.CodeUnavailable, "reading stored messages of %s: %v", ci.p, err)
 	}
 	return mesh.TakeReply{Items: items, Rejected: rejected}, nil
 }
 
-func (s *Service) epSettle(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epSettle(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.SettleArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
@@ -323,13 +324,13 @@ func (s *Service) epSettle(ctx context.Context, c *ep.Call, ci callerInfo) (any,
 	return mesh.SettleReply{Settled: h.settle(a.Keys, a.Release)}, nil
 }
 
-func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.PresenceArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
 	if ci.profile == wire.ProfileObserver {
-		return nil, ep.Refuse(ep.CodePermissionDenied, "an observer is not on the roster")
+		return nil, proto.Refuse(proto.CodePermissionDenied, "an observer is not on the roster")
 	}
 	h, e := s.host(ctx, ci)
 	if e != nil {
@@ -337,21 +338,21 @@ func (s *Service) epPresence(ctx context.Context, c *ep.Call, ci callerInfo) (an
 	}
 	rec, err := h.presence(ctx, a)
 	if err != nil {
-		return nil, ep.Failed(ep.CodeUnavailable, "writing the presence of %s: %v", ci.p, err)
+		return nil, proto.Failed(proto.CodeUnavailable, "writing the presence of %s: %v", ci.p, err)
 	}
 	return mesh.PresenceReply{Status: string(rec.Status), Activity: rec.Activity, Attention: string(rec.Attention)}, nil
 }
 
 // epMentions says which mentions of a post by the caller get a stored
 // copy, as the fan-out will decide it.
-func (s *Service) epMentions(ctx context.Context, c *ep.Call, ci callerInfo) (any, *ep.Error) {
+func (s *Service) epMentions(ctx context.Context, c *ep.Call, ci callerInfo) (any, *proto.Error) {
 	var a mesh.MentionsArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
 	}
 	ms, err := s.ResolveMentions(ctx, ci.p, a.Channel, a.Names)
 	if err != nil {
-		return nil, ep.Refuse(ep.CodeBadRequest, "%v", err)
+		return nil, proto.Refuse(proto.CodeBadRequest, "%v", err)
 	}
 	out := mesh.MentionsReply{Mentions: make([]mesh.MentionCopy, 0, len(ms))}
 	for _, m := range ms {

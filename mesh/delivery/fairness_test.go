@@ -13,6 +13,7 @@ import (
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -32,7 +33,7 @@ func TestOneIdentityCannotTakeEveryDeliverySlot(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: ep.Caller{Owner: mallory.Principal.Owner, Actor: mallory.Principal.Actor, UID: mallory.UID}, SharedConn: true})
+	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: proto.Caller{Owner: mallory.Principal.Owner, Actor: mallory.Principal.Actor, UID: mallory.UID}, SharedConn: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,9 +47,9 @@ func TestOneIdentityCannotTakeEveryDeliverySlot(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			_, err := c.Call(ctx, wire.DeliveryEndpoint, wire.DeliveryTake, mesh.TakeArgs{WaitMs: 25000}, ep.Self(), ep.Timeout(30*time.Second))
-			var e *ep.Error
+			var e *proto.Error
 			switch {
-			case errors.As(err, &e) && e.Code == ep.CodeResourceExhausted:
+			case errors.As(err, &e) && e.Code == proto.CodeResourceExhausted:
 				refused.Add(1)
 			case err != nil && ctx.Err() == nil:
 				other.Add(1)

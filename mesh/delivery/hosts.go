@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -54,9 +54,9 @@ type handed struct {
 // waits for that opening and looks again (it opens the host itself if that
 // one failed); a host opened after closeHosts began is discarded, as the
 // closing would have closed it.
-func (s *Service) host(ctx context.Context, ci callerInfo) (*agentHost, *ep.Error) {
+func (s *Service) host(ctx context.Context, ci callerInfo) (*agentHost, *proto.Error) {
 	if ci.hosted != "" {
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "%s is a seat: its connector on manager %s holds its inbox and presence; inside the seat use `cotal inbox` and `cotal set-status`", ci.p, ci.hosted)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "%s is a seat: its connector on manager %s holds its inbox and presence; inside the seat use `cotal inbox` and `cotal set-status`", ci.p, ci.hosted)
 	}
 	key := ci.p.ID() + "." + ci.uid
 	for {
@@ -72,7 +72,7 @@ func (s *Service) host(ctx context.Context, ci callerInfo) (*agentHost, *ep.Erro
 			case <-o:
 				continue
 			case <-ctx.Done():
-				return nil, ep.Failed(ep.CodeUnavailable, "opening the stored messages of %s: %v", ci.p, ctx.Err())
+				return nil, proto.Failed(proto.CodeUnavailable, "opening the stored messages of %s: %v", ci.p, ctx.Err())
 			}
 		}
 		done := make(chan struct{})
@@ -87,7 +87,7 @@ func (s *Service) host(ctx context.Context, ci callerInfo) (*agentHost, *ep.Erro
 
 // openHost connects a caller's host endpoint, with no lock held, and
 // installs it under hostsMu unless the hosts were closed meanwhile.
-func (s *Service) openHost(ctx context.Context, ci callerInfo, key string, gen uint64, hook func(wire.Principal)) (*agentHost, *ep.Error) {
+func (s *Service) openHost(ctx context.Context, ci callerInfo, key string, gen uint64, hook func(wire.Principal)) (*agentHost, *proto.Error) {
 	if hook != nil {
 		hook(ci.p)
 	}
@@ -107,10 +107,10 @@ func (s *Service) openHost(ctx context.Context, ci callerInfo, key string, gen u
 	s.hostsMu.Unlock()
 	switch {
 	case err != nil:
-		return nil, ep.Failed(ep.CodeUnavailable, "opening the stored messages of %s: %v", ci.p, err)
+		return nil, proto.Failed(proto.CodeUnavailable, "opening the stored messages of %s: %v", ci.p, err)
 	case closed:
 		_ = e.Close()
-		return nil, ep.Failed(ep.CodeUnavailable, "opening the stored messages of %s: the delivery service stopped serving", ci.p)
+		return nil, proto.Failed(proto.CodeUnavailable, "opening the stored messages of %s: the delivery service stopped serving", ci.p)
 	}
 	return h, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -24,17 +25,17 @@ func TestJoinRefusedOnlyForWhatTheCallerLacks(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(nc.Close)
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: ep.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID}})
+	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: proto.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	join := func(channel string) *ep.Error {
+	join := func(channel string) *proto.Error {
 		t.Helper()
 		_, err := c.Call(ctxT(t), wire.DeliveryEndpoint, wire.DeliveryJoin, mesh.JoinArgs{Channel: channel}, ep.Self(), ep.Timeout(10*time.Second))
 		if err == nil {
 			return nil
 		}
-		e := ep.AsError(err)
+		e := proto.AsError(err)
 		if e == nil {
 			t.Fatalf("join %s: %v is no refusal", channel, err)
 		}
@@ -43,14 +44,14 @@ func TestJoinRefusedOnlyForWhatTheCallerLacks(t *testing.T) {
 	if e := join("team"); e != nil {
 		t.Fatalf("join within the read ACL: %v", e)
 	}
-	if e := join("ops"); e == nil || e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
+	if e := join("ops"); e == nil || e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("join outside the read ACL: %+v, want permission-denied, not executed", e)
 	}
 	if err := h.js.DeleteStream(ctxT(t), wire.ChatStream(space)); err != nil {
 		t.Fatal(err)
 	}
 	e := join("team.x")
-	if e == nil || e.Code == ep.CodePermissionDenied || e.Code != ep.CodeUnavailable || e.EffectiveOutcome() != ep.Unknown {
+	if e == nil || e.Code == proto.CodePermissionDenied || e.Code != proto.CodeUnavailable || e.EffectiveOutcome() != proto.Unknown {
 		t.Fatalf("join while the service's storage fails: %+v, want unavailable with an unknown outcome", e)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -32,13 +33,13 @@ func TestAnAgentsResendOfAStoredIDIsTheDuplicate(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: ep.Caller{Owner: mallory.Principal.Owner, Actor: mallory.Principal.Actor, UID: mallory.UID}, SharedConn: true})
+	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: proto.Caller{Owner: mallory.Principal.Owner, Actor: mallory.Principal.Actor, UID: mallory.UID}, SharedConn: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = c.Call(ctxT(t), wire.DeliveryEndpoint, wire.DeliveryStored, mesh.StoredArgs{Subject: first.Subject, ID: "resend-1"}, ep.Self())
-	var e *ep.Error
-	if !errors.As(err, &e) || e.Code != ep.CodePermissionDenied {
+	var e *proto.Error
+	if !errors.As(err, &e) || e.Code != proto.CodePermissionDenied {
 		t.Fatalf("mallory asking about alice's subject %s: %v, want permission-denied", first.Subject, err)
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -25,13 +27,13 @@ type CallOption func(*callOptions)
 type callOptions struct {
 	on          string
 	timeout     time.Duration
-	bind        *Bind
-	mode        Mode
-	target      Target
-	bodyTarget  *BodyTarget
+	bind        *proto.Bind
+	mode        proto.Mode
+	target      proto.Target
+	bodyTarget  *proto.BodyTarget
 	goalID      string
 	id          string
-	correlation *Correlation
+	correlation *proto.Correlation
 	probeAfter  time.Duration
 }
 
@@ -42,21 +44,21 @@ func On(instanceID string) CallOption { return func(o *callOptions) { o.on = ins
 func Timeout(d time.Duration) CallOption { return func(o *callOptions) { o.timeout = d } }
 
 // WithBind binds an unpinned request to the given incarnation instead of the one its describe resolved; a refusal by another one is re-issued after a fresh describe.
-func WithBind(b Bind) CallOption { return func(o *callOptions) { o.bind = &b } }
+func WithBind(b proto.Bind) CallOption { return func(o *callOptions) { o.bind = &b } }
 
 // WithTarget addresses a targeted mode: the subject target (Owner only for owner/any/child/ledger) and the body target.
-func WithTarget(mode Mode, body BodyTarget) CallOption {
+func WithTarget(mode proto.Mode, body proto.BodyTarget) CallOption {
 	return func(o *callOptions) {
 		o.mode, o.bodyTarget = mode, &body
-		o.target = Target{Owner: body.Owner}
-		if mode == ModeHandle || mode == ModeExact {
-			o.target = Target{Owner: body.Owner, Actor: body.Actor, UID: body.LifecycleUID}
+		o.target = proto.Target{Owner: body.Owner}
+		if mode == proto.ModeHandle || mode == proto.ModeExact {
+			o.target = proto.Target{Owner: body.Owner, Actor: body.Actor, UID: body.LifecycleUID}
 		}
 	}
 }
 
 // Self sends in self mode: the caller is the target.
-func Self() CallOption { return func(o *callOptions) { o.mode = ModeSelf } }
+func Self() CallOption { return func(o *callOptions) { o.mode = proto.ModeSelf } }
 
 // WithGoal names the goal the request starts.
 func WithGoal(goalID string) CallOption { return func(o *callOptions) { o.goalID = goalID } }
@@ -76,7 +78,7 @@ func buildOptions(opts []CallOption) callOptions {
 }
 
 // encodeArgs turns args into the wire form; nil is absent (void).
-func encodeArgs(args any) (json.RawMessage, *Error) {
+func encodeArgs(args any) (json.RawMessage, *proto.Error) {
 	switch a := args.(type) {
 	case nil:
 		return nil, nil
@@ -87,7 +89,7 @@ func encodeArgs(args any) (json.RawMessage, *Error) {
 	}
 	b, err := json.Marshal(args)
 	if err != nil {
-		return nil, Refuse(CodeBadRequest, "args cannot be encoded: %v; the command did not run", err)
+		return nil, proto.Refuse(proto.CodeBadRequest, "args cannot be encoded: %v; the command did not run", err)
 	}
 	return b, nil
 }
@@ -100,20 +102,20 @@ func (c *Client) lookup(ctx context.Context, endpoint, command, on string, fresh
 	}
 	cmd, ok := d.Command(command)
 	if !ok {
-		return nil, DescribedCommand{}, fmt.Errorf("%w: %w", Refuse(CodeNotFound, "%s has no command %q visible to %s; the command did not run", endpoint, command, c.opts.Caller.ID()), ErrNoCommand)
+		return nil, DescribedCommand{}, fmt.Errorf("%w: %w", proto.Refuse(proto.CodeNotFound, "%s has no command %q visible to %s; the command did not run", endpoint, command, c.opts.Caller.ID()), ErrNoCommand)
 	}
 	if err := cmd.Input.Validate(args); err != nil {
-		return nil, DescribedCommand{}, Refuse(CodeBadRequest, "args do not fit %s's input schema (%v); the command did not run", command, err)
+		return nil, DescribedCommand{}, proto.Refuse(proto.CodeBadRequest, "args do not fit %s's input schema (%v); the command did not run", command, err)
 	}
 	return d, cmd, nil
 }
 
-func (c *Client) request(endpoint string, cmd DescribedCommand, o callOptions, rail Rail) (Request, EndpointRequest) {
-	req := Request{Rail: rail, Endpoint: endpoint, Command: cmd.Name, Mode: o.mode, Target: o.target}
-	if rail == RailInst {
+func (c *Client) request(endpoint string, cmd DescribedCommand, o callOptions, rail proto.Rail) (proto.Request, proto.EndpointRequest) {
+	req := proto.Request{Rail: rail, Endpoint: endpoint, Command: cmd.Name, Mode: o.mode, Target: o.target}
+	if rail == proto.RailInst {
 		req.InstanceID = o.on
 	}
-	body := EndpointRequest{V: Version, ID: o.id, Op: Op{Endpoint: EndpointName(mustTok(endpoint)), Command: cmd.Name, InputDigest: cmd.InputDigest, OutputDigest: cmd.OutputDigest},
+	body := proto.EndpointRequest{V: proto.Version, ID: o.id, Op: proto.Op{Endpoint: proto.EndpointName(mustTok(endpoint)), Command: cmd.Name, InputDigest: cmd.InputDigest, OutputDigest: cmd.OutputDigest},
 		Class: cmd.Class, GoalID: o.goalID, Target: o.bodyTarget, From: c.opts.From, Correlation: o.correlation}
 	return req, body
 }
@@ -133,13 +135,13 @@ func (c *Client) Call(ctx context.Context, endpoint, command string, args any, o
 		if err != nil {
 			return nil, err
 		}
-		rail := RailOne
+		rail := proto.RailOne
 		switch {
 		case o.on != "":
-			rail = RailInst
-			o.bind = &Bind{InstanceID: o.on, Epoch: d.Responder.Epoch}
+			rail = proto.RailInst
+			o.bind = &proto.Bind{InstanceID: o.on, Epoch: d.Responder.Epoch}
 		case fresh || o.bind == nil:
-			o.bind = &Bind{InstanceID: d.Responder.InstanceID, Epoch: d.Responder.Epoch}
+			o.bind = &proto.Bind{InstanceID: d.Responder.InstanceID, Epoch: d.Responder.Epoch}
 		}
 		req, body := c.request(endpoint, cmd, o, rail)
 		body.ReplyExpected, body.Bind, body.Args, body.DeadlineMs = true, o.bind, raw, deadlineMs(ctx)
@@ -149,11 +151,11 @@ func (c *Client) Call(ctx context.Context, endpoint, command string, args any, o
 		}
 		if e == nil {
 			if err := cmd.Output.Validate(reply.Data); err != nil {
-				return nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("%s replied with data outside its output schema: %v", command, err), Outcome: Executed}
+				return nil, &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("%s replied with data outside its output schema: %v", command, err), Outcome: proto.Executed}
 			}
 			return &Result{Data: reply.Data, Responder: resp, Attempts: attempt}, nil
 		}
-		if o.on != "" || !e.MayReissue() || !e.HasDetail(BindRefusedKind) || attempt > MaxReissues {
+		if o.on != "" || !e.MayReissue() || !e.HasDetail(proto.BindRefusedKind) || attempt > MaxReissues {
 			return nil, e
 		}
 		fresh = true
@@ -173,10 +175,10 @@ func (c *Client) Cast(ctx context.Context, endpoint, command string, args any, o
 	if err != nil {
 		return err
 	}
-	rail := RailOne
+	rail := proto.RailOne
 	if o.on != "" {
-		rail = RailInst
-		o.bind = &Bind{InstanceID: o.on, Epoch: d.Responder.Epoch}
+		rail = proto.RailInst
+		o.bind = &proto.Bind{InstanceID: o.on, Epoch: d.Responder.Epoch}
 	}
 	req, body := c.request(endpoint, cmd, o, rail)
 	body.Bind, body.Args = o.bind, raw
@@ -184,7 +186,7 @@ func (c *Client) Cast(ctx context.Context, endpoint, command string, args any, o
 }
 
 // cast publishes and flushes; the flush's PONG comes after any -ERR for the publish, so a refusal is known when it returns. replyTo is the transport reply (a probe's sentinel) or empty.
-func (c *Client) cast(ctx context.Context, req Request, body EndpointRequest, replyTo string) error {
+func (c *Client) cast(ctx context.Context, req proto.Request, body proto.EndpointRequest, replyTo string) error {
 	p, e := c.prepare(req, body)
 	if e != nil {
 		return e
@@ -196,16 +198,16 @@ func (c *Client) publishFlushed(ctx context.Context, subject, replyTo string, da
 	refused, stop := c.perms.Watch(subject)
 	defer stop()
 	if err := c.nc.PublishMsg(&nats.Msg{Subject: subject, Reply: replyTo, Data: data}); err != nil {
-		return Refuse(CodeUnavailable, "publishing %s: %v", subject, err)
+		return proto.Refuse(proto.CodeUnavailable, "publishing %s: %v", subject, err)
 	}
 	if err := c.nc.FlushWithContext(ctx); err != nil {
 		if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) {
-			return &Error{Code: CodeDeadlineExceeded, Message: "the broker did not confirm the publish in time", Outcome: Unknown}
+			return &proto.Error{Code: proto.CodeDeadlineExceeded, Message: "the broker did not confirm the publish in time", Outcome: proto.Unknown}
 		}
-		return &Error{Code: CodeUnavailable, Message: fmt.Sprintf("flushing %s: %v", subject, err), Outcome: Unknown}
+		return &proto.Error{Code: proto.CodeUnavailable, Message: fmt.Sprintf("flushing %s: %v", subject, err), Outcome: proto.Unknown}
 	}
 	if err := refusedNow(c.nc, subject, refused); err != nil {
-		return Refuse(CodePermissionDenied, "the broker refused to publish on %s: %v", subject, err)
+		return proto.Refuse(proto.CodePermissionDenied, "the broker refused to publish on %s: %v", subject, err)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // TestInvokeValidAndInvalidArgs: a fresh client calls a command it learned by describe; invalid args are refused before anything is published, not-executed (checklist 59).
@@ -28,7 +29,7 @@ func TestInvokeValidAndInvalidArgs(t *testing.T) {
 	requests := h.tap("cotal." + space + ".ep.>")
 	_, err = c.Call(ctxT(t), endpoint, "echo", map[string]any{"text": 42})
 	e := errCode(t, err)
-	if e.Code != ep.CodeBadRequest || e.EffectiveOutcome() != ep.NotExecuted || !strings.Contains(e.Message, "did not run") {
+	if e.Code != proto.CodeBadRequest || e.EffectiveOutcome() != proto.NotExecuted || !strings.Contains(e.Message, "did not run") {
 		t.Fatalf("got %+v", e)
 	}
 	_ = h.op.Flush()
@@ -38,7 +39,7 @@ func TestInvokeValidAndInvalidArgs(t *testing.T) {
 		}
 	}
 	_, err = c.Call(ctxT(t), endpoint, "nope", nil)
-	if e := errCode(t, err); e.Code != ep.CodeNotFound || e.EffectiveOutcome() != ep.NotExecuted || !errors.Is(err, ep.ErrNoCommand) {
+	if e := errCode(t, err); e.Code != proto.CodeNotFound || e.EffectiveOutcome() != proto.NotExecuted || !errors.Is(err, ep.ErrNoCommand) {
 		t.Fatalf("unknown command: %v", err)
 	}
 }
@@ -62,11 +63,11 @@ func TestStaleEpochRefused(t *testing.T) {
 	// Pinned: the cached describe still names the old epoch, so the bind is stale.
 	_, err = c.Call(ctxT(t), endpoint, "echo", map[string]string{"text": "x"}, ep.On("inst-a"))
 	e := errCode(t, err)
-	if e.Code != ep.CodeExpired || e.EffectiveOutcome() != ep.NotExecuted || !e.HasDetail(ep.BindRefusedKind) {
+	if e.Code != proto.CodeExpired || e.EffectiveOutcome() != proto.NotExecuted || !e.HasDetail(proto.BindRefusedKind) {
 		t.Fatalf("pinned stale call: %+v", e)
 	}
 	// Unpinned with the stale bind: refused once, re-described, re-issued.
-	res, err := c.Call(ctxT(t), endpoint, "echo", map[string]string{"text": "x"}, ep.WithBind(ep.Bind{InstanceID: "inst-a", Epoch: old.Responder.Epoch}))
+	res, err := c.Call(ctxT(t), endpoint, "echo", map[string]string{"text": "x"}, ep.WithBind(proto.Bind{InstanceID: "inst-a", Epoch: old.Responder.Epoch}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +93,10 @@ func TestNoResponderUnavailable(t *testing.T) {
 	}
 	a.kill()
 	_, err := c.Call(ctxT(t), endpoint, "echo", map[string]string{"text": "x"}, ep.On("inst-a"))
-	if e := errCode(t, err); e.Code != ep.CodeUnavailable || e.EffectiveOutcome() != ep.NotExecuted {
+	if e := errCode(t, err); e.Code != proto.CodeUnavailable || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("got %+v", e)
 	}
-	if (&ep.Error{Code: ep.CodeInternal}).EffectiveOutcome() != ep.Unknown {
+	if (&proto.Error{Code: proto.CodeInternal}).EffectiveOutcome() != proto.Unknown {
 		t.Fatal("a missing outcome must read as unknown")
 	}
 }
@@ -105,8 +106,8 @@ func TestForgedCallerRefusedByBroker(t *testing.T) {
 	h := newHarness(t)
 	h.start("inst-a")
 	ag := h.agent("mallory")
-	forged := ep.Caller{Owner: "local", Actor: "alice", UID: ag.caller().UID}
-	rq := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: endpoint, Command: "echo", Caller: forged, Nonce: ep.NewNonce()}
+	forged := proto.Caller{Owner: "local", Actor: "alice", UID: ag.caller().UID}
+	rq := proto.Request{Space: space, Rail: proto.RailOne, Endpoint: endpoint, Command: "echo", Caller: forged, Nonce: proto.NewNonce()}
 	subj, _ := rq.Subject()
 	if err := ag.nc.Publish(subj, []byte(`{}`)); err != nil {
 		t.Fatal(err)
@@ -121,7 +122,7 @@ func TestForgedCallerRefusedByBroker(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	_, err = c.Describe(ctx, endpoint, "inst-a")
-	if e := errCode(t, err); e.Code != ep.CodePermissionDenied || e.EffectiveOutcome() != ep.NotExecuted {
+	if e := errCode(t, err); e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("got %+v", e)
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -28,8 +30,8 @@ var ErrNoCommand = errors.New("no such command")
 // ClientOptions say who a Client calls as.
 type ClientOptions struct {
 	Space  string
-	Caller Caller // the forge-locked triple; with a credential it must be the credential's own
-	From   From   // default {ID: caller, Name: actor}
+	Caller proto.Caller // the forge-locked triple; with a credential it must be the credential's own
+	From   proto.From   // default {ID: caller, Name: actor}
 	Logf   func(format string, args ...any)
 	// SharedConn leaves the connection's error handler alone: set it for a
 	// connection the client does not own (in-process, trusted, shared by
@@ -46,15 +48,15 @@ type Responder struct {
 
 // DescribedCommand is one command with its verified, compiled schemas.
 type DescribedCommand struct {
-	CommandInfo
-	Input, Output *Schema
+	proto.CommandInfo
+	Input, Output *proto.Schema
 }
 
 // Described is a verified describe answer: the responder to bind to and every visible command's contract.
 type Described struct {
 	Endpoint  string
 	Responder Responder
-	Answer    DescribeAnswer
+	Answer    proto.DescribeAnswer
 	Commands  []DescribedCommand // in descriptor order
 }
 
@@ -78,7 +80,9 @@ type Client struct {
 	mu     sync.Mutex
 	cache  map[string]*Described // endpoint + "|" + pinned instance
 	kv     jetstream.KeyValue
-	schema map[string]*Schema
+	schema map[string]*proto.Schema
+	// replies routes this caller's replies on nc by nonce (repliesFor).
+	replies *replies
 }
 
 // NewClient wraps nc; it chains its own permission-violation handler in front of the connection's.
@@ -90,14 +94,15 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 		return nil, fmt.Errorf("ep: caller: %w", err)
 	}
 	if opts.From.ID == "" {
-		opts.From = From{ID: opts.Caller.ID(), Name: opts.Caller.Actor}
+		opts.From = proto.From{ID: opts.Caller.ID(), Name: opts.Caller.Actor}
 	}
 	store, err := NewContractStore(nc, opts.Space)
 	if err != nil {
 		return nil, err
 	}
 	js, _ := jetstream.New(nc)
-	c := &Client{nc: nc, opts: opts, store: store, perms: violation.New(), js: js, cache: map[string]*Described{}, schema: map[string]*Schema{}}
+	c := &Client{nc: nc, opts: opts, store: store, perms: violation.New(), js: js, cache: map[string]*Described{}, schema: map[string]*proto.Schema{},
+		replies: repliesFor(nc, opts.Space, opts.Caller)}
 	if opts.SharedConn {
 		return c, nil
 	}
@@ -112,7 +117,7 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 }
 
 // Caller is who the client calls as.
-func (c *Client) Caller() Caller { return c.opts.Caller }
+func (c *Client) Caller() proto.Caller { return c.opts.Caller }
 
 // Space is the space the client calls in.
 func (c *Client) Space() string { return c.opts.Space }
@@ -161,20 +166,20 @@ func deadlineMs(ctx context.Context) int64 {
 func (c *Client) Describe(ctx context.Context, endpoint, on string) (*Described, error) {
 	ctx, cancel := withDeadline(ctx, 0)
 	defer cancel()
-	req := Request{Space: c.opts.Space, Rail: RailOne, Endpoint: endpoint, Command: CommandDescribe}
+	req := proto.Request{Space: c.opts.Space, Rail: proto.RailOne, Endpoint: endpoint, Command: proto.CommandDescribe}
 	if on != "" {
-		req.Rail, req.InstanceID = RailInst, on
+		req.Rail, req.InstanceID = proto.RailInst, on
 	}
 	backoff := 25 * time.Millisecond
 	for {
-		body := EndpointRequest{V: Version, ID: wire.NewID(), Op: Op{Endpoint: EndpointName(mustTok(endpoint)), Command: CommandDescribe},
-			Class: ClassEphemeral, ReplyExpected: true, From: c.opts.From, DeadlineMs: deadlineMs(ctx)}
+		body := proto.EndpointRequest{V: proto.Version, ID: wire.NewID(), Op: proto.Op{Endpoint: proto.EndpointName(mustTok(endpoint)), Command: proto.CommandDescribe},
+			Class: proto.ClassEphemeral, ReplyExpected: true, From: c.opts.From, DeadlineMs: deadlineMs(ctx)}
 		resp, reply, e := c.roundTrip(ctx, req, body)
 		if e == nil && !reply.OK {
 			e = reply.Error
 		}
 		if e != nil {
-			if on == "" && e.Code == CodeUnavailable && e.EffectiveOutcome() == NotExecuted {
+			if on == "" && e.Code == proto.CodeUnavailable && e.EffectiveOutcome() == proto.NotExecuted {
 				select {
 				case <-ctx.Done():
 					return nil, e
@@ -185,7 +190,7 @@ func (c *Client) Describe(ctx context.Context, endpoint, on string) (*Described,
 			}
 			return nil, e
 		}
-		var ans DescribeAnswer
+		var ans proto.DescribeAnswer
 		if err := json.Unmarshal(reply.Data, &ans); err != nil {
 			return nil, fmt.Errorf("ep: describe answer of %s: %w", endpoint, err)
 		}
@@ -204,7 +209,7 @@ func (c *Client) Describe(ctx context.Context, endpoint, on string) (*Described,
 }
 
 func mustTok(endpoint string) string {
-	tok, err := EndpointToken(endpoint)
+	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return endpoint
 	}
@@ -212,7 +217,7 @@ func mustTok(endpoint string) string {
 }
 
 // verify fetches each cluster and each visible command's schemas from the store, checking every digest.
-func (c *Client) verify(ctx context.Context, endpoint string, resp Responder, ans DescribeAnswer) (*Described, error) {
+func (c *Client) verify(ctx context.Context, endpoint string, resp Responder, ans proto.DescribeAnswer) (*Described, error) {
 	d := &Described{Endpoint: endpoint, Responder: resp, Answer: ans}
 	for _, ref := range ans.Descriptor.Clusters {
 		doc, err := FetchCluster(ctx, c.store, ref.Digest)
@@ -220,8 +225,8 @@ func (c *Client) verify(ctx context.Context, endpoint string, resp Responder, an
 			return nil, fmt.Errorf("ep: cluster %s of %s: %w", ref.Digest, endpoint, err)
 		}
 		if ref.Document != nil {
-			a, _ := Marshal(doc)
-			b, _ := Marshal(*ref.Document)
+			a, _ := proto.Marshal(doc)
+			b, _ := proto.Marshal(*ref.Document)
 			if string(a) != string(b) {
 				return nil, fmt.Errorf("ep: %w: the describe answer's cluster document differs from %s", ErrContractCorrupt, ref.Digest)
 			}
@@ -229,7 +234,7 @@ func (c *Client) verify(ctx context.Context, endpoint string, resp Responder, an
 		for _, name := range ref.Commands {
 			info, ok := doc.Command(name)
 			if !ok {
-				return nil, fmt.Errorf("ep: %w: cluster %s has no command %s", ErrContractInvalid, ref.Digest, name)
+				return nil, fmt.Errorf("ep: %w: cluster %s has no command %s", proto.ErrContractInvalid, ref.Digest, name)
 			}
 			in, err := c.fetchSchema(ctx, info.InputDigest)
 			if err != nil {
@@ -246,7 +251,7 @@ func (c *Client) verify(ctx context.Context, endpoint string, resp Responder, an
 }
 
 // fetchSchema resolves a closure digest once per client; the store read verifies it.
-func (c *Client) fetchSchema(ctx context.Context, digest string) (*Schema, error) {
+func (c *Client) fetchSchema(ctx context.Context, digest string) (*proto.Schema, error) {
 	c.mu.Lock()
 	s := c.schema[digest]
 	c.mu.Unlock()

@@ -6,7 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"slices"
 	"sync"
+
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -42,8 +45,8 @@ func NewContractStore(nc *nats.Conn, space string) (*ContractStore, error) {
 func (c *ContractStore) Remember(artifacts map[string]json.RawMessage) error {
 	checked := make(map[string][]byte, len(artifacts))
 	for d, raw := range artifacts {
-		canon, err := Canonical(raw)
-		if err != nil || rawDigest(canon) != normDigest(d) {
+		canon, err := proto.Canonical(raw)
+		if err != nil || proto.RawDigest(canon) != normDigest(d) {
 			return fmt.Errorf("%w: the artifact given for %s does not hash to it", ErrContractCorrupt, d)
 		}
 		checked[normDigest(d)] = canon
@@ -86,12 +89,12 @@ func (c *ContractStore) log(format string, args ...any) {
 
 // Put stores a JSON document create-only under its digest and returns the digest. Storing what is already there is a no-op; a stored copy is verified, so a corrupt incumbent is never trusted: when the subject holds no message that hashes to it, the document is stored again after what is there (the stream denies deletes, so a foreign message can only be outlived, never removed).
 func (c *ContractStore) Put(ctx context.Context, doc []byte) (string, error) {
-	canon, err := Canonical(doc)
+	canon, err := proto.Canonical(doc)
 	if err != nil {
-		return "", fmt.Errorf("%w: %w", ErrContractInvalid, err)
+		return "", fmt.Errorf("%w: %w", proto.ErrContractInvalid, err)
 	}
-	d := rawDigest(canon)
-	subj, err := ContractSubject(c.space, d)
+	d := proto.RawDigest(canon)
+	subj, err := proto.ContractSubject(c.space, d)
 	if err != nil {
 		return "", err
 	}
@@ -107,7 +110,7 @@ func (c *ContractStore) Get(ctx context.Context, digest string) ([]byte, error) 
 	if b, ok := c.remembered(digest); ok {
 		return b, nil
 	}
-	subj, err := ContractSubject(c.space, digest)
+	subj, err := proto.ContractSubject(c.space, digest)
 	if err != nil {
 		return nil, err
 	}
@@ -122,7 +125,7 @@ func (c *ContractStore) Get(ctx context.Context, digest string) ([]byte, error) 
 		}
 		return nil, err
 	}
-	canon, _ := Canonical(r.data)
+	canon, _ := proto.Canonical(r.data)
 	c.keep(want, canon)
 	return r.data, nil
 }
@@ -130,15 +133,106 @@ func (c *ContractStore) Get(ctx context.Context, digest string) ([]byte, error) 
 // hashesTo accepts a document whose canonical form hashes to digest.
 func hashesTo(digest string) func([]byte) bool {
 	return func(b []byte) bool {
-		got, err := Digest(b)
+		got, err := proto.Digest(b)
 		return err == nil && got == digest
 	}
 }
 
 func normDigest(d string) string {
-	h, err := digestHex(d)
+	h, err := proto.DigestHex(d)
 	if err != nil {
 		return d
 	}
-	return digestPrefix + h
+	return proto.DigestPrefix + h
+}
+
+// publishSchema stores a schema's document and its closure manifest; it returns nothing new, the digests are the schema's own.
+func publishSchema(ctx context.Context, store *ContractStore, s *proto.Schema) error {
+	if _, err := store.Put(ctx, s.Document()); err != nil {
+		return err
+	}
+	m, err := proto.Marshal(proto.ClosureManifest{V: 1, Root: s.ArtifactDigest(), Members: []string{}})
+	if err != nil {
+		return err
+	}
+	d, err := store.Put(ctx, m)
+	if err != nil {
+		return err
+	}
+	if d != s.Digest() {
+		return fmt.Errorf("ep: closure manifest of %s stored as %s, want %s", s.ArtifactDigest(), d, s.Digest())
+	}
+	return nil
+}
+
+// publishCluster stores a cluster document, then its closure manifest over every schema it reaches, and returns the closure digest.
+func publishCluster(ctx context.Context, store *ContractStore, doc proto.ClusterDocument, schemas []*proto.Schema) (string, error) {
+	raw, err := proto.Marshal(doc)
+	if err != nil {
+		return "", err
+	}
+	root, err := store.Put(ctx, raw)
+	if err != nil {
+		return "", err
+	}
+	var members []string
+	for _, s := range schemas {
+		members = append(members, s.Digest(), s.ArtifactDigest())
+	}
+	slices.Sort(members)
+	members = slices.Compact(members)
+	if members == nil {
+		members = []string{}
+	}
+	m, err := proto.Marshal(proto.ClosureManifest{V: 1, Root: root, Members: members})
+	if err != nil {
+		return "", err
+	}
+	return store.Put(ctx, m)
+}
+
+// fetchClosure reads and verifies a closure manifest and its root document.
+func fetchClosure(ctx context.Context, store *ContractStore, digest string) ([]byte, proto.ClosureManifest, error) {
+	raw, err := store.Get(ctx, digest)
+	if err != nil {
+		return nil, proto.ClosureManifest{}, err
+	}
+	var m proto.ClosureManifest
+	if err := json.Unmarshal(raw, &m); err != nil || m.V != 1 || !proto.ValidDigest(m.Root) {
+		return nil, proto.ClosureManifest{}, fmt.Errorf("%w: %s is not a closure manifest", proto.ErrContractInvalid, digest)
+	}
+	root, err := store.Get(ctx, m.Root)
+	if err != nil {
+		return nil, proto.ClosureManifest{}, err
+	}
+	return root, m, nil
+}
+
+// FetchSchema resolves a closure digest to a compiled schema, verifying every artifact on the way.
+func FetchSchema(ctx context.Context, store *ContractStore, digest string) (*proto.Schema, error) {
+	root, _, err := fetchClosure(ctx, store, digest)
+	if err != nil {
+		return nil, err
+	}
+	s, err := proto.CompileSchema(root)
+	if err != nil {
+		return nil, err
+	}
+	if s.Digest() != digest {
+		return nil, fmt.Errorf("%w: schema %s has references this store cannot close", proto.ErrContractInvalid, digest)
+	}
+	return s, nil
+}
+
+// FetchCluster resolves a cluster closure digest to its verified document.
+func FetchCluster(ctx context.Context, store *ContractStore, digest string) (proto.ClusterDocument, error) {
+	root, _, err := fetchClosure(ctx, store, digest)
+	if err != nil {
+		return proto.ClusterDocument{}, err
+	}
+	var doc proto.ClusterDocument
+	if err := json.Unmarshal(root, &doc); err != nil {
+		return proto.ClusterDocument{}, fmt.Errorf("%w: cluster %s: %w", proto.ErrContractInvalid, digest, err)
+	}
+	return doc, nil
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // TestContractStore: artifacts are create-only at epc.<hex>, re-putting is a no-op, and a stored document that does not hash to its subject is refused on read (checklist 19, 20).
@@ -20,7 +21,7 @@ func TestContractStore(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, _ := ep.Digest(doc)
+	want, _ := proto.Digest(doc)
 	if d != want {
 		t.Fatalf("digest %s, want %s", d, want)
 	}
@@ -32,13 +33,13 @@ func TestContractStore(t *testing.T) {
 		t.Fatalf("get: %s %v", got, err)
 	}
 	// The stream refuses a second message on the subject.
-	subj, _ := ep.ContractSubject(space, d)
+	subj, _ := proto.ContractSubject(space, d)
 	if _, err := h.js.Publish(ctxT(t), subj, []byte(`{"evil":true}`), jsExpectFirst()); err == nil {
 		t.Fatal("a second create-only write was accepted")
 	}
 	// A forged artifact written first under someone else's digest is caught on read.
-	other, _ := ep.Digest([]byte(`{"type":"string"}`))
-	osubj, _ := ep.ContractSubject(space, other)
+	other, _ := proto.Digest([]byte(`{"type":"string"}`))
+	osubj, _ := proto.ContractSubject(space, other)
 	if _, err := h.js.Publish(ctxT(t), osubj, []byte(`{"type":"integer"}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestContractStoreOutlivesForeignMessages(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	subj, _ := ep.ContractSubject(space, d)
+	subj, _ := proto.ContractSubject(space, d)
 	for _, foreign := range []string{`{"stream":"CHAT_x","seq":7}`, "not json", `{"type":"integer"}`} {
 		if _, err := h.js.Publish(ctxT(t), subj, []byte(foreign)); err != nil {
 			t.Fatal(err)
@@ -91,11 +92,11 @@ func TestContractStoreOutlivesForeignMessages(t *testing.T) {
 
 // TestSchemaDigests: the void schema's digests are the spec's constants; schemas are closed (checklist 20).
 func TestSchemaDigests(t *testing.T) {
-	v, err := ep.CompileSchema(nil)
+	v, err := proto.CompileSchema(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v.Digest() != ep.VoidSchemaDigest || v.ArtifactDigest() != ep.VoidSchemaArtifactDigest {
+	if v.Digest() != proto.VoidSchemaDigest || v.ArtifactDigest() != proto.VoidSchemaArtifactDigest {
 		t.Fatalf("void digests %s %s", v.Digest(), v.ArtifactDigest())
 	}
 	if err := v.Validate(nil); err != nil {
@@ -117,11 +118,11 @@ func TestSchemaDigests(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ep.CompileSchema(json.RawMessage(tc.doc))
+			_, err := proto.CompileSchema(json.RawMessage(tc.doc))
 			if (err == nil) != tc.ok {
 				t.Fatalf("err %v", err)
 			}
-			if err != nil && !errors.Is(err, ep.ErrContractInvalid) {
+			if err != nil && !errors.Is(err, proto.ErrContractInvalid) {
 				t.Fatalf("not ErrContractInvalid: %v", err)
 			}
 		})

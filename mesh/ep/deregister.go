@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -55,7 +57,7 @@ func (c *Client) DeregisterInstance(ctx context.Context, endpoint, instanceID st
 	if derr == nil {
 		return &DeregisterRefusal{RefusalInstanceAnswered, fmt.Sprintf("instance %s answered a describe; it is alive", instanceID)}
 	}
-	if e := AsError(derr); e != nil && e.Code == CodePermissionDenied {
+	if e := proto.AsError(derr); e != nil && e.Code == proto.CodePermissionDenied {
 		return &DeregisterRefusal{RefusalLivenessUnestablishable, derr.Error()}
 	}
 	l, err := c.Probe(ctx, endpoint, instanceID)

@@ -1,9 +1,7 @@
-// Package ep is the Cotal control surface: endpoint rail subjects (built and
-// parsed with the spec's exact arities), the reply rail derived from a
-// request, the request/reply envelope with its error codes and outcomes,
-// RFC 8785 canonical JSON digests and the contract store, and on top of them
-// the server that registers and serves commands, the client that describes,
-// calls, casts, scatters and probes, and goals with their durable facts.
+// Package ep is the Cotal control surface's runtime, on top of the grammar
+// in mesh/ep/proto: the contract store, the server that registers and
+// serves commands, the client that describes, calls, casts, scatters and
+// probes, endpoint registrations, and goals with their durable facts.
 //
 // It imports nats.go for serving and calling; it never imports broker/,
 // config/, seat/, tui/ or host/.

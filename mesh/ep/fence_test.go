@@ -7,7 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // TestConformanceInstanceAddressingUnpinnedCallCarriesItsIncarnation: the
@@ -51,21 +51,21 @@ func TestConformanceInstanceAddressingUnpinnedCallCarriesItsIncarnation(t *testi
 	if reqs = requests.All(); len(reqs) != 2 {
 		t.Fatalf("%d requests published, want 2", len(reqs))
 	}
-	var first ep.EndpointRequest
+	var first proto.EndpointRequest
 	if err := json.Unmarshal(reqs[0].Data, &first); err != nil {
 		t.Fatal(err)
 	}
 	if first.Bind == nil || first.Bind.InstanceID != "inst-a" {
 		t.Fatalf("the first attempt carried bind %+v, want the resolved inst-a", first.Bind)
 	}
-	var refusal ep.EndpointReply
+	var refusal proto.EndpointReply
 	for _, m := range replies.All() {
-		var r ep.EndpointReply
+		var r proto.EndpointReply
 		if json.Unmarshal(m.Data, &r) == nil && r.ID == first.ID && !r.OK {
 			refusal = r
 		}
 	}
-	if refusal.Error == nil || refusal.Error.Code != ep.CodeFailedPrecondition || refusal.Error.Outcome != ep.NotExecuted || !refusal.Error.HasDetail(ep.BindRefusedKind) {
+	if refusal.Error == nil || refusal.Error.Code != proto.CodeFailedPrecondition || refusal.Error.Outcome != proto.NotExecuted || !refusal.Error.HasDetail(proto.BindRefusedKind) {
 		t.Fatalf("inst-b's answer to the misrouted attempt: %+v; want a not-executed bind refusal", refusal.Error)
 	}
 }

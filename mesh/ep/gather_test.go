@@ -4,19 +4,21 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go"
 )
 
 // TestGatherAttribution is the per-frame table of scatter attribution (checklist 25, 26): first valid reply per frozen (iid, epoch) counts; the rest are classified, never dropped.
 func TestGatherAttribution(t *testing.T) {
-	caller := Caller{Owner: "local", Actor: "tester", UID: "cccccccccccccccccccccccccc"}
-	nonce := NewNonce()
+	caller := proto.Caller{Owner: "local", Actor: "tester", UID: "cccccccccccccccccccccccccc"}
+	nonce := proto.NewNonce()
 	reply := func(iid string, epoch uint64, id string) *nats.Msg {
-		subj, err := Reply{Space: "s", Endpoint: "e", InstanceID: iid, Epoch: epoch, Caller: caller, Nonce: nonce}.Subject()
+		subj, err := proto.Reply{Space: "s", Endpoint: "e", InstanceID: iid, Epoch: epoch, Caller: caller, Nonce: nonce}.Subject()
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := json.Marshal(OKReply(id, json.RawMessage(`1`)))
+		b, _ := json.Marshal(proto.OKReply(id, json.RawMessage(`1`)))
 		return &nats.Msg{Subject: subj, Data: b}
 	}
 	bad := reply("a", 1, "req")

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -43,13 +45,13 @@ type Executor struct {
 
 // GoalBinding is the create-only fact epf.<e>.goal.<cO>.<cA>.<cUid>.<goalId>.bind: the goal's acceptance or rejection, durable before the reply.
 type GoalBinding struct {
-	GoalID              string    `json:"goalId"`
-	Fingerprint         string    `json:"fingerprint"`
-	State               string    `json:"state"` // accepted or rejected
-	Executor            Executor  `json:"executor"`
-	ReadinessDeadlineMs int64     `json:"readinessDeadlineMs,omitempty"`
-	Error               *Error    `json:"error,omitempty"`
-	At                  time.Time `json:"at"`
+	GoalID              string       `json:"goalId"`
+	Fingerprint         string       `json:"fingerprint"`
+	State               string       `json:"state"` // accepted or rejected
+	Executor            Executor     `json:"executor"`
+	ReadinessDeadlineMs int64        `json:"readinessDeadlineMs,omitempty"`
+	Error               *proto.Error `json:"error,omitempty"`
+	At                  time.Time    `json:"at"`
 }
 
 // GoalResult is the one create-only terminal fact epf.<e>.goal.<cO>.<cA>.<cUid>.<goalId>.result.
@@ -58,7 +60,7 @@ type GoalResult struct {
 	Fingerprint string          `json:"fingerprint"`
 	State       string          `json:"state"`
 	Data        json.RawMessage `json:"data,omitempty"`
-	Error       *Error          `json:"error,omitempty"`
+	Error       *proto.Error    `json:"error,omitempty"`
 	Executor    Executor        `json:"executor"`
 	At          time.Time       `json:"at"`
 }
@@ -80,7 +82,7 @@ type GoalOptions struct {
 // Goal is an accepted goal on the server side. Its methods are safe for concurrent use.
 type Goal struct {
 	s       *Server
-	caller  Caller
+	caller  proto.Caller
 	id, fp  string
 	binding GoalBinding
 	timer   *time.Timer
@@ -104,22 +106,22 @@ func (c *Call) goalID() string {
 }
 
 func (c *Call) bindSubject() (string, error) {
-	topic, err := goalTopic(c.Caller(), c.goalID())
+	topic, err := proto.GoalTopic(c.Caller(), c.goalID())
 	if err != nil {
 		return "", err
 	}
-	return FactSubject(c.server.opts.Space, c.server.opts.Endpoint, append(topic, "bind")...)
+	return proto.FactSubject(c.server.opts.Space, c.server.opts.Endpoint, append(topic, "bind")...)
 }
 
 // AcceptGoal records the acceptance create-only before the caller is answered. A goal id already accepted under the same fingerprint returns that goal with again=true (answer it the same way, do not run it twice); under another fingerprint it is a conflict.
-func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bool, e *Error) {
+func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bool, e *proto.Error) {
 	fp, err := c.Fingerprint()
 	if err != nil {
-		return nil, false, Refuse(CodeBadRequest, "cannot fingerprint the request: %v", err)
+		return nil, false, proto.Refuse(proto.CodeBadRequest, "cannot fingerprint the request: %v", err)
 	}
 	subj, err := c.bindSubject()
 	if err != nil {
-		return nil, false, Refuse(CodeBadRequest, "goal id: %v", err)
+		return nil, false, proto.Refuse(proto.CodeBadRequest, "goal id: %v", err)
 	}
 	b := GoalBinding{GoalID: c.goalID(), Fingerprint: fp, State: GoalAccepted,
 		Executor: Executor{InstanceID: c.InstanceID(), Epoch: c.Epoch()}, ReadinessDeadlineMs: o.Readiness.Milliseconds(), At: time.Now().UTC()}
@@ -127,17 +129,17 @@ func (c *Call) AcceptGoal(ctx context.Context, o GoalOptions) (g *Goal, again bo
 	g = &Goal{s: c.server, caller: c.Caller(), id: b.GoalID, fp: fp, binding: b}
 	if incumbent, err := c.server.writeFact(ctx, subj, raw, validBinding(b.GoalID)); err != nil {
 		if !errors.Is(err, ErrExists) {
-			return nil, false, Refuse(CodeUnavailable, "recording goal %s: %v", b.GoalID, err)
+			return nil, false, proto.Refuse(proto.CodeUnavailable, "recording goal %s: %v", b.GoalID, err)
 		}
 		var prev GoalBinding
 		if err := json.Unmarshal(incumbent, &prev); err != nil {
-			return nil, false, Refuse(CodeUnavailable, "reading goal %s: %v", b.GoalID, err)
+			return nil, false, proto.Refuse(proto.CodeUnavailable, "reading goal %s: %v", b.GoalID, err)
 		}
 		if prev.Fingerprint != fp {
-			return nil, false, Refuse(CodeConflict, "goal %s was already used for another request", b.GoalID)
+			return nil, false, proto.Refuse(proto.CodeConflict, "goal %s was already used for another request", b.GoalID)
 		}
 		if prev.State != GoalAccepted {
-			return nil, false, Refuse(CodeFailedPrecondition, "goal %s was rejected: %v", b.GoalID, prev.Error)
+			return nil, false, proto.Refuse(proto.CodeFailedPrecondition, "goal %s was rejected: %v", b.GoalID, prev.Error)
 		}
 		g.binding = prev
 		return g, true, nil
@@ -188,7 +190,7 @@ func (g *Goal) Progress(ctx context.Context, state string, data any) error {
 	if state == "" {
 		state = GoalRunning
 	}
-	subj, err := GoalProgressSubject(g.s.opts.Space, g.s.opts.Endpoint, g.s.opts.InstanceID, g.s.Epoch(), g.caller, g.id)
+	subj, err := proto.GoalProgressSubject(g.s.opts.Space, g.s.opts.Endpoint, g.s.opts.InstanceID, g.s.Epoch(), g.caller, g.id)
 	if err != nil {
 		return err
 	}
@@ -210,13 +212,13 @@ func (g *Goal) Succeed(ctx context.Context, data any) error {
 }
 
 // Fail writes the terminal failed fact.
-func (g *Goal) Fail(ctx context.Context, e *Error) error {
+func (g *Goal) Fail(ctx context.Context, e *proto.Error) error {
 	_, err := g.finish(ctx, GoalFailed, nil, e)
 	return err
 }
 
 // Finish writes the goal's one terminal fact with any terminal state; a goal that already has one returns ErrGoalTerminal and the incumbent.
-func (g *Goal) Finish(ctx context.Context, state string, data any, e *Error) (GoalResult, error) {
+func (g *Goal) Finish(ctx context.Context, state string, data any, e *proto.Error) (GoalResult, error) {
 	raw, err := encodeData(data)
 	if err != nil {
 		return GoalResult{}, err
@@ -224,11 +226,11 @@ func (g *Goal) Finish(ctx context.Context, state string, data any, e *Error) (Go
 	return g.finish(ctx, state, raw, e)
 }
 
-func (g *Goal) finish(ctx context.Context, state string, data json.RawMessage, e *Error) (GoalResult, error) {
+func (g *Goal) finish(ctx context.Context, state string, data json.RawMessage, e *proto.Error) (GoalResult, error) {
 	if !TerminalGoalState(state) {
 		return GoalResult{}, fmt.Errorf("goal %s: %q is not a terminal state", g.id, state)
 	}
-	subj, err := GoalResultSubject(g.s.opts.Space, g.s.opts.Endpoint, g.caller, g.id)
+	subj, err := proto.GoalResultSubject(g.s.opts.Space, g.s.opts.Endpoint, g.caller, g.id)
 	if err != nil {
 		return GoalResult{}, err
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -30,7 +31,7 @@ func TestGoalLifecycle(t *testing.T) {
 	}
 	var acc acceptance
 	_ = json.Unmarshal(res.Data, &acc)
-	if acc.GoalID != "goal-1" || !ep.ValidDigest(acc.Fingerprint) || acc.ReadinessDeadlineMs != 300 {
+	if acc.GoalID != "goal-1" || !proto.ValidDigest(acc.Fingerprint) || acc.ReadinessDeadlineMs != 300 {
 		t.Fatalf("acceptance %s", res.Data)
 	}
 	var r ep.GoalResult
@@ -48,7 +49,7 @@ func TestGoalLifecycle(t *testing.T) {
 	if r.State != ep.GoalSucceeded || r.Fingerprint != acc.Fingerprint || r.Executor.InstanceID != "inst-a" {
 		t.Fatalf("result %+v", r)
 	}
-	prog, _ := ep.GoalProgressSubject(space, endpoint, "inst-a", 1, testCaller, "goal-1")
+	prog, _ := proto.GoalProgressSubject(space, endpoint, "inst-a", 1, testCaller, "goal-1")
 	if _, err := h.js.Stream(ctxT(t), wire.EPEStream(space)); err != nil {
 		t.Fatal(err)
 	}
@@ -58,11 +59,11 @@ func TestGoalLifecycle(t *testing.T) {
 	}
 	// Other args under the same goal id are a conflict.
 	_, err = c.Call(ctxT(t), endpoint, "start", map[string]string{"how": "hang"}, ep.WithGoal("goal-1"))
-	if e := errCode(t, err); e.Code != ep.CodeConflict || e.EffectiveOutcome() != ep.NotExecuted {
+	if e := errCode(t, err); e.Code != proto.CodeConflict || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("reused goal id: %+v", e)
 	}
 	// A second terminal fact loses.
-	subj, _ := ep.GoalResultSubject(space, endpoint, testCaller, "goal-1")
+	subj, _ := proto.GoalResultSubject(space, endpoint, testCaller, "goal-1")
 	if _, err := h.js.Publish(ctxT(t), subj, []byte(`{}`), jetstream.WithExpectLastSequencePerSubject(0)); err == nil {
 		t.Fatal("a second terminal fact was written")
 	}
@@ -115,7 +116,7 @@ func TestGoalReplaySameRequest(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	_, err := c.Call(ctx, endpoint, "start", map[string]string{"how": "succeed"}, ep.WithGoal("g3"), ep.WithID("req-g3"))
-	if e := ep.AsError(err); e == nil || !errors.Is(e, &ep.Error{Code: ep.CodeConflict}) {
+	if e := proto.AsError(err); e == nil || !errors.Is(e, &proto.Error{Code: proto.CodeConflict}) {
 		t.Fatalf("%v", err)
 	}
 }

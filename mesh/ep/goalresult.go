@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -29,7 +31,7 @@ func GoalResultCommand() Command {
 		Capability: "goal-result",
 		Input:      json.RawMessage(goalResultInput),
 		Output:     json.RawMessage(goalResultOutput),
-		Handler: func(ctx context.Context, c *Call) (any, *Error) {
+		Handler: func(ctx context.Context, c *Call) (any, *proto.Error) {
 			var in struct {
 				GoalID string `json:"goalId"`
 			}
@@ -37,9 +39,9 @@ func GoalResultCommand() Command {
 				return nil, e
 			}
 			s := c.server
-			subj, err := GoalResultSubject(s.opts.Space, s.opts.Endpoint, c.Caller(), in.GoalID)
+			subj, err := proto.GoalResultSubject(s.opts.Space, s.opts.Endpoint, c.Caller(), in.GoalID)
 			if err != nil {
-				return nil, Refuse(CodeBadRequest, "%v", err)
+				return nil, proto.Refuse(proto.CodeBadRequest, "%v", err)
 			}
 			read, err := validOnSubject(ctx, s.nc, wire.EPFStream(s.opts.Space), subj, validResult(in.GoalID))
 			if read.skipped > 0 {
@@ -49,7 +51,7 @@ func GoalResultCommand() Command {
 				return GoalResultAnswer{GoalID: in.GoalID}, nil
 			}
 			if err != nil {
-				return nil, Failed(CodeUnavailable, "reading goal %s: %v", in.GoalID, err)
+				return nil, proto.Failed(proto.CodeUnavailable, "reading goal %s: %v", in.GoalID, err)
 			}
 			var r GoalResult
 			_ = json.Unmarshal(read.data, &r)

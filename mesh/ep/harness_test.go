@@ -19,6 +19,7 @@ import (
 	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -110,19 +111,19 @@ const echoOutput = `{"type":"object","additionalProperties":false,"required":["t
 func (in *instance) commands(h *harness, iid string) []ep.Command {
 	return []ep.Command{
 		{Name: "echo", Capability: "read", Input: json.RawMessage(echoInput), Output: json.RawMessage(echoOutput),
-			Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) {
+			Handler: func(_ context.Context, c *ep.Call) (any, *proto.Error) {
 				var a struct{ Text string }
 				if e := c.Decode(&a); e != nil {
 					return nil, e
 				}
 				if a.Text == "fail" {
-					return nil, &ep.Error{Code: ep.CodeFailedPrecondition, Message: "asked to fail"}
+					return nil, &proto.Error{Code: proto.CodeFailedPrecondition, Message: "asked to fail"}
 				}
 				return map[string]string{"text": a.Text, "instance": c.InstanceID()}, nil
 			}},
 		{Name: "mismatch", Capability: "read", // its schema takes a string its handler cannot hold
 			Input: json.RawMessage(`{"type":"object","additionalProperties":false,"properties":{"n":{"type":"string"}}}`),
-			Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) {
+			Handler: func(_ context.Context, c *ep.Call) (any, *proto.Error) {
 				var a struct{ N int }
 				if e := c.Decode(&a); e != nil {
 					return nil, e
@@ -131,47 +132,47 @@ func (in *instance) commands(h *harness, iid string) []ep.Command {
 				return nil, nil
 			}},
 		{Name: "liar", Capability: "read", Output: json.RawMessage(echoOutput),
-			Handler: func(context.Context, *ep.Call) (any, *ep.Error) { return map[string]int{"nope": 1}, nil }},
-		{Name: "whoami", Capability: "read", Modes: []ep.Mode{ep.ModeSelf}, Output: json.RawMessage(`{"type":"string"}`),
-			Handler: func(_ context.Context, c *ep.Call) (any, *ep.Error) { return c.Caller().ID(), nil }},
-		{Name: "poke", Capability: "lifecycle", Modes: []ep.Mode{ep.ModeOwner}, Output: json.RawMessage(`{"type":"string"}`),
-			Target: func(_ context.Context, c *ep.Call) *ep.Error {
+			Handler: func(context.Context, *ep.Call) (any, *proto.Error) { return map[string]int{"nope": 1}, nil }},
+		{Name: "whoami", Capability: "read", Modes: []proto.Mode{proto.ModeSelf}, Output: json.RawMessage(`{"type":"string"}`),
+			Handler: func(_ context.Context, c *ep.Call) (any, *proto.Error) { return c.Caller().ID(), nil }},
+		{Name: "poke", Capability: "lifecycle", Modes: []proto.Mode{proto.ModeOwner}, Output: json.RawMessage(`{"type":"string"}`),
+			Target: func(_ context.Context, c *ep.Call) *proto.Error {
 				if c.Request.Target.LifecycleUID != currentUID {
-					return ep.Refuse(ep.CodeExpired, "target %s/%s is not current", c.Request.Target.Actor, c.Request.Target.LifecycleUID)
+					return proto.Refuse(proto.CodeExpired, "target %s/%s is not current", c.Request.Target.Actor, c.Request.Target.LifecycleUID)
 				}
 				return nil
 			},
-			Handler: func(context.Context, *ep.Call) (any, *ep.Error) { return "poked", nil }},
+			Handler: func(context.Context, *ep.Call) (any, *proto.Error) { return "poked", nil }},
 		{Name: "count", Capability: "write",
-			Handler: func(context.Context, *ep.Call) (any, *ep.Error) { in.casts.Add(1); return nil, nil }},
+			Handler: func(context.Context, *ep.Call) (any, *proto.Error) { in.casts.Add(1); return nil, nil }},
 		{Name: "rereg", Capability: "admin", // re-registers its own instance before replying: registration churn
-			Handler: func(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+			Handler: func(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 				key, _ := ep.SvcKey(endpoint, iid, "spec")
 				e, err := h.kv.Get(ctx, key)
 				if err != nil {
-					return nil, ep.Failed(ep.CodeInternal, "%v", err)
+					return nil, proto.Failed(proto.CodeInternal, "%v", err)
 				}
 				if _, err := h.kv.Put(ctx, key, e.Value()); err != nil {
-					return nil, ep.Failed(ep.CodeInternal, "%v", err)
+					return nil, proto.Failed(proto.CodeInternal, "%v", err)
 				}
 				return nil, nil
 			}},
 		{Name: "forget", Capability: "admin", // deletes another instance's spec before replying: a deregistration after the freeze
 			Input: json.RawMessage(`{"type":"object","required":["instance"],"properties":{"instance":{"type":"string"}}}`),
-			Handler: func(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+			Handler: func(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 				var a struct{ Instance string }
 				if e := c.Decode(&a); e != nil {
 					return nil, e
 				}
 				key, _ := ep.SvcKey(endpoint, a.Instance, "spec")
 				if err := h.kv.Delete(ctx, key); err != nil {
-					return nil, ep.Failed(ep.CodeInternal, "%v", err)
+					return nil, proto.Failed(proto.CodeInternal, "%v", err)
 				}
 				return nil, nil
 			}},
 		{Name: "start", Capability: "spawn", Input: json.RawMessage(`{"type":"object","additionalProperties":false,"required":["how"],"properties":{"how":{"enum":["succeed","hang"]}}}`),
 			Output: json.RawMessage(`{"type":"object","required":["goalId","fingerprint"]}`),
-			Handler: func(ctx context.Context, c *ep.Call) (any, *ep.Error) {
+			Handler: func(ctx context.Context, c *ep.Call) (any, *proto.Error) {
 				var a struct{ How string }
 				if e := c.Decode(&a); e != nil {
 					return nil, e
@@ -235,7 +236,7 @@ func (in *instance) kill() {
 	})
 }
 
-var testCaller = ep.Caller{Owner: "local", Actor: "tester", UID: wire.NewLifecycleUID()}
+var testCaller = proto.Caller{Owner: "local", Actor: "tester", UID: wire.NewLifecycleUID()}
 
 // client is an operator-connection client that knows nothing about the endpoint beforehand.
 func (h *harness) client() *ep.Client {
@@ -298,8 +299,8 @@ func (a *agentConn) refused(subject string) error {
 	return fmt.Errorf("no refusal of %q yet (errors: %v)", subject, a.err)
 }
 
-func (a *agentConn) caller() ep.Caller {
-	return ep.Caller{Owner: a.id.Principal.Owner, Actor: a.id.Principal.Actor, UID: a.id.UID}
+func (a *agentConn) caller() proto.Caller {
+	return proto.Caller{Owner: a.id.Principal.Owner, Actor: a.id.Principal.Actor, UID: a.id.UID}
 }
 
 // tap records every message on a pattern through the operator connection.
@@ -311,13 +312,13 @@ func (h *harness) tap(pattern string) *testmesh.Tap {
 func waitFor(t testing.TB, fn func() error) { t.Helper(); testutil.WaitFor(t, 10*time.Second, fn) }
 
 // raw sends a hand-built request body as the operator and returns the reply; subject fields left zero are filled for the echo command on the one rail.
-func (h *harness) raw(req ep.Request, body map[string]any) (ep.EndpointReply, ep.Reply, error) {
+func (h *harness) raw(req proto.Request, body map[string]any) (proto.EndpointReply, proto.Reply, error) {
 	h.t.Helper()
 	if req.Space == "" {
 		req.Space = space
 	}
 	if req.Rail == "" {
-		req.Rail = ep.RailOne
+		req.Rail = proto.RailOne
 	}
 	if req.Endpoint == "" {
 		req.Endpoint = endpoint
@@ -325,17 +326,17 @@ func (h *harness) raw(req ep.Request, body map[string]any) (ep.EndpointReply, ep
 	if req.Command == "" {
 		req.Command = "echo"
 	}
-	if req.Caller == (ep.Caller{}) {
+	if req.Caller == (proto.Caller{}) {
 		req.Caller = testCaller
 	}
-	req.Nonce = ep.NewNonce()
+	req.Nonce = proto.NewNonce()
 	subj, err := req.Subject()
 	if err != nil {
 		h.t.Fatal(err)
 	}
 	b, _ := json.Marshal(body)
 	nc := h.conn("raw")
-	sub, err := nc.SubscribeSync(ep.CallerReplyFilter(space, req.Caller)[:len(ep.CallerReplyFilter(space, req.Caller))-1] + req.Nonce)
+	sub, err := nc.SubscribeSync(proto.CallerReplyFilter(space, req.Caller)[:len(proto.CallerReplyFilter(space, req.Caller))-1] + req.Nonce)
 	if err != nil {
 		h.t.Fatal(err)
 	}
@@ -344,13 +345,13 @@ func (h *harness) raw(req ep.Request, body map[string]any) (ep.EndpointReply, ep
 	}
 	m, err := sub.NextMsg(5 * time.Second)
 	if err != nil {
-		return ep.EndpointReply{}, ep.Reply{}, err
+		return proto.EndpointReply{}, proto.Reply{}, err
 	}
-	rs, err := ep.ParseReply(m.Subject)
+	rs, err := proto.ParseReply(m.Subject)
 	if err != nil {
 		h.t.Fatalf("reply on %s: %v", m.Subject, err)
 	}
-	r, err := ep.DecodeReply(m.Data)
+	r, err := proto.DecodeReply(m.Data)
 	if err != nil {
 		h.t.Fatalf("reply body %s: %v", m.Data, err)
 	}
@@ -372,11 +373,11 @@ func validBody(t testing.TB, d *ep.Described, command string, args any) map[stri
 	}
 }
 
-func errCode(t testing.TB, err error) *ep.Error {
+func errCode(t testing.TB, err error) *proto.Error {
 	t.Helper()
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
-		t.Fatalf("want an *ep.Error, got %v", err)
+		t.Fatalf("want an *proto.Error, got %v", err)
 	}
 	return e
 }

@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // ErrMalformedInstanceFile is returned when an instance file exists but does not hold a valid instance id; startup must abort rather than mint a new identity over it.
@@ -75,7 +77,7 @@ func readInstanceFile(path string) (string, error) {
 	if err := dec.Decode(&f); err != nil {
 		return "", fmt.Errorf("%s: %w: %v (fix or remove it by hand; it is never re-minted)", path, ErrMalformedInstanceFile, err)
 	}
-	if !ValidID(f.InstanceID) {
+	if !proto.ValidID(f.InstanceID) {
 		return "", fmt.Errorf("%s: %w: instanceId %q is not 1-64 of A-Z a-z 0-9 _ -", path, ErrMalformedInstanceFile, f.InstanceID)
 	}
 	return f.InstanceID, nil

@@ -3,6 +3,8 @@ package ep
 import (
 	"context"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -21,23 +23,29 @@ const (
 func (c *Client) Probe(ctx context.Context, endpoint, instanceID string) (Liveness, error) {
 	ctx, cancel := withDeadline(ctx, 0)
 	defer cancel()
-	req := Request{Rail: RailInst, Endpoint: endpoint, InstanceID: instanceID, Command: CommandDescribe}
-	body := EndpointRequest{V: Version, ID: wire.NewID(), Op: Op{Endpoint: EndpointName(mustTok(endpoint)), Command: CommandDescribe},
-		Class: ClassEphemeral, From: c.opts.From}
+	req := proto.Request{Rail: proto.RailInst, Endpoint: endpoint, InstanceID: instanceID, Command: proto.CommandDescribe}
+	body := proto.EndpointRequest{V: proto.Version, ID: wire.NewID(), Op: proto.Op{Endpoint: proto.EndpointName(mustTok(endpoint)), Command: proto.CommandDescribe},
+		Class: proto.ClassEphemeral, From: c.opts.From}
 	p, e := c.prepare(req, body)
 	if e != nil {
 		return LivenessUnknown, e
 	}
-	sentinel := NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce)
+	sentinel := proto.NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce)
 	ch := make(chan *nats.Msg, 2)
 	sub, err := c.nc.ChanSubscribe(sentinel, ch)
 	if err != nil {
-		return LivenessUnknown, Refuse(CodeUnavailable, "cannot listen on %s: %v", sentinel, err)
+		return LivenessUnknown, proto.Refuse(proto.CodeUnavailable, "cannot listen on %s: %v", sentinel, err)
 	}
 	defer sub.Unsubscribe()
+	forget, err := c.replies.absent(p.req.Nonce, ch)
+	if err != nil {
+		return LivenessUnknown, proto.Refuse(proto.CodeUnavailable, "cannot listen on %s: %v", sentinel, err)
+	}
+	defer forget()
 	if err := c.publishFlushed(ctx, p.subject, sentinel, p.body); err != nil {
 		return LivenessUnknown, err
 	}
+	c.replies.caughtUp(ctx) // the broker's answer, if it went to the shared subscription
 	for {
 		select {
 		case m := <-ch:

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -23,7 +25,7 @@ type SvcSpec struct {
 	Owner          string          `json:"owner"`
 	EndpointType   string          `json:"endpointType,omitempty"`
 	ClusterDigests []string        `json:"clusterDigests"`
-	Protocol       Protocol        `json:"protocol"`
+	Protocol       proto.Protocol  `json:"protocol"`
 	Activation     json.RawMessage `json:"activation,omitempty"`
 }
 
@@ -36,11 +38,11 @@ type SvcStatus struct {
 
 // SvcKey is svc.<endpoint token>.<iid>.<leaf>, leaf spec or status.
 func SvcKey(endpoint, instanceID, leaf string) (string, error) {
-	tok, err := EndpointToken(endpoint)
+	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return "", err
 	}
-	if _, err := idTok("instance id", instanceID); err != nil {
+	if _, err := proto.IDToken("instance id", instanceID); err != nil {
 		return "", err
 	}
 	return "svc." + tok + "." + instanceID + "." + leaf, nil
@@ -100,7 +102,7 @@ func ReadRegistration(ctx context.Context, kv jetstream.KeyValue, endpoint, inst
 
 // ListRegistrations reads every registered instance of endpoint; an instance whose spec is gone is not listed.
 func ListRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint string) ([]Registration, error) {
-	tok, err := EndpointToken(endpoint)
+	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go"
 )
 
@@ -23,7 +25,7 @@ type ScatterReply struct {
 	InstanceID string          `json:"instanceId"`
 	Epoch      uint64          `json:"epoch"`
 	Data       json.RawMessage `json:"data,omitempty"`
-	Error      *Error          `json:"error,omitempty"`
+	Error      *proto.Error    `json:"error,omitempty"`
 }
 
 // MissingSlot is a frozen instance that gave no counted reply; Liveness is set when it was probed.
@@ -72,14 +74,14 @@ func ProbeAfter(d time.Duration) CallOption { return func(o *callOptions) { o.pr
 func (c *Client) Freeze(ctx context.Context, endpoint string) ([]Slot, error) {
 	kv, err := c.records(ctx)
 	if err != nil {
-		return nil, Refuse(CodeFailedPrecondition, "the registry is unreadable: %v", err)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
 	regs, err := ListRegistrations(ctx, kv, endpoint)
 	if err != nil {
-		return nil, Refuse(CodeFailedPrecondition, "the registry is unreadable: %v", err)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
 	if len(regs) == 0 {
-		return nil, Refuse(CodeFailedPrecondition, "no instance of %s is registered", endpoint)
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "no instance of %s is registered", endpoint)
 	}
 	slots := make([]Slot, 0, len(regs))
 	for _, r := range regs {
@@ -111,7 +113,7 @@ func (c *Client) Scatter(ctx context.Context, endpoint, command string, args any
 		return nil, err
 	}
 	o.on = ""
-	req, body := c.request(endpoint, cmd, o, RailAll)
+	req, body := c.request(endpoint, cmd, o, proto.RailAll)
 	body.ReplyExpected, body.Args, body.DeadlineMs = true, raw, deadlineMs(ctx)
 	p, e := c.prepare(req, body)
 	if e != nil {
@@ -120,13 +122,18 @@ func (c *Client) Scatter(ctx context.Context, endpoint, command string, args any
 	ch := make(chan *nats.Msg, 4*len(slots)+16)
 	sub, err := c.nc.ChanSubscribe(nonceReplyFilter(c.opts.Space, c.opts.Caller, p.req.Nonce), ch)
 	if err != nil {
-		return nil, Refuse(CodeUnavailable, "cannot listen for replies: %v", err)
+		return nil, proto.Refuse(proto.CodeUnavailable, "cannot listen for replies: %v", err)
 	}
 	defer sub.Unsubscribe()
+	forget, err := c.replies.absent(p.req.Nonce, ch)
+	if err != nil {
+		return nil, proto.Refuse(proto.CodeUnavailable, "cannot listen for replies: %v", err)
+	}
+	defer forget()
 	refused, stop := c.perms.Watch(p.subject)
 	defer stop()
-	if err := c.nc.PublishRequest(p.subject, NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce), p.body); err != nil {
-		return nil, Refuse(CodeUnavailable, "publishing %s: %v", p.subject, err)
+	if err := c.nc.PublishRequest(p.subject, proto.NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce), p.body); err != nil {
+		return nil, proto.Refuse(proto.CodeUnavailable, "publishing %s: %v", p.subject, err)
 	}
 
 	g := newGather(slots, body.ID, c.opts.Caller, p.req.Nonce)
@@ -144,7 +151,7 @@ gather:
 		case <-ctx.Done():
 			break gather
 		case err := <-refused:
-			return nil, Refuse(CodePermissionDenied, "the broker refused to publish on %s: %v", p.subject, err)
+			return nil, proto.Refuse(proto.CodePermissionDenied, "the broker refused to publish on %s: %v", p.subject, err)
 		case m := <-ch:
 			if isNoResponders(m) {
 				g.allGone()
@@ -201,12 +208,12 @@ type gather struct {
 	answered map[string]bool
 	liveness map[string]Liveness
 	id       string
-	caller   Caller
+	caller   proto.Caller
 	nonce    string
 	res      ScatterResult
 }
 
-func newGather(slots []Slot, id string, caller Caller, nonce string) *gather {
+func newGather(slots []Slot, id string, caller proto.Caller, nonce string) *gather {
 	g := &gather{slots: map[string]Slot{}, order: slots, answered: map[string]bool{}, liveness: map[string]Liveness{}, id: id, caller: caller, nonce: nonce}
 	for _, s := range slots {
 		g.slots[s.InstanceID] = s
@@ -247,12 +254,12 @@ func (g *gather) allGone() {
 
 // take attributes one frame: first valid reply per frozen (iid, epoch) counts; the rest are classified, never dropped.
 func (g *gather) take(m *nats.Msg, late bool) {
-	rs, err := ParseReply(m.Subject)
+	rs, err := proto.ParseReply(m.Subject)
 	if err != nil || rs.Caller != g.caller || rs.Nonce != g.nonce {
 		g.res.Invalid = append(g.res.Invalid, InvalidFrame{Subject: m.Subject, Reason: "not a reply subject of this scatter"})
 		return
 	}
-	r, err := DecodeReply(m.Data)
+	r, err := proto.DecodeReply(m.Data)
 	if err != nil {
 		g.res.Invalid = append(g.res.Invalid, InvalidFrame{Subject: m.Subject, Reason: err.Error()})
 		return
@@ -293,7 +300,7 @@ func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterRes
 	defer cancel()
 	kv, err := c.records(rctx)
 	if err != nil {
-		return Refuse(CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
+		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
 	}
 	var bad []string
 	for _, s := range res.Expected {
@@ -309,7 +316,7 @@ func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterRes
 			})
 		case err != nil:
 			if !errors.Is(err, ErrNotRegistered) {
-				return Refuse(CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
+				return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
 			}
 			bad = append(bad, s.InstanceID+" (registration missing)")
 		case r.SpecRevision > s.RegistrationRevision:
@@ -331,7 +338,7 @@ func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterRes
 	}
 	res.Complete = len(res.Missing) == 0 && len(bad) == 0
 	if len(bad) > 0 {
-		return &Error{Code: CodeFailedPrecondition, Message: "the registry no longer accounts for " + strings.Join(bad, ", "), Outcome: Unknown}
+		return &proto.Error{Code: proto.CodeFailedPrecondition, Message: "the registry no longer accounts for " + strings.Join(bad, ", "), Outcome: proto.Unknown}
 	}
 	return nil
 }

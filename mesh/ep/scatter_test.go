@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -69,7 +70,7 @@ func TestScatterSilentMissingNotGone(t *testing.T) {
 func TestScatterEmptyRegistry(t *testing.T) {
 	h := newHarness(t)
 	_, err := h.client().Scatter(ctxT(t), endpoint, "echo", nil)
-	if e := errCode(t, err); e.Code != ep.CodeFailedPrecondition || e.EffectiveOutcome() != ep.NotExecuted {
+	if e := errCode(t, err); e.Code != proto.CodeFailedPrecondition || e.EffectiveOutcome() != proto.NotExecuted {
 		t.Fatalf("got %+v", e)
 	}
 }
@@ -128,7 +129,7 @@ func TestRefusedProbeIsPermissionDenied(t *testing.T) {
 	}
 	l, err := c.Probe(ctxT(t), endpoint, "inst-a")
 	e := errCode(t, err)
-	if e.Code != ep.CodePermissionDenied || !strings.Contains(e.Message, "cotal."+space+".ep.inst.test_echo.inst-a.describe.") || l == ep.Gone {
+	if e.Code != proto.CodePermissionDenied || !strings.Contains(e.Message, "cotal."+space+".ep.inst.test_echo.inst-a.describe.") || l == ep.Gone {
 		t.Fatalf("got %v %+v", l, e)
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -13,8 +15,8 @@ import (
 
 // Call is one admitted request as its handler sees it. The subject, not the body, is the authorization boundary: Caller comes from the subject.
 type Call struct {
-	Subject  Request
-	Request  EndpointRequest
+	Subject  proto.Request
+	Request  proto.EndpointRequest
 	Received time.Time
 
 	server *Server
@@ -22,17 +24,17 @@ type Call struct {
 }
 
 // Caller is the forge-locked caller triple from the subject.
-func (c *Call) Caller() Caller { return c.Subject.Caller }
+func (c *Call) Caller() proto.Caller { return c.Subject.Caller }
 
 // Decode unmarshals the validated args into v. Args the contract let
 // through that v cannot hold (a schema and a handler's type apart) are
 // refused as a bad request: the handler has not acted on them.
-func (c *Call) Decode(v any) *Error {
+func (c *Call) Decode(v any) *proto.Error {
 	if len(c.Request.Args) == 0 {
 		return nil
 	}
 	if err := json.Unmarshal(c.Request.Args, v); err != nil {
-		return Refuse(CodeBadRequest, "%s args do not fit the command: %v", c.Request.Op.Command, err)
+		return proto.Refuse(proto.CodeBadRequest, "%s args do not fit the command: %v", c.Request.Op.Command, err)
 	}
 	return nil
 }
@@ -44,14 +46,14 @@ func (c *Call) InstanceID() string { return c.server.opts.InstanceID }
 func (c *Call) Epoch() uint64 { return c.server.Epoch() }
 
 // Fingerprint is the request's §5 identity.
-func (c *Call) Fingerprint() (string, error) { return RequestFingerprint(c.Subject, c.Request) }
+func (c *Call) Fingerprint() (string, error) { return proto.RequestFingerprint(c.Subject, c.Request) }
 
 // dispatch admits a request into the in-flight set, or refuses it when the server is saturated; the handler runs off the subscription's goroutine.
 func (s *Server) dispatch(m *nats.Msg, c *command) {
 	if s.fenced.Load() || wire.ServerAuthored(m.Header) {
 		return // a request reflected through the server is no caller's: never served, never answered
 	}
-	subj, err := ParseRequest(m.Subject)
+	subj, err := proto.ParseRequest(m.Subject)
 	if err != nil {
 		return // no sender can be named: ignore, never answer
 	}
@@ -65,7 +67,7 @@ func (s *Server) dispatch(m *nats.Msg, c *command) {
 	if !s.admitCaller(who) {
 		s.gate.RUnlock()
 		if id, call := peekCall(m.Data); call {
-			s.answer(subj, id, nil, Refuse(CodeResourceExhausted, "%s holds %d calls in flight at %s instance %s, its limit; retry when one ends", who, s.opts.MaxPerCaller, s.opts.Endpoint, s.opts.InstanceID))
+			s.answer(subj, id, nil, proto.Refuse(proto.CodeResourceExhausted, "%s holds %d calls in flight at %s instance %s, its limit; retry when one ends", who, s.opts.MaxPerCaller, s.opts.Endpoint, s.opts.InstanceID))
 		}
 		return
 	}
@@ -75,7 +77,7 @@ func (s *Server) dispatch(m *nats.Msg, c *command) {
 		s.gate.RUnlock()
 		s.releaseCaller(who)
 		if id, call := peekCall(m.Data); call {
-			s.answer(subj, id, nil, Refuse(CodeResourceExhausted, "%s instance %s is at its %d in-flight limit; retry later", s.opts.Endpoint, s.opts.InstanceID, s.opts.MaxInFlight))
+			s.answer(subj, id, nil, proto.Refuse(proto.CodeResourceExhausted, "%s instance %s is at its %d in-flight limit; retry later", s.opts.Endpoint, s.opts.InstanceID, s.opts.MaxInFlight))
 		}
 		return
 	}
@@ -120,8 +122,8 @@ func peekCall(data []byte) (string, bool) {
 	return p.ID, p.ReplyExpected
 }
 
-func (s *Server) serve(m *nats.Msg, subj Request, c *command, received time.Time) {
-	body, e := DecodeRequest(m.Data)
+func (s *Server) serve(m *nats.Msg, subj proto.Request, c *command, received time.Time) {
+	body, e := proto.DecodeRequest(m.Data)
 	if e != nil {
 		if id, call := peekCall(m.Data); call {
 			s.answer(subj, id, nil, e)
@@ -140,20 +142,20 @@ func (s *Server) serve(m *nats.Msg, subj Request, c *command, received time.Time
 }
 
 // pipeline is the §3 serve order; everything before the handler refuses not-executed.
-func (s *Server) pipeline(call *Call) (json.RawMessage, *Error) {
+func (s *Server) pipeline(call *Call) (json.RawMessage, *proto.Error) {
 	subj, body, c := call.Subject, call.Request, call.cmd
-	if e := CheckRequest(subj, body, c.Class, c.in.closure, c.out.closure); e != nil {
+	if e := proto.CheckRequest(subj, body, c.Class, c.in.Digest(), c.out.Digest()); e != nil {
 		return nil, e
 	}
 	if !c.modes[subj.Mode] {
-		return nil, Refuse(CodePermissionDenied, "%s is not served %s", c.Name, modePhrase(subj.Mode))
+		return nil, proto.Refuse(proto.CodePermissionDenied, "%s is not served %s", c.Name, modePhrase(subj.Mode))
 	}
 	if b := body.Bind; b != nil {
 		if b.InstanceID != s.opts.InstanceID {
-			return nil, BindRefused(CodeFailedPrecondition, "bound to instance %s, but this is %s; describe again", b.InstanceID, s.opts.InstanceID)
+			return nil, proto.BindRefused(proto.CodeFailedPrecondition, "bound to instance %s, but this is %s; describe again", b.InstanceID, s.opts.InstanceID)
 		}
 		if ep := s.Epoch(); b.Epoch != ep {
-			return nil, BindRefused(CodeExpired, "bound to epoch %d of %s, but it serves epoch %d; describe again", b.Epoch, b.InstanceID, ep)
+			return nil, proto.BindRefused(proto.CodeExpired, "bound to epoch %d of %s, but it serves epoch %d; describe again", b.Epoch, b.InstanceID, ep)
 		}
 	}
 	ctx, cancel := s.handlerContext(call)
@@ -164,7 +166,7 @@ func (s *Server) pipeline(call *Call) (json.RawMessage, *Error) {
 		}
 	}
 	if err := c.in.Validate(body.Args); err != nil {
-		return nil, Refuse(CodeBadRequest, "args do not fit %s's input schema: %v", c.Name, err)
+		return nil, proto.Refuse(proto.CodeBadRequest, "args do not fit %s's input schema: %v", c.Name, err)
 	}
 	if subj.Mode.Targeted() {
 		switch {
@@ -172,27 +174,27 @@ func (s *Server) pipeline(call *Call) (json.RawMessage, *Error) {
 			if e := c.Target(ctx, call); e != nil {
 				return nil, notExecuted(e)
 			}
-		case subj.Mode == ModeChild || subj.Mode == ModeLedger:
-			return nil, Refuse(CodeUnavailable, "%s has no %s authority seam", c.Name, subj.Mode)
+		case subj.Mode == proto.ModeChild || subj.Mode == proto.ModeLedger:
+			return nil, proto.Refuse(proto.CodeUnavailable, "%s has no %s authority seam", c.Name, subj.Mode)
 		}
 	}
 	v, e := runHandler(ctx, c, call)
 	if e != nil {
 		if e.Outcome == "" {
-			e.Outcome = Executed
+			e.Outcome = proto.Executed
 		}
-		if !ValidCode(e.Code) {
-			return nil, Failed(CodeInternal, "%s failed with a malformed code %q: %s", c.Name, e.Code, e.Message)
+		if !proto.ValidCode(e.Code) {
+			return nil, proto.Failed(proto.CodeInternal, "%s failed with a malformed code %q: %s", c.Name, e.Code, e.Message)
 		}
 		return nil, e
 	}
 	out, err := encodeData(v)
 	if err != nil {
-		return nil, Failed(CodeInternal, "%s produced unencodable data: %v", c.Name, err)
+		return nil, proto.Failed(proto.CodeInternal, "%s produced unencodable data: %v", c.Name, err)
 	}
 	if err := c.out.Validate(out); err != nil {
 		s.logf("%s: output fails its schema: %v", c.Name, err)
-		return nil, Failed(CodeInternal, "%s produced output outside its schema", c.Name)
+		return nil, proto.Failed(proto.CodeInternal, "%s produced output outside its schema", c.Name)
 	}
 	return out, nil
 }
@@ -205,20 +207,20 @@ func (s *Server) handlerContext(call *Call) (context.Context, context.CancelFunc
 }
 
 // runHandler runs the handler, turning a panic into an internal error whose effect is unknown.
-func runHandler(ctx context.Context, c *command, call *Call) (v any, e *Error) {
+func runHandler(ctx context.Context, c *command, call *Call) (v any, e *proto.Error) {
 	defer func() {
 		if r := recover(); r != nil {
-			v, e = nil, &Error{Code: CodeInternal, Message: fmt.Sprintf("%s panicked: %v", c.Name, r), Outcome: Unknown}
+			v, e = nil, &proto.Error{Code: proto.CodeInternal, Message: fmt.Sprintf("%s panicked: %v", c.Name, r), Outcome: proto.Unknown}
 		}
 	}()
 	return c.Handler(ctx, call)
 }
 
-func notExecuted(e *Error) *Error {
+func notExecuted(e *proto.Error) *proto.Error {
 	cp := *e
-	cp.Outcome = NotExecuted
-	if !ValidCode(cp.Code) {
-		cp.Code = CodePermissionDenied
+	cp.Outcome = proto.NotExecuted
+	if !proto.ValidCode(cp.Code) {
+		cp.Code = proto.CodePermissionDenied
 	}
 	return &cp
 }
@@ -233,15 +235,15 @@ func encodeData(v any) (json.RawMessage, error) {
 	return json.Marshal(v)
 }
 
-func modePhrase(m Mode) string {
-	if m == ModeNone {
+func modePhrase(m proto.Mode) string {
+	if m == proto.ModeNone {
 		return "untargeted"
 	}
 	return "in " + string(m) + " mode"
 }
 
 // answer publishes a reply on the subject derived from the request, at this epoch; a fenced server publishes nothing.
-func (s *Server) answer(subj Request, id string, data json.RawMessage, e *Error) {
+func (s *Server) answer(subj proto.Request, id string, data json.RawMessage, e *proto.Error) {
 	if s.fenced.Load() {
 		return
 	}
@@ -249,9 +251,9 @@ func (s *Server) answer(subj Request, id string, data json.RawMessage, e *Error)
 	if err != nil {
 		return
 	}
-	r := OKReply(id, data)
+	r := proto.OKReply(id, data)
 	if e != nil {
-		r = ErrorReply(id, e)
+		r = proto.ErrorReply(id, e)
 	}
 	b, err := json.Marshal(r)
 	if err != nil {

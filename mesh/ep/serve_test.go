@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // TestServePipeline runs the §3 refusals in order against a live instance (checklist 8-14, 16, 17): every refusal before the handler is not-executed.
@@ -28,63 +29,63 @@ func TestServePipeline(t *testing.T) {
 		return b
 	}
 	op := func(b map[string]any) map[string]any { return b["op"].(map[string]any) }
-	owner := ep.Request{Command: "poke", Mode: ep.ModeOwner, Target: ep.Target{Owner: "local"}}
+	owner := proto.Request{Command: "poke", Mode: proto.ModeOwner, Target: proto.Target{Owner: "local"}}
 	tests := []struct {
 		name    string
-		req     ep.Request
+		req     proto.Request
 		body    map[string]any
 		code    string
-		outcome ep.Outcome
+		outcome proto.Outcome
 		bind    bool // the refusal carries ai.cotal.ep.bind-refused
 	}{
 		{name: "ok", body: echo(nil)},
-		{name: "unsupported version", body: echo(func(b map[string]any) { b["v"] = 2 }), code: ep.CodeUnsupportedVersion, outcome: ep.NotExecuted},
-		{name: "op endpoint mismatch", body: echo(func(b map[string]any) { op(b)["endpoint"] = "other.ep" }), code: ep.CodeOpMismatch, outcome: ep.NotExecuted},
-		{name: "op command mismatch", body: echo(func(b map[string]any) { op(b)["command"] = "liar" }), code: ep.CodeOpMismatch, outcome: ep.NotExecuted},
-		{name: "class mismatch", body: echo(func(b map[string]any) { b["class"] = "journal" }), code: ep.CodeClassMismatch, outcome: ep.NotExecuted},
-		{name: "missing digest", body: echo(func(b map[string]any) { delete(op(b), "inputDigest") }), code: ep.CodeContractMismatch, outcome: ep.NotExecuted},
-		{name: "wrong digest", body: echo(func(b map[string]any) { op(b)["outputDigest"] = ep.VoidSchemaDigest }), code: ep.CodeContractMismatch, outcome: ep.NotExecuted},
-		{name: "unregistered mode before args", req: ep.Request{Mode: ep.ModeSelf},
-			body: echo(func(b map[string]any) { b["args"] = map[string]any{"nope": true} }), code: ep.CodePermissionDenied, outcome: ep.NotExecuted},
-		{name: "schema-invalid args", body: echo(func(b map[string]any) { b["args"] = map[string]any{"text": 7} }), code: ep.CodeBadRequest, outcome: ep.NotExecuted},
-		{name: "target on a self request", req: ep.Request{Command: "whoami", Mode: ep.ModeSelf},
+		{name: "unsupported version", body: echo(func(b map[string]any) { b["v"] = 2 }), code: proto.CodeUnsupportedVersion, outcome: proto.NotExecuted},
+		{name: "op endpoint mismatch", body: echo(func(b map[string]any) { op(b)["endpoint"] = "other.ep" }), code: proto.CodeOpMismatch, outcome: proto.NotExecuted},
+		{name: "op command mismatch", body: echo(func(b map[string]any) { op(b)["command"] = "liar" }), code: proto.CodeOpMismatch, outcome: proto.NotExecuted},
+		{name: "class mismatch", body: echo(func(b map[string]any) { b["class"] = "journal" }), code: proto.CodeClassMismatch, outcome: proto.NotExecuted},
+		{name: "missing digest", body: echo(func(b map[string]any) { delete(op(b), "inputDigest") }), code: proto.CodeContractMismatch, outcome: proto.NotExecuted},
+		{name: "wrong digest", body: echo(func(b map[string]any) { op(b)["outputDigest"] = proto.VoidSchemaDigest }), code: proto.CodeContractMismatch, outcome: proto.NotExecuted},
+		{name: "unregistered mode before args", req: proto.Request{Mode: proto.ModeSelf},
+			body: echo(func(b map[string]any) { b["args"] = map[string]any{"nope": true} }), code: proto.CodePermissionDenied, outcome: proto.NotExecuted},
+		{name: "schema-invalid args", body: echo(func(b map[string]any) { b["args"] = map[string]any{"text": 7} }), code: proto.CodeBadRequest, outcome: proto.NotExecuted},
+		{name: "target on a self request", req: proto.Request{Command: "whoami", Mode: proto.ModeSelf},
 			body: func() map[string]any {
 				b := validBody(t, d, "whoami", nil)
 				b["target"] = map[string]any{"owner": "local", "actor": "x", "lifecycleUid": currentUID}
 				return b
-			}(), code: ep.CodeTargetMismatch, outcome: ep.NotExecuted},
+			}(), code: proto.CodeTargetMismatch, outcome: proto.NotExecuted},
 		{name: "stale target", req: owner, body: func() map[string]any {
 			b := validBody(t, d, "poke", nil)
 			b["target"] = map[string]any{"owner": "local", "actor": "seat", "lifecycleUid": "bbbbbbbbbbbbbbbbbbbbbbbbbb"}
 			return b
-		}(), code: ep.CodeExpired, outcome: ep.NotExecuted},
+		}(), code: proto.CodeExpired, outcome: proto.NotExecuted},
 		{name: "current target", req: owner, body: func() map[string]any {
 			b := validBody(t, d, "poke", nil)
 			b["target"] = map[string]any{"owner": "local", "actor": "seat", "lifecycleUid": currentUID}
 			return b
 		}()},
 		{name: "bind to another instance", body: echo(func(b map[string]any) { b["bind"] = map[string]any{"instanceId": "inst-z", "epoch": epoch} }),
-			code: ep.CodeFailedPrecondition, outcome: ep.NotExecuted, bind: true},
+			code: proto.CodeFailedPrecondition, outcome: proto.NotExecuted, bind: true},
 		{name: "bind to another epoch", body: echo(func(b map[string]any) { b["bind"] = map[string]any{"instanceId": "inst-a", "epoch": epoch + 7} }),
-			code: ep.CodeExpired, outcome: ep.NotExecuted, bind: true},
+			code: proto.CodeExpired, outcome: proto.NotExecuted, bind: true},
 		{name: "bind to the serving incarnation", body: echo(func(b map[string]any) { b["bind"] = map[string]any{"instanceId": "inst-a", "epoch": epoch} })},
-		{name: "bind on describe", req: ep.Request{Command: ep.CommandDescribe}, body: func() map[string]any {
+		{name: "bind on describe", req: proto.Request{Command: proto.CommandDescribe}, body: func() map[string]any {
 			b := echo(func(b map[string]any) {
 				b["bind"] = map[string]any{"instanceId": "inst-a", "epoch": epoch}
 				delete(b, "args")
 			})
-			op(b)["command"] = ep.CommandDescribe
+			op(b)["command"] = proto.CommandDescribe
 			return b
-		}(), code: ep.CodeBadRequest, outcome: ep.NotExecuted},
-		{name: "bind on the all rail", req: ep.Request{Rail: ep.RailAll},
-			body: echo(func(b map[string]any) { b["bind"] = map[string]any{"instanceId": "inst-a", "epoch": epoch} }), code: ep.CodeBadRequest, outcome: ep.NotExecuted},
+		}(), code: proto.CodeBadRequest, outcome: proto.NotExecuted},
+		{name: "bind on the all rail", req: proto.Request{Rail: proto.RailAll},
+			body: echo(func(b map[string]any) { b["bind"] = map[string]any{"instanceId": "inst-a", "epoch": epoch} }), code: proto.CodeBadRequest, outcome: proto.NotExecuted},
 		{name: "handler failure is executed", body: echo(func(b map[string]any) { b["args"] = map[string]any{"text": "fail"} }),
-			code: ep.CodeFailedPrecondition, outcome: ep.Executed},
-		{name: "args the handler cannot decode", req: ep.Request{Command: "mismatch"},
-			body: validBody(t, d, "mismatch", map[string]any{"n": "seven"}), code: ep.CodeBadRequest, outcome: ep.NotExecuted},
-		{name: "output outside its schema is internal", req: ep.Request{Command: "liar"}, body: validBody(t, d, "liar", nil), code: ep.CodeInternal, outcome: ep.Executed},
+			code: proto.CodeFailedPrecondition, outcome: proto.Executed},
+		{name: "args the handler cannot decode", req: proto.Request{Command: "mismatch"},
+			body: validBody(t, d, "mismatch", map[string]any{"n": "seven"}), code: proto.CodeBadRequest, outcome: proto.NotExecuted},
+		{name: "output outside its schema is internal", req: proto.Request{Command: "liar"}, body: validBody(t, d, "liar", nil), code: proto.CodeInternal, outcome: proto.Executed},
 		{name: "sender mismatch", body: echo(func(b map[string]any) { b["from"] = map[string]any{"id": "local.mallory", "name": "mallory"} }),
-			code: ep.CodeSenderMismatch, outcome: ep.NotExecuted},
+			code: proto.CodeSenderMismatch, outcome: proto.NotExecuted},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -104,7 +105,7 @@ func TestServePipeline(t *testing.T) {
 			if r.Error.Outcome != tc.outcome {
 				t.Fatalf("outcome %q, want %q", r.Error.Outcome, tc.outcome)
 			}
-			if r.Error.HasDetail(ep.BindRefusedKind) != tc.bind {
+			if r.Error.HasDetail(proto.BindRefusedKind) != tc.bind {
 				t.Fatalf("bind-refused detail = %v, want %v (%+v)", !tc.bind, tc.bind, r.Error)
 			}
 		})
@@ -135,7 +136,7 @@ func TestRepliesDerived(t *testing.T) {
 		}
 		return errNot("echo request tapped")
 	})
-	rq, err := ep.ParseRequest(reqSubj)
+	rq, err := proto.ParseRequest(reqSubj)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +158,7 @@ func TestRepliesDerived(t *testing.T) {
 	inbox, _ := nc.SubscribeSync("forged.inbox")
 	d, _ := c.Describe(ctxT(t), endpoint, "")
 	body, _ := json.Marshal(validBody(t, d, "echo", map[string]any{"text": "x"}))
-	rq.Nonce = ep.NewNonce()
+	rq.Nonce = proto.NewNonce()
 	subj, _ := rq.Subject()
 	derived, _ := rq.ReplySubject("inst-a", a.srv.Epoch())
 	got, _ := nc.SubscribeSync(derived)
@@ -190,7 +191,7 @@ func TestServeSubscriptions(t *testing.T) {
 		seen[s.Subject] = s.Queue
 	}
 	for _, cmd := range []string{"describe", "echo", "mismatch", "liar", "whoami", "poke", "count", "rereg", "forget", "start", "goal-result"} {
-		one, all, inst := ep.ServeSubjects(space, endpoint, "inst-a", cmd)
+		one, all, inst := proto.ServeSubjects(space, endpoint, "inst-a", cmd)
 		if q, ok := seen[one]; !ok || q != "test_echo" {
 			t.Errorf("%s: one rail %s queue %q (present %v)", cmd, one, q, ok)
 		}
@@ -255,7 +256,7 @@ func TestCastNeverReplies(t *testing.T) {
 	b := validBody(t, d, "echo", map[string]any{"text": 9})
 	b["replyExpected"] = false
 	body, _ := json.Marshal(b)
-	rq := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: endpoint, Command: "echo", Caller: testCaller, Nonce: ep.NewNonce()}
+	rq := proto.Request{Space: space, Rail: proto.RailOne, Endpoint: endpoint, Command: "echo", Caller: testCaller, Nonce: proto.NewNonce()}
 	subj, _ := rq.Subject()
 	if err := h.op.Publish(subj, body); err != nil {
 		t.Fatal(err)
@@ -297,7 +298,7 @@ func TestDescribeEveryRail(t *testing.T) {
 			t.Fatalf("pinned describe answered by %s", d.Responder.InstanceID)
 		}
 	}
-	res, err := c.Scatter(ctxT(t), endpoint, ep.CommandDescribe, nil)
+	res, err := c.Scatter(ctxT(t), endpoint, proto.CommandDescribe, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +312,7 @@ func TestDescribePrivateNeedsView(t *testing.T) {
 	h := newHarness(t)
 	h.start("inst-a", func(o *ep.ServerOptions) { o.Private = true })
 	_, err := h.client().Describe(ctxT(t), endpoint, "inst-a")
-	if e := errCode(t, err); e.Code != ep.CodeUnavailable {
+	if e := errCode(t, err); e.Code != proto.CodeUnavailable {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -331,7 +332,7 @@ func TestServerAuthoredRequestIsIgnored(t *testing.T) {
 	replies := h.tap("cotal." + space + ".ep.reply.>")
 	send := func(reflected bool) {
 		body, _ := json.Marshal(validBody(t, d, "count", nil))
-		rq := ep.Request{Space: space, Rail: ep.RailOne, Endpoint: endpoint, Command: "count", Caller: testCaller, Nonce: ep.NewNonce()}
+		rq := proto.Request{Space: space, Rail: proto.RailOne, Endpoint: endpoint, Command: "count", Caller: testCaller, Nonce: proto.NewNonce()}
 		subj, _ := rq.Subject()
 		m := nats.NewMsg(subj)
 		m.Data = body

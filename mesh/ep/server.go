@@ -9,6 +9,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cotal-go/cotal/mesh/ep/proto"
+
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
@@ -32,8 +34,8 @@ type Identity struct {
 }
 
 // Caller is the identity as a caller triple.
-func (i Identity) Caller() Caller {
-	return Caller{Owner: i.Principal.Owner, Actor: i.Principal.Actor, UID: i.UID}
+func (i Identity) Caller() proto.Caller {
+	return proto.Caller{Owner: i.Principal.Owner, Actor: i.Principal.Actor, UID: i.UID}
 }
 
 // ServerOptions say which endpoint instance a Server is.
@@ -48,7 +50,7 @@ type ServerOptions struct {
 
 	// Private makes describe answers non-public: each is intersected with View, and without a View every describe is refused unavailable.
 	Private bool
-	View    func(ctx context.Context, caller Caller) (visible func(command string) bool, err error)
+	View    func(ctx context.Context, caller proto.Caller) (visible func(command string) bool, err error)
 
 	MaxInFlight int // concurrent handlers; default 256, beyond it calls are refused resource-exhausted
 	// MaxPerCaller bounds the handlers one caller principal (all its
@@ -59,30 +61,30 @@ type ServerOptions struct {
 }
 
 // Handler runs one admitted request. A nil error with a value is the reply's data; an *Error without an outcome is read as executed.
-type Handler func(ctx context.Context, c *Call) (any, *Error)
+type Handler func(ctx context.Context, c *Call) (any, *proto.Error)
 
 // Command is one registered command.
 type Command struct {
 	Name       string
 	Class      string          // ephemeral (default) or journal
-	Modes      []Mode          // the authorization modes the command is served under; default untargeted only
+	Modes      []proto.Mode    // the authorization modes the command is served under; default untargeted only
 	Input      json.RawMessage // JSON Schema 2020-12, closed; empty is void
 	Output     json.RawMessage // likewise
 	Capability string
 	Traits     []string
 
 	// Authorize runs after the mode check and before args validation; its refusal is not-executed.
-	Authorize func(ctx context.Context, c *Call) *Error
+	Authorize func(ctx context.Context, c *Call) *proto.Error
 	// Target checks a targeted request's target is current (stale actor or uid: expired). child and ledger requests without one are refused unavailable.
-	Target func(ctx context.Context, c *Call) *Error
+	Target func(ctx context.Context, c *Call) *proto.Error
 
 	Handler Handler
 }
 
 type command struct {
 	Command
-	in, out *Schema
-	modes   map[Mode]bool
+	in, out *proto.Schema
+	modes   map[proto.Mode]bool
 }
 
 // Server serves one endpoint instance on the three rails. mu guards cmds, subs and the record revisions; epoch is fixed once Start returns.
@@ -103,8 +105,8 @@ type Server struct {
 	epoch     atomic.Uint64 // written once by Start before any subscription exists
 	specRev   uint64
 	statusRev uint64
-	clusters  []ClusterRef
-	clusterD  ClusterDocument
+	clusters  []proto.ClusterRef
+	clusterD  proto.ClusterDocument
 
 	fenced   atomic.Bool  // a later epoch took the instance, or Close began: nothing more is published
 	gate     sync.RWMutex // held for reading while a request joins inflight, for writing while Close shuts the door
@@ -123,18 +125,18 @@ func NewServer(nc *nats.Conn, opts ServerOptions) (*Server, error) {
 	if err := wire.ValidSpace(opts.Space); err != nil {
 		return nil, err
 	}
-	tok, err := EndpointToken(opts.Endpoint)
+	tok, err := proto.EndpointToken(opts.Endpoint)
 	if err != nil {
 		return nil, err
 	}
-	if !ValidID(opts.InstanceID) {
+	if !proto.ValidID(opts.InstanceID) {
 		return nil, fmt.Errorf("ep: instance id %q must be 1-64 of A-Z a-z 0-9 _ -", opts.InstanceID)
 	}
 	if err := opts.Identity.Caller().Valid(); err != nil {
 		return nil, fmt.Errorf("ep: server identity: %w", err)
 	}
 	if opts.URN == "" {
-		opts.URN = "ai.cotal.ep." + EndpointName(tok)
+		opts.URN = "ai.cotal.ep." + proto.EndpointName(tok)
 	}
 	if opts.Revision == 0 {
 		opts.Revision = 1
@@ -166,36 +168,36 @@ func NewServer(nc *nats.Conn, opts ServerOptions) (*Server, error) {
 func (s *Server) Register(c Command) error { return s.register(c, false) }
 
 func (s *Server) register(c Command, builtin bool) error {
-	if !ValidCommand(c.Name) {
+	if !proto.ValidCommand(c.Name) {
 		return fmt.Errorf("ep: command %q must be 1-32 of a-z 0-9 -", c.Name)
 	}
-	if !builtin && c.Name == CommandDescribe {
+	if !builtin && c.Name == proto.CommandDescribe {
 		return fmt.Errorf("ep: %w: describe is built in", ErrDuplicateCommand)
 	}
 	if c.Handler == nil {
 		return fmt.Errorf("ep: command %q has no handler", c.Name)
 	}
 	if c.Class == "" {
-		c.Class = ClassEphemeral
+		c.Class = proto.ClassEphemeral
 	}
-	if c.Class != ClassEphemeral && c.Class != ClassJournal {
+	if c.Class != proto.ClassEphemeral && c.Class != proto.ClassJournal {
 		return fmt.Errorf("ep: command %q class %q must be ephemeral or journal", c.Name, c.Class)
 	}
 	if len(c.Modes) == 0 {
-		c.Modes = []Mode{ModeNone}
+		c.Modes = []proto.Mode{proto.ModeNone}
 	}
-	cmd := &command{Command: c, modes: map[Mode]bool{}}
+	cmd := &command{Command: c, modes: map[proto.Mode]bool{}}
 	for _, m := range c.Modes {
-		if m != ModeNone && !isModeWord(string(m)) {
+		if m != proto.ModeNone && !proto.IsModeWord(string(m)) {
 			return fmt.Errorf("ep: command %q mode %q is not a mode", c.Name, m)
 		}
 		cmd.modes[m] = true
 	}
 	var err error
-	if cmd.in, err = CompileSchema(c.Input); err != nil {
+	if cmd.in, err = proto.CompileSchema(c.Input); err != nil {
 		return fmt.Errorf("ep: command %q input: %w", c.Name, err)
 	}
-	if cmd.out, err = CompileSchema(c.Output); err != nil {
+	if cmd.out, err = proto.CompileSchema(c.Output); err != nil {
 		return fmt.Errorf("ep: command %q output: %w", c.Name, err)
 	}
 	s.mu.Lock()
@@ -268,25 +270,25 @@ func (s *Server) Start(ctx context.Context) error {
 }
 
 func (s *Server) publishContracts(ctx context.Context) error {
-	doc := ClusterDocument{URN: s.opts.URN, Revision: s.opts.Revision, Attributes: []json.RawMessage{}, Events: []json.RawMessage{}}
-	var schemas []*Schema
+	doc := proto.ClusterDocument{URN: s.opts.URN, Revision: s.opts.Revision, Attributes: []json.RawMessage{}, Events: []json.RawMessage{}}
+	var schemas []*proto.Schema
 	for _, name := range s.order {
 		c := s.cmds[name]
-		for _, sc := range []*Schema{c.in, c.out} {
+		for _, sc := range []*proto.Schema{c.in, c.out} {
 			if err := publishSchema(ctx, s.contracts, sc); err != nil {
 				return fmt.Errorf("ep: publishing %s schema: %w", name, err)
 			}
 			schemas = append(schemas, sc)
 		}
 		targeted := false
-		modes := make([]Mode, 0, len(c.Modes))
+		modes := make([]proto.Mode, 0, len(c.Modes))
 		for _, m := range c.Modes {
 			targeted = targeted || m.Targeted()
 			modes = append(modes, m)
 		}
-		doc.Commands = append(doc.Commands, CommandInfo{
+		doc.Commands = append(doc.Commands, proto.CommandInfo{
 			Name: name, Class: c.Class, Targeted: targeted, Modes: modes, Capability: c.Capability,
-			InputDigest: c.in.closure, OutputDigest: c.out.closure, Traits: c.Traits,
+			InputDigest: c.in.Digest(), OutputDigest: c.out.Digest(), Traits: c.Traits,
 		})
 	}
 	d, err := publishCluster(ctx, s.contracts, doc, schemas)
@@ -294,7 +296,7 @@ func (s *Server) publishContracts(ctx context.Context) error {
 		return fmt.Errorf("ep: publishing the cluster: %w", err)
 	}
 	s.clusterD = doc
-	s.clusters = []ClusterRef{{Digest: d, Commands: append([]string(nil), s.order...), Document: &s.clusterD}}
+	s.clusters = []proto.ClusterRef{{Digest: d, Commands: append([]string(nil), s.order...), Document: &s.clusterD}}
 	return nil
 }
 
@@ -315,8 +317,8 @@ func (s *Server) register0(ctx context.Context) error {
 	default:
 		return fmt.Errorf("ep: reading %s: %w", statusKey, err)
 	}
-	spec := SvcSpec{Endpoint: EndpointName(s.token), Owner: s.opts.Identity.Principal.ID(), EndpointType: s.opts.EndpointType,
-		ClusterDigests: []string{s.clusters[0].Digest}, Protocol: Protocol{V: Version}}
+	spec := SvcSpec{Endpoint: proto.EndpointName(s.token), Owner: s.opts.Identity.Principal.ID(), EndpointType: s.opts.EndpointType,
+		ClusterDigests: []string{s.clusters[0].Digest}, Protocol: proto.Protocol{V: proto.Version}}
 	b, _ := json.Marshal(spec)
 	specRev, err := s.kv.Put(ctx, specKey, b)
 	if err != nil {
@@ -348,9 +350,9 @@ func isWrongSeq(err error) bool {
 
 // subscribe takes the three rails of one command: one as a queue member only, all, and this instance's inst rail.
 func (s *Server) subscribe(c *command) error {
-	one, all, inst := ServeSubjects(s.opts.Space, s.opts.Endpoint, s.opts.InstanceID, c.Name)
+	one, all, inst := proto.ServeSubjects(s.opts.Space, s.opts.Endpoint, s.opts.InstanceID, c.Name)
 	h := func(m *nats.Msg) { s.dispatch(m, c) }
-	sub, err := s.nc.QueueSubscribe(one, QueueGroup(s.opts.Endpoint), h)
+	sub, err := s.nc.QueueSubscribe(one, proto.QueueGroup(s.opts.Endpoint), h)
 	if err != nil {
 		return fmt.Errorf("ep: subscribing %s: %w", one, err)
 	}

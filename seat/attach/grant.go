@@ -10,7 +10,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -35,17 +35,17 @@ type Holder struct {
 }
 
 // Caller is the holder as the subject triple it is bound to.
-func (h Holder) Caller() (ep.Caller, error) {
+func (h Holder) Caller() (proto.Caller, error) {
 	p, err := wire.ParsePrincipal(h.ID)
 	if err != nil {
-		return ep.Caller{}, err
+		return proto.Caller{}, err
 	}
-	c := ep.Caller{Owner: p.Owner, Actor: p.Actor, UID: h.LifecycleUID}
+	c := proto.Caller{Owner: p.Owner, Actor: p.Actor, UID: h.LifecycleUID}
 	return c, c.Valid()
 }
 
 // HolderOf is the holder for an ep caller at its process epoch.
-func HolderOf(c ep.Caller, processEpoch uint64) Holder {
+func HolderOf(c proto.Caller, processEpoch uint64) Holder {
 	return Holder{ID: c.ID(), LifecycleUID: c.UID, ProcessEpoch: processEpoch}
 }
 
@@ -83,7 +83,7 @@ type Grant struct {
 func (g Grant) Expires() time.Time { return time.UnixMilli(g.EXP) }
 
 // Marshal is the grant's canonical JSON, the form the attach reply carries.
-func (g Grant) Marshal() ([]byte, error) { return ep.Marshal(g) }
+func (g Grant) Marshal() ([]byte, error) { return proto.Marshal(g) }
 
 // Signer signs and verifies grants with one Ed25519 key. A manager makes a
 // fresh one each start: a grant never outlives the epoch it names.
@@ -140,11 +140,11 @@ func (s *Signer) Issue(req GrantRequest) (Grant, error) {
 	if req.TTL < time.Millisecond || req.TTL > MaxGrantTTL {
 		return Grant{}, refuse(ErrInvalidGrant, "grant lifetime %s is not in 1ms..%s", req.TTL, MaxGrantTTL)
 	}
-	tok, err := ep.EndpointToken(req.Endpoint)
+	tok, err := proto.EndpointToken(req.Endpoint)
 	if err != nil {
 		return Grant{}, err
 	}
-	if !ep.ValidID(req.Serving.InstanceID) {
+	if !proto.ValidID(req.Serving.InstanceID) {
 		return Grant{}, refuse(ErrInvalidGrant, "serving instance id %q is not an id token", req.Serving.InstanceID)
 	}
 	caller, err := req.Holder.Caller()
@@ -214,7 +214,7 @@ func withoutSig(raw []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ep.Canonical(b)
+	return proto.Canonical(b)
 }
 
 // The members each object of a grant has: required, then optional.
@@ -235,7 +235,7 @@ func ParseGrant(raw []byte) (Grant, error) {
 	if len(raw) > MaxGrantBytes {
 		return Grant{}, refuse(ErrInvalidGrant, "grant is %d bytes, over %d", len(raw), MaxGrantBytes)
 	}
-	if _, err := ep.Canonical(raw); err != nil { // duplicate members, bad text, huge numbers
+	if _, err := proto.Canonical(raw); err != nil { // duplicate members, bad text, huge numbers
 		return Grant{}, refuse(ErrInvalidGrant, "grant: %v", err)
 	}
 	top, err := closed(raw, "grant", grantMembers, grantOptional)
@@ -294,11 +294,11 @@ func (g Grant) check() error {
 		return refuse(ErrInvalidGrant, "session id must be %d-64 characters of A-Z a-z 0-9 _ -", MinSessionIDLen)
 	case g.Window < 1 || g.Window > MaxWindow:
 		return refuse(ErrInvalidGrant, "window %d is not in 1..%d", g.Window, MaxWindow)
-	case !ep.ValidID(g.Serving.InstanceID):
+	case !proto.ValidID(g.Serving.InstanceID):
 		return refuse(ErrInvalidGrant, "serving instance id %q is not an id token", g.Serving.InstanceID)
 	case g.Serving.Epoch > maxSafeInt || g.Holder.ProcessEpoch > maxSafeInt:
 		return refuse(ErrInvalidGrant, "an epoch is beyond 2^53-1")
-	case !ep.ValidNonce(g.Nonce):
+	case !proto.ValidNonce(g.Nonce):
 		return refuse(ErrInvalidGrant, "nonce must be 22-64 characters of A-Z a-z 0-9 _ -")
 	case g.Issuer.KeyID == "" || len(g.Issuer.KeyID) > 64:
 		return refuse(ErrInvalidGrant, "issuer key id must be 1-64 characters")
@@ -324,7 +324,7 @@ func (g Grant) check() error {
 	return nil
 }
 
-func validSessionID(s string) bool { return len(s) >= MinSessionIDLen && ep.ValidID(s) }
+func validSessionID(s string) bool { return len(s) >= MinSessionIDLen && proto.ValidID(s) }
 
 // Expect is what a presented grant must match at the serving manager.
 type Expect struct {
@@ -343,28 +343,28 @@ type Expect struct {
 func (s *Signer) Verify(raw []byte, want Expect) (Grant, error) {
 	g, err := ParseGrant(raw)
 	if err != nil {
-		return Grant{}, ep.Refuse(ep.CodeBadRequest, "%v", err)
+		return Grant{}, proto.Refuse(proto.CodeBadRequest, "%v", err)
 	}
-	wantTok, err := ep.EndpointToken(want.Endpoint)
+	wantTok, err := proto.EndpointToken(want.Endpoint)
 	if err != nil {
-		return Grant{}, ep.Refuse(ep.CodeBadRequest, "%v", err)
+		return Grant{}, proto.Refuse(proto.CodeBadRequest, "%v", err)
 	}
 	if g.Space != want.Space || g.Endpoint != wantTok {
-		return Grant{}, ep.Refuse(ep.CodePermissionDenied, "the session grant is for %s on space %s, not %s on %s", g.Endpoint, g.Space, wantTok, want.Space)
+		return Grant{}, proto.Refuse(proto.CodePermissionDenied, "the session grant is for %s on space %s, not %s on %s", g.Endpoint, g.Space, wantTok, want.Space)
 	}
 	if g.Serving.InstanceID != want.Serving.InstanceID {
-		return Grant{}, ep.Refuse(ep.CodeFailedPrecondition, "the session grant is for manager instance %s, not %s", g.Serving.InstanceID, want.Serving.InstanceID)
+		return Grant{}, proto.Refuse(proto.CodeFailedPrecondition, "the session grant is for manager instance %s, not %s", g.Serving.InstanceID, want.Serving.InstanceID)
 	}
 	if g.Serving.Epoch != want.Serving.Epoch {
-		return Grant{}, ep.Refuse(ep.CodeExpired, "the session grant is from epoch %d and this manager serves epoch %d: the manager restarted; re-attach", g.Serving.Epoch, want.Serving.Epoch)
+		return Grant{}, proto.Refuse(proto.CodeExpired, "the session grant is from epoch %d and this manager serves epoch %d: the manager restarted; re-attach", g.Serving.Epoch, want.Serving.Epoch)
 	}
 	signed, err := withoutSig(raw)
 	if err != nil {
-		return Grant{}, ep.Refuse(ep.CodeBadRequest, "%v", err)
+		return Grant{}, proto.Refuse(proto.CodeBadRequest, "%v", err)
 	}
 	sig, _ := base64.RawURLEncoding.DecodeString(g.Sig)
 	if g.Issuer.KeyID != s.id || !ed25519.Verify(s.pub, signed, sig) {
-		return Grant{}, ep.Refuse(ep.CodePermissionDenied, "the session grant's signature does not verify with this manager's key")
+		return Grant{}, proto.Refuse(proto.CodePermissionDenied, "the session grant's signature does not verify with this manager's key")
 	}
 	now := want.Now
 	if now.IsZero() {
@@ -372,10 +372,10 @@ func (s *Signer) Verify(raw []byte, want Expect) (Grant, error) {
 	}
 	ms := now.UnixMilli()
 	if g.NBF != nil && ms < *g.NBF {
-		return Grant{}, ep.Refuse(ep.CodeFailedPrecondition, "the session grant is not valid before %s", time.UnixMilli(*g.NBF).UTC().Format(time.RFC3339))
+		return Grant{}, proto.Refuse(proto.CodeFailedPrecondition, "the session grant is not valid before %s", time.UnixMilli(*g.NBF).UTC().Format(time.RFC3339))
 	}
 	if ms >= g.EXP {
-		return Grant{}, ep.Refuse(ep.CodeExpired, "the session grant expired at %s", g.Expires().UTC().Format(time.RFC3339))
+		return Grant{}, proto.Refuse(proto.CodeExpired, "the session grant expired at %s", g.Expires().UTC().Format(time.RFC3339))
 	}
 	return g, nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 )
@@ -138,38 +139,38 @@ func TestVerifyRefusals(t *testing.T) {
 		code   string
 		text   string
 	}{
-		{name: "another key", raw: foreignRaw, code: ep.CodePermissionDenied, text: "signature"},
+		{name: "another key", raw: foreignRaw, code: proto.CodePermissionDenied, text: "signature"},
 		{name: "holder changed", raw: mutate(t, raw, func(m map[string]any) {
 			m["holder"].(map[string]any)["processEpoch"] = 9
-		}), code: ep.CodePermissionDenied, text: "signature"},
-		{name: "window widened", raw: mutate(t, raw, func(m map[string]any) { m["window"] = 1024 }), code: ep.CodePermissionDenied},
-		{name: "exp moved", raw: mutate(t, raw, func(m map[string]any) { m["exp"] = g.EXP - 1000 }), code: ep.CodePermissionDenied},
-		{name: "exp past 24h", raw: mutate(t, raw, func(m map[string]any) { m["exp"] = g.EXP + 1000 }), code: ep.CodeBadRequest, text: "not within 24h"},
-		{name: "sig garbled", raw: mutate(t, raw, func(m map[string]any) { m["sig"] = "AAAA" }), code: ep.CodePermissionDenied},
-		{name: "sig not base64url", raw: mutate(t, raw, func(m map[string]any) { m["sig"] = "a+b/" }), code: ep.CodeBadRequest},
-		{name: "other epoch", raw: raw, expect: func(e *attach.Expect) { e.Serving.Epoch = 8 }, code: ep.CodeExpired, text: "manager restarted"},
-		{name: "other instance", raw: raw, expect: func(e *attach.Expect) { e.Serving.InstanceID = ep.NewInstanceID() }, code: ep.CodeFailedPrecondition},
-		{name: "other space", raw: raw, expect: func(e *attach.Expect) { e.Space = "elsewhere" }, code: ep.CodePermissionDenied},
-		{name: "expired", raw: raw, expect: func(e *attach.Expect) { e.Now = now.Add(24 * time.Hour) }, code: ep.CodeExpired, text: "expired"},
-		{name: "unknown member", raw: mutate(t, raw, func(m map[string]any) { m["admin"] = true }), code: ep.CodeBadRequest, text: `unknown member "admin"`},
+		}), code: proto.CodePermissionDenied, text: "signature"},
+		{name: "window widened", raw: mutate(t, raw, func(m map[string]any) { m["window"] = 1024 }), code: proto.CodePermissionDenied},
+		{name: "exp moved", raw: mutate(t, raw, func(m map[string]any) { m["exp"] = g.EXP - 1000 }), code: proto.CodePermissionDenied},
+		{name: "exp past 24h", raw: mutate(t, raw, func(m map[string]any) { m["exp"] = g.EXP + 1000 }), code: proto.CodeBadRequest, text: "not within 24h"},
+		{name: "sig garbled", raw: mutate(t, raw, func(m map[string]any) { m["sig"] = "AAAA" }), code: proto.CodePermissionDenied},
+		{name: "sig not base64url", raw: mutate(t, raw, func(m map[string]any) { m["sig"] = "a+b/" }), code: proto.CodeBadRequest},
+		{name: "other epoch", raw: raw, expect: func(e *attach.Expect) { e.Serving.Epoch = 8 }, code: proto.CodeExpired, text: "manager restarted"},
+		{name: "other instance", raw: raw, expect: func(e *attach.Expect) { e.Serving.InstanceID = ep.NewInstanceID() }, code: proto.CodeFailedPrecondition},
+		{name: "other space", raw: raw, expect: func(e *attach.Expect) { e.Space = "elsewhere" }, code: proto.CodePermissionDenied},
+		{name: "expired", raw: raw, expect: func(e *attach.Expect) { e.Now = now.Add(24 * time.Hour) }, code: proto.CodeExpired, text: "expired"},
+		{name: "unknown member", raw: mutate(t, raw, func(m map[string]any) { m["admin"] = true }), code: proto.CodeBadRequest, text: `unknown member "admin"`},
 		{name: "unknown nested member", raw: mutate(t, raw, func(m map[string]any) {
 			m["holder"].(map[string]any)["role"] = "x"
-		}), code: ep.CodeBadRequest, text: `unknown member "role"`},
+		}), code: proto.CodeBadRequest, text: `unknown member "role"`},
 		{name: "member in another case", raw: mutate(t, raw, func(m map[string]any) {
 			m["Window"] = m["window"]
 			delete(m, "window")
-		}), code: ep.CodeBadRequest},
-		{name: "missing member", raw: mutate(t, raw, func(m map[string]any) { delete(m, "nonce") }), code: ep.CodeBadRequest, text: `lacks "nonce"`},
+		}), code: proto.CodeBadRequest},
+		{name: "missing member", raw: mutate(t, raw, func(m map[string]any) { delete(m, "nonce") }), code: proto.CodeBadRequest, text: `lacks "nonce"`},
 		{name: "subjects substituted", raw: mutate(t, raw, func(m map[string]any) {
 			m["subjects"].(map[string]any)["out"] = "cotal." + space + ".chat.>"
-		}), code: ep.CodeBadRequest, text: "subjects"},
-		{name: "version 2", raw: mutate(t, raw, func(m map[string]any) { m["v"] = 2 }), code: ep.CodeBadRequest},
+		}), code: proto.CodeBadRequest, text: "subjects"},
+		{name: "version 2", raw: mutate(t, raw, func(m map[string]any) { m["v"] = 2 }), code: proto.CodeBadRequest},
 		{name: "fractional epoch", raw: mutate(t, raw, func(m map[string]any) {
 			m["serving"].(map[string]any)["epoch"] = 7.5
-		}), code: ep.CodeBadRequest},
-		{name: "duplicate member", raw: append([]byte(`{"window":1,`), raw[1:]...), code: ep.CodeBadRequest},
-		{name: "over 16 KiB", raw: mutate(t, raw, func(m map[string]any) { m["pad"] = strings.Repeat("x", 16<<10) }), code: ep.CodeBadRequest, text: "over 16384"},
-		{name: "not JSON", raw: []byte("grant"), code: ep.CodeBadRequest},
+		}), code: proto.CodeBadRequest},
+		{name: "duplicate member", raw: append([]byte(`{"window":1,`), raw[1:]...), code: proto.CodeBadRequest},
+		{name: "over 16 KiB", raw: mutate(t, raw, func(m map[string]any) { m["pad"] = strings.Repeat("x", 16<<10) }), code: proto.CodeBadRequest, text: "over 16384"},
+		{name: "not JSON", raw: []byte("grant"), code: proto.CodeBadRequest},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -178,11 +179,11 @@ func TestVerifyRefusals(t *testing.T) {
 				tt.expect(&e)
 			}
 			_, err := s.Verify(tt.raw, e)
-			ee := ep.AsError(err)
+			ee := proto.AsError(err)
 			if ee == nil || ee.Code != tt.code || !strings.Contains(ee.Message, tt.text) {
 				t.Fatalf("Verify: %v; want %s with %q", err, tt.code, tt.text)
 			}
-			if ee.EffectiveOutcome() != ep.NotExecuted {
+			if ee.EffectiveOutcome() != proto.NotExecuted {
 				t.Errorf("outcome %s; want not-executed", ee.EffectiveOutcome())
 			}
 		})

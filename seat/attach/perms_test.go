@@ -20,6 +20,7 @@ import (
 	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/attach"
 )
@@ -128,7 +129,7 @@ func (m *authMesh) agent(actor string) (*client, attach.Holder) {
 		m.t.Fatal(err)
 	}
 	perms := id.Permissions()
-	caller := ep.Caller{Owner: "local", Actor: actor, UID: id.UID}
+	caller := proto.Caller{Owner: "local", Actor: actor, UID: id.UID}
 	pub, sub, err := attach.HolderPermissions(space, caller)
 	if err != nil {
 		m.t.Fatal(err)
@@ -303,7 +304,7 @@ func TestBrokerGrantsHolderRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		perms := id.Permissions()
-		pub, sub, err := attach.HolderPermissions(space, ep.Caller{Owner: "local", Actor: "alice", UID: id.UID})
+		pub, sub, err := attach.HolderPermissions(space, proto.Caller{Owner: "local", Actor: "alice", UID: id.UID})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,7 +8,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // Registry defaults.
@@ -91,10 +91,10 @@ func NewRegistry(opts RegistryOptions) (*Registry, error) {
 	if opts.Signer == nil {
 		opts.Signer = NewSigner()
 	}
-	if _, err := ep.EndpointToken(opts.Endpoint); err != nil {
+	if _, err := proto.EndpointToken(opts.Endpoint); err != nil {
 		return nil, err
 	}
-	if !ep.ValidID(opts.Serving.InstanceID) {
+	if !proto.ValidID(opts.Serving.InstanceID) {
 		return nil, refuse(ErrInvalidGrant, "serving instance id %q is not an id token", opts.Serving.InstanceID)
 	}
 	return &Registry{
@@ -111,18 +111,18 @@ func (r *Registry) Offer(target Target, holder Holder) (Grant, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return Grant{}, ep.Refuse(ep.CodeUnavailable, "the manager is stopping (%s); attach again once it is back", r.closeWhy)
+		return Grant{}, proto.Refuse(proto.CodeUnavailable, "the manager is stopping (%s); attach again once it is back", r.closeWhy)
 	}
 	r.pruneLocked()
 	if len(r.sessions) >= r.opts.MaxSessions {
-		return Grant{}, ep.Refuse(ep.CodeResourceExhausted, "%d attach sessions are open, the most this manager allows (--max-sessions %d); detach one or restart the manager with a higher --max-sessions", len(r.sessions), r.opts.MaxSessions)
+		return Grant{}, proto.Refuse(proto.CodeResourceExhausted, "%d attach sessions are open, the most this manager allows (--max-sessions %d); detach one or restart the manager with a higher --max-sessions", len(r.sessions), r.opts.MaxSessions)
 	}
 	g, err := r.signer.Issue(GrantRequest{
 		Space: r.opts.Space, Endpoint: r.opts.Endpoint, Holder: holder, Serving: r.opts.Serving,
 		Window: r.opts.Window, TTL: r.opts.TTL, Now: r.opts.Now(),
 	})
 	if err != nil {
-		return Grant{}, ep.Refuse(ep.CodeBadRequest, "%v", err)
+		return Grant{}, proto.Refuse(proto.CodeBadRequest, "%v", err)
 	}
 	r.sessions[g.SessionID] = &entry{grant: g, target: target, state: stateIssuing, offered: r.opts.Now()}
 	return g, nil
@@ -151,20 +151,20 @@ func (r *Registry) Redeem(raw []byte, presenter Holder) (Grant, Target, error) {
 		return Grant{}, Target{}, err
 	}
 	if presenter != g.Holder {
-		return Grant{}, Target{}, ep.Refuse(ep.CodePermissionDenied, "this attach grant was issued to %s, not to %s", g.Holder.ID, presenter.ID)
+		return Grant{}, Target{}, proto.Refuse(proto.CodePermissionDenied, "this attach grant was issued to %s, not to %s", g.Holder.ID, presenter.ID)
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
-		return Grant{}, Target{}, ep.Refuse(ep.CodeUnavailable, "the manager is stopping (%s); attach again once it is back", r.closeWhy)
+		return Grant{}, Target{}, proto.Refuse(proto.CodeUnavailable, "the manager is stopping (%s); attach again once it is back", r.closeWhy)
 	}
 	r.pruneLocked()
 	e, ok := r.sessions[g.SessionID]
 	switch {
 	case !ok:
-		return Grant{}, Target{}, ep.Refuse(ep.CodeNotFound, "no attach session waits for this grant (never offered here, or not redeemed within %s); ask for a new one", r.opts.RedeemWithin)
+		return Grant{}, Target{}, proto.Refuse(proto.CodeNotFound, "no attach session waits for this grant (never offered here, or not redeemed within %s); ask for a new one", r.opts.RedeemWithin)
 	case e.state != stateIssuing:
-		return Grant{}, Target{}, ep.Refuse(ep.CodeConflict, "this attach grant was already redeemed; a grant is good for one session")
+		return Grant{}, Target{}, proto.Refuse(proto.CodeConflict, "this attach grant was already redeemed; a grant is good for one session")
 	}
 	e.state = stateActive
 	return e.grant, e.target, nil
@@ -178,7 +178,7 @@ func (r *Registry) Serve(ctx context.Context, nc *nats.Conn, g Grant, term Termi
 	e, ok := r.sessions[g.SessionID]
 	if !ok || e.state != stateActive || e.claimed {
 		r.mu.Unlock()
-		return nil, ep.Refuse(ep.CodeFailedPrecondition, "the attach session is not redeemed, or is already served")
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the attach session is not redeemed, or is already served")
 	}
 	e.claimed = true
 	r.mu.Unlock()

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/attach"
 )
 
@@ -49,7 +50,7 @@ func newRegistry(t *testing.T, opts attach.RegistryOptions) *attach.Registry {
 
 func wantCode(t *testing.T, err error, code, text string) {
 	t.Helper()
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil || e.Code != code || !strings.Contains(e.Message, text) {
 		t.Fatalf("got %v; want %s containing %q", err, code, text)
 	}
@@ -74,13 +75,13 @@ func TestRedeemOnceByItsHolderOnly(t *testing.T) {
 	g, raw := offer(t, r, "shell", alice)
 
 	_, _, err := r.Redeem(raw, mallory)
-	wantCode(t, err, ep.CodePermissionDenied, "issued to local.alice")
+	wantCode(t, err, proto.CodePermissionDenied, "issued to local.alice")
 	// Same principal, another lifecycle: not the holder either.
 	_, _, err = r.Redeem(raw, attach.Holder{ID: alice.ID, LifecycleUID: mallory.LifecycleUID})
-	wantCode(t, err, ep.CodePermissionDenied, "issued to")
+	wantCode(t, err, proto.CodePermissionDenied, "issued to")
 	// Another process epoch of the holder: its live authority died.
 	_, _, err = r.Redeem(raw, attach.Holder{ID: alice.ID, LifecycleUID: alice.LifecycleUID, ProcessEpoch: 1})
-	wantCode(t, err, ep.CodePermissionDenied, "issued to")
+	wantCode(t, err, proto.CodePermissionDenied, "issued to")
 
 	got, target, err := r.Redeem(raw, alice)
 	if err != nil {
@@ -90,9 +91,9 @@ func TestRedeemOnceByItsHolderOnly(t *testing.T) {
 		t.Fatalf("Redeem = %s for %+v", got.SessionID, target)
 	}
 	_, _, err = r.Redeem(raw, alice)
-	wantCode(t, err, ep.CodeConflict, "already redeemed")
+	wantCode(t, err, proto.CodeConflict, "already redeemed")
 	_, _, err = r.Redeem(raw, mallory)
-	wantCode(t, err, ep.CodePermissionDenied, "issued to")
+	wantCode(t, err, proto.CodePermissionDenied, "issued to")
 }
 
 func TestRedeemRefusesOtherEpochAndUnknown(t *testing.T) {
@@ -105,17 +106,17 @@ func TestRedeemRefusesOtherEpochAndUnknown(t *testing.T) {
 	// The same instance restarted at the next epoch, with a fresh key.
 	restarted := newRegistry(t, attach.RegistryOptions{Serving: attach.Serving{InstanceID: iid, Epoch: 5}})
 	_, _, err := restarted.Redeem(raw, alice)
-	wantCode(t, err, ep.CodeExpired, "manager restarted; re-attach")
+	wantCode(t, err, proto.CodeExpired, "manager restarted; re-attach")
 
 	// Even with the same key, an epoch it does not serve.
 	sameKey := newRegistry(t, attach.RegistryOptions{Signer: signer, Serving: attach.Serving{InstanceID: iid, Epoch: 5}})
 	_, _, err = sameKey.Redeem(raw, alice)
-	wantCode(t, err, ep.CodeExpired, "epoch 4")
+	wantCode(t, err, proto.CodeExpired, "epoch 4")
 
 	// Same key and epoch, but never offered by this registry.
 	twin := newRegistry(t, attach.RegistryOptions{Signer: signer, Serving: attach.Serving{InstanceID: iid, Epoch: 4}})
 	_, _, err = twin.Redeem(raw, alice)
-	wantCode(t, err, ep.CodeNotFound, "ask for a new one")
+	wantCode(t, err, proto.CodeNotFound, "ask for a new one")
 }
 
 func TestRedeemAfterExpiryRefused(t *testing.T) {
@@ -125,7 +126,7 @@ func TestRedeemAfterExpiryRefused(t *testing.T) {
 	_, raw := offer(t, r, "shell", alice)
 	c.Add(time.Minute)
 	_, _, err := r.Redeem(raw, alice)
-	wantCode(t, err, ep.CodeExpired, "expired at")
+	wantCode(t, err, proto.CodeExpired, "expired at")
 }
 
 func TestOfferCeiling(t *testing.T) {
@@ -138,7 +139,7 @@ func TestOfferCeiling(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := r.Offer(attach.Target{Name: "c"}, alice)
-	wantCode(t, err, ep.CodeResourceExhausted, "--max-sessions 2")
+	wantCode(t, err, proto.CodeResourceExhausted, "--max-sessions 2")
 
 	// An offer nobody redeems gives its slot back; a redeemed one that is
 	// never served does too.
@@ -146,7 +147,7 @@ func TestOfferCeiling(t *testing.T) {
 	offer(t, r, "c", alice)
 	offer(t, r, "d", alice)
 	_, err = r.Offer(attach.Target{Name: "e"}, alice)
-	wantCode(t, err, ep.CodeResourceExhausted, "--max-sessions 2")
+	wantCode(t, err, proto.CodeResourceExhausted, "--max-sessions 2")
 }
 
 func TestClosedRegistryRefuses(t *testing.T) {
@@ -155,7 +156,7 @@ func TestClosedRegistryRefuses(t *testing.T) {
 	_, raw := offer(t, r, "shell", alice)
 	r.Close(attach.ReasonManagerRestart)
 	_, err := r.Offer(attach.Target{Name: "shell"}, alice)
-	wantCode(t, err, ep.CodeUnavailable, "manager-restart")
+	wantCode(t, err, proto.CodeUnavailable, "manager-restart")
 	_, _, err = r.Redeem(raw, alice)
-	wantCode(t, err, ep.CodeUnavailable, "manager-restart")
+	wantCode(t, err, proto.CodeUnavailable, "manager-restart")
 }

@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -27,23 +27,23 @@ type Subjects struct {
 // session to its holder with one standing row per agent (see
 // HolderPermissions): no per-session credential is minted, and any other
 // identity's publish or subscribe there is a permissions violation.
-func SessionSubjects(space, endpoint, sessionID string, epoch uint64, holder ep.Caller) (Subjects, error) {
+func SessionSubjects(space, endpoint, sessionID string, epoch uint64, holder proto.Caller) (Subjects, error) {
 	prefix, err := sessionPrefix(space, endpoint, sessionID, epoch, holder)
 	if err != nil {
 		return Subjects{}, err
 	}
 	s := Subjects{In: prefix + DirIn, Out: prefix + DirOut}
-	if len(s.Out) > ep.MaxSubjectBytes || len(s.In) > ep.MaxSubjectBytes {
-		return Subjects{}, refuse(ErrInvalidGrant, "session subject is %d bytes, over the %d-byte limit", len(s.Out), ep.MaxSubjectBytes)
+	if len(s.Out) > proto.MaxSubjectBytes || len(s.In) > proto.MaxSubjectBytes {
+		return Subjects{}, refuse(ErrInvalidGrant, "session subject is %d bytes, over the %d-byte limit", len(s.Out), proto.MaxSubjectBytes)
 	}
 	return s, nil
 }
 
-func sessionPrefix(space, endpoint, sessionID string, epoch uint64, holder ep.Caller) (string, error) {
+func sessionPrefix(space, endpoint, sessionID string, epoch uint64, holder proto.Caller) (string, error) {
 	if err := wire.ValidSpace(space); err != nil {
 		return "", err
 	}
-	tok, err := ep.EndpointToken(endpoint)
+	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return "", err
 	}
@@ -64,7 +64,7 @@ func sessionPrefix(space, endpoint, sessionID string, epoch uint64, holder ep.Ca
 // for the sessions it holds: publish on `in` and subscribe on `out` of any
 // session whose subject names its own triple, on any endpoint and epoch.
 // Another identity's triple never matches, so the broker refuses it.
-func HolderPermissions(space string, holder ep.Caller) (pub, sub []string, err error) {
+func HolderPermissions(space string, holder proto.Caller) (pub, sub []string, err error) {
 	if err := wire.ValidSpace(space); err != nil {
 		return nil, nil, err
 	}
@@ -82,7 +82,7 @@ func ServePermissions(space, endpoint string, epoch uint64) (pub, sub []string, 
 	if err := wire.ValidSpace(space); err != nil {
 		return nil, nil, err
 	}
-	tok, err := ep.EndpointToken(endpoint)
+	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return nil, nil, err
 	}

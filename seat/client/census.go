@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -108,8 +109,8 @@ func (e *NoSeatError) Error() string {
 // manager is registered in the space (or its registry cannot be read): a
 // mesh without managers, which has no seats.
 func IsNoManager(err error) bool {
-	e := ep.AsError(err)
-	return e != nil && e.Code == ep.CodeFailedPrecondition
+	e := proto.AsError(err)
+	return e != nil && e.Code == proto.CodeFailedPrecondition
 }
 
 // Census asks every registered manager for its seats at once, or only the

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // A manager that answers ps with an error, or with what is no ps reply,
@@ -14,7 +15,7 @@ func TestCensusNamesAManagerThatAnsweredWithAnError(t *testing.T) {
 	good, _ := json.Marshal(PsReply{Seats: []Row{{Name: "amy"}}, NowMs: 1})
 	res := &ep.ScatterResult{Complete: true, Replies: []ep.ScatterReply{
 		{InstanceID: "good", Data: good},
-		{InstanceID: "erring", Error: &ep.Error{Code: ep.CodeInternal, Message: "ps failed"}},
+		{InstanceID: "erring", Error: &proto.Error{Code: proto.CodeInternal, Message: "ps failed"}},
 		{InstanceID: "garbled", Data: json.RawMessage(`[1,2]`)},
 	}}
 	cs := censusOf(res)

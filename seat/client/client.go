@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -74,11 +75,11 @@ func (s Seat) options() []ep.CallOption {
 		opts = append(opts, ep.On(s.Manager))
 	}
 	if s.targeted() {
-		mode := ep.ModeOwner
+		mode := proto.ModeOwner
 		if s.Any {
-			mode = ep.ModeAny
+			mode = proto.ModeAny
 		}
-		opts = append(opts, ep.WithTarget(mode, ep.BodyTarget{Owner: s.Owner, Actor: s.Name, LifecycleUID: s.UID}))
+		opts = append(opts, ep.WithTarget(mode, proto.BodyTarget{Owner: s.Owner, Actor: s.Name, LifecycleUID: s.UID}))
 	}
 	return opts
 }
@@ -110,8 +111,8 @@ func (c *Client) lifecycle(ctx context.Context, s Seat) (Seat, error) {
 // that would not carry the request and a manager that would not run it
 // both mean the caller is not the operator.
 func typing(err error) error {
-	e := ep.AsError(err)
-	if e == nil || e.Code != ep.CodePermissionDenied || strings.Contains(e.Message, OnlyOperatorTypes) {
+	e := proto.AsError(err)
+	if e == nil || e.Code != proto.CodePermissionDenied || strings.Contains(e.Message, OnlyOperatorTypes) {
 		return err
 	}
 	again := *e
@@ -209,8 +210,8 @@ func (c *Client) Attach(ctx context.Context, s Seat) (json.RawMessage, error) {
 // into words, and forgets the old description so the next call binds to
 // the manager as it is now.
 func (c *Client) restarted(err error) error {
-	e := ep.AsError(err)
-	if e == nil || e.Code != ep.CodeExpired || !e.HasDetail(ep.BindRefusedKind) {
+	e := proto.AsError(err)
+	if e == nil || e.Code != proto.CodeExpired || !e.HasDetail(proto.BindRefusedKind) {
 		return err
 	}
 	c.ep.Forget(wire.ManagerEndpoint)

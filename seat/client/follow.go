@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // Redialer is a manager client that dials again once its connection has
@@ -104,6 +105,6 @@ func (d *Redialer) screenOnce(ctx context.Context, s Seat) (ScreenReply, error) 
 
 // isGone reports whether a manager said it has no such seat.
 func isGone(err error) bool {
-	e := ep.AsError(err)
-	return e != nil && e.Code == ep.CodeNotFound && !errors.Is(err, ep.ErrNoCommand)
+	e := proto.AsError(err)
+	return e != nil && e.Code == proto.CodeNotFound && !errors.Is(err, ep.ErrNoCommand)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -71,7 +72,7 @@ func startMesh(t testing.TB, cfg host.Config) *harness {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.c = h.client(h.op, ep.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID})
+	h.c = h.client(h.op, proto.Caller{Owner: op.Principal.Owner, Actor: op.Principal.Actor, UID: op.UID})
 	if m.Manager() != nil {
 		h.iid = m.Manager().InstanceID()
 		// Registered after the mesh's Close, so it runs first: an
@@ -91,7 +92,7 @@ func (h *harness) conn(name string) *nats.Conn {
 	return nc
 }
 
-func (h *harness) client(nc *nats.Conn, caller ep.Caller) *client.Client {
+func (h *harness) client(nc *nats.Conn, caller proto.Caller) *client.Client {
 	h.t.Helper()
 	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: caller})
 	if err != nil {
@@ -114,7 +115,7 @@ func (h *harness) connectAs(creds string) *client.Client {
 		h.t.Fatal(err)
 	}
 	h.t.Cleanup(nc.Close)
-	return h.client(nc, ep.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID})
+	return h.client(nc, proto.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID})
 }
 
 // agent mints an agent identity with caps and connects as it.
@@ -235,11 +236,11 @@ func waitFor(t testing.TB, total time.Duration, fn func() error) {
 }
 
 // errCode is err's ep error, or fails.
-func errCode(t testing.TB, err error) *ep.Error {
+func errCode(t testing.TB, err error) *proto.Error {
 	t.Helper()
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	if e == nil {
-		t.Fatalf("want an *ep.Error, got %v", err)
+		t.Fatalf("want an *proto.Error, got %v", err)
 	}
 	return e
 }

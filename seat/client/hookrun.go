@@ -9,7 +9,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // A hook must never break its harness's session: whatever fails, `cotal
@@ -178,7 +178,7 @@ func (s Self) askHook(ctx context.Context, a HookArgs) (HookReply, error) {
 		cctx, cancel := context.WithTimeout(ctx, hookCallWait)
 		r, err := s.Hook(cctx, a)
 		cancel()
-		if e := ep.AsError(err); e != nil && e.Code == ep.CodeUnavailable && time.Now().Before(deadline) && ctx.Err() == nil {
+		if e := proto.AsError(err); e != nil && e.Code == proto.CodeUnavailable && time.Now().Before(deadline) && ctx.Err() == nil {
 			time.Sleep(hookRetry) // the connector gives no signal to wait on
 			continue
 		}

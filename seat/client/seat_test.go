@@ -8,7 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/host"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -52,7 +52,7 @@ func TestOperatorTypesReadsAndStops(t *testing.T) {
 		t.Fatalf("stop --force: %+v %v", stopped, err)
 	}
 	_, err = h.c.Input(ctxT(t), s, "echo late", true)
-	if e := errCode(t, err); e.Code != ep.CodeFailedPrecondition {
+	if e := errCode(t, err); e.Code != proto.CodeFailedPrecondition {
 		t.Fatalf("input to a stopped seat: %v", e)
 	}
 }
@@ -75,14 +75,14 @@ func TestOwnerModeReachesOnlyTheSpawnersSeats(t *testing.T) {
 		t.Fatalf("the spawner reading its seat's screen: %v", err)
 	}
 	// Without owner mode an agent is not the operator.
-	if _, err := alice.Screen(ctxT(t), client.Seat{Name: mine.Name, Manager: h.iid}); errCode(t, err).Code != ep.CodePermissionDenied {
+	if _, err := alice.Screen(ctxT(t), client.Seat{Name: mine.Name, Manager: h.iid}); errCode(t, err).Code != proto.CodePermissionDenied {
 		t.Fatalf("an agent's screen call without owner mode: %v", err)
 	}
 	if _, err := alice.Census(ctxT(t), h.iid); err == nil {
 		t.Fatal("an agent took the census")
 	}
 	theirsAsAlice := client.Seat{Name: theirs.Name, Manager: h.iid, Owner: theirs.Owner, UID: theirs.UID}
-	if _, err := alice.Stop(ctxT(t), theirsAsAlice, false); errCode(t, err).Code != ep.CodePermissionDenied {
+	if _, err := alice.Stop(ctxT(t), theirsAsAlice, false); errCode(t, err).Code != proto.CodePermissionDenied {
 		t.Fatalf("stopping another agent's seat: %v", err)
 	}
 	if r, err := bob.Inspect(ctxT(t), theirs.Owned()); err != nil || !r.Running() {

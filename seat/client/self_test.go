@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/cotal-go/cotal/host"
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -45,7 +45,7 @@ func TestSelfCallsActOnTheCallersOwnSeat(t *testing.T) {
 		t.Fatalf("inbox of a fresh seat: %#v %v, want empty", items, err)
 	}
 
-	if _, err := h.c.Self(h.iid).Inbox(ctxT(t), true); ep.AsError(err) == nil {
+	if _, err := h.c.Self(h.iid).Inbox(ctxT(t), true); proto.AsError(err) == nil {
 		t.Fatalf("the operator's self call: %v, want a refusal", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -169,7 +170,7 @@ func (c *Client) follow() uint64 {
 	if c.progress == nil {
 		l := &progressLog{}
 		c.progress = l
-		if filter, err := ep.GoalProgressFilter(c.ep.Space(), wire.ManagerEndpoint, c.ep.Caller()); err == nil {
+		if filter, err := proto.GoalProgressFilter(c.ep.Space(), wire.ManagerEndpoint, c.ep.Caller()); err == nil {
 			nc := c.ep.Conn()
 			if _, err := nc.Subscribe(filter, l.add); err == nil {
 				_ = nc.Flush() // the interest is in place before the spawn is sent

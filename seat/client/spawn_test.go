@@ -9,6 +9,7 @@ import (
 
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -105,7 +106,7 @@ func TestAwaitSpawnEndsWithItsContext(t *testing.T) {
 func TestSpawnRefusalIsTheManagersWord(t *testing.T) {
 	h := startMesh(t, host.Config{})
 	_, err := h.c.Spawn(ctxT(t), client.SpawnArgs{Persona: "nobody"}, "")
-	if e := errCode(t, err); e.Code != ep.CodeNotFound || !strings.Contains(e.Message, "nobody") {
+	if e := errCode(t, err); e.Code != proto.CodeNotFound || !strings.Contains(e.Message, "nobody") {
 		t.Fatalf("spawn of an unknown persona: %v", e)
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // The manager's command arguments and replies. The manager generates each
-// command's closed JSON Schema from these structs (ep.SchemaFor), so a
+// command's closed JSON Schema from these structs (proto.SchemaFor), so a
 // contract cannot drift from what its handler decodes and returns.
 
 // Row is one seat as ps reports it: the process state and the mesh state
@@ -93,6 +93,28 @@ type Row struct {
 	// Worktree is the seat's git worktree; nil when it runs in the
 	// project's own checkout.
 	Worktree *WorktreeRow `json:"worktree,omitempty"`
+	// Usage is the seat's cost and activity as its harness's own session
+	// file says them; nil when its harness writes none cotal reads.
+	Usage *UsageRow `json:"usage,omitempty"`
+}
+
+// UsageRow is a seat's cost and activity, from its harness's transcript.
+type UsageRow struct {
+	InputTokens      int64   `json:"inputTokens"`
+	OutputTokens     int64   `json:"outputTokens"`
+	CacheReadTokens  int64   `json:"cacheReadTokens,omitempty"`
+	CacheWriteTokens int64   `json:"cacheWriteTokens,omitempty"`
+	CostUSD          float64 `json:"costUsd,omitempty"` // the harness's own reckoning; 0 when it gives none
+	ToolCalls        int     `json:"toolCalls"`
+	Turns            int     `json:"turns"`
+	// LastAnswerMs is when its model's last message was written: how long
+	// ago it last made progress. 0 before its first.
+	LastAnswerMs int64 `json:"lastAnswerMs,omitempty"`
+	// Budget is its persona's budget: in tokens (input, cache writes and
+	// output); OverBudget says it is spent. 0 for none.
+	Budget     int64  `json:"budget,omitempty"`
+	OverBudget bool   `json:"overBudget,omitempty"`
+	Error      string `json:"error,omitempty"` // why the transcript could not be read last time
 }
 
 // WorktreeRow is a seat's git worktree as ps shows it.

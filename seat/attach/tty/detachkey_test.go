@@ -7,7 +7,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
@@ -16,7 +16,7 @@ type (
 	rawGrant = json.RawMessage
 )
 
-var denied = ep.Refuse(ep.CodePermissionDenied, "not yours")
+var denied = proto.Refuse(proto.CodePermissionDenied, "not yours")
 
 func errorf(format string, a ...any) error { return fmt.Errorf(format, a...) }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -45,14 +46,14 @@ func SeatOpener(conn func() (*client.Client, error), s client.Seat, uid string) 
 // an epoch the manager has left means it restarted: its description is
 // fetched again so the next try reaches the new epoch.
 func seatError(ctx context.Context, c *client.Client, s client.Seat, err error) error {
-	e := ep.AsError(err)
+	e := proto.AsError(err)
 	switch {
 	case e == nil:
-	case e.HasDetail(ep.BindRefusedKind):
+	case e.HasDetail(proto.BindRefusedKind):
 		_, _ = c.EP().Describe(ctx, wire.ManagerEndpoint, s.Manager)
-	case e.Code == ep.CodeNotFound && !errors.Is(err, ep.ErrNoCommand),
-		e.Code == ep.CodeFailedPrecondition, // attach: the seat is not running
-		e.Code == ep.CodeExpired:            // owner mode: the seat is another lifecycle now
+	case e.Code == proto.CodeNotFound && !errors.Is(err, ep.ErrNoCommand),
+		e.Code == proto.CodeFailedPrecondition, // attach: the seat is not running
+		e.Code == proto.CodeExpired:            // owner mode: the seat is another lifecycle now
 		return fmt.Errorf("%w: %w", ErrGone, err)
 	}
 	return err

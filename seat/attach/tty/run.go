@@ -13,7 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/attach"
 )
 
@@ -315,7 +315,7 @@ func classify(err error) (Ending, bool) {
 	if errors.Is(err, ErrGone) {
 		return Gone, true
 	}
-	if e := ep.AsError(err); e != nil && (e.Code == ep.CodePermissionDenied || e.Code == ep.CodeUnauthenticated) {
+	if e := proto.AsError(err); e != nil && (e.Code == proto.CodePermissionDenied || e.Code == proto.CodeUnauthenticated) {
 		return Failed, true
 	}
 	return 0, false

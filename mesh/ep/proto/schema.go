@@ -1,4 +1,4 @@
-package ep
+package proto
 
 import (
 	"bytes"
@@ -52,8 +52,8 @@ func CompileSchema(doc json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrContractInvalid, err)
 	}
-	artifact := rawDigest(c)
-	url := "https://epc.cotal.invalid/" + artifact[len(digestPrefix):] + ".json"
+	artifact := RawDigest(c)
+	url := "https://epc.cotal.invalid/" + artifact[len(DigestPrefix):] + ".json"
 	comp := jsonschema.NewCompiler()
 	comp.DefaultDraft(jsonschema.Draft2020)
 	comp.UseLoader(refuseLoads{})

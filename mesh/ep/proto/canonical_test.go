@@ -1,4 +1,4 @@
-package ep_test
+package proto_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 )
 
 // TestCanonicalNumbers are the ECMAScript Number.prototype.toString vectors RFC 8785 relies on.
@@ -40,7 +40,7 @@ func TestCanonicalNumbers(t *testing.T) {
 		{"1e-400", "0"},
 	}
 	for _, tt := range tests {
-		got, err := ep.Canonical([]byte(tt.in))
+		got, err := proto.Canonical([]byte(tt.in))
 		if err != nil || string(got) != tt.want {
 			t.Errorf("Canonical(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
 		}
@@ -56,7 +56,7 @@ func TestCanonicalStrings(t *testing.T) {
 		{`"😀"`, `"😀"`},
 	}
 	for _, tt := range tests {
-		got, err := ep.Canonical([]byte(tt.in))
+		got, err := proto.Canonical([]byte(tt.in))
 		if err != nil || string(got) != tt.want {
 			t.Errorf("Canonical(%s) = %s, %v; want %s", tt.in, got, err, tt.want)
 		}
@@ -67,7 +67,7 @@ func TestCanonicalStrings(t *testing.T) {
 func TestCanonicalKeyOrder(t *testing.T) {
 	in := `{"\ufb33":5,"\u20ac":3,"\ud83d\ude00":2,"b":1,"a":{"z":0,"y":[3,{"d":1,"c":2}]},"":0,"A":9,"\u0080":4}`
 	want := `{"":0,"A":9,"a":{"y":[3,{"c":2,"d":1}],"z":0},"b":1,"` + "\u0080" + `":4,"€":3,"😀":2,"` + "\ufb33" + `":5}`
-	got, err := ep.Canonical([]byte(in))
+	got, err := proto.Canonical([]byte(in))
 	if err != nil || string(got) != want {
 		t.Fatalf("Canonical = %s, %v; want %s", got, err, want)
 	}
@@ -82,7 +82,7 @@ func TestCanonicalRFC8785Example(t *testing.T) {
   "literals": [null, true, false]
 }`
 	want := `{"literals":[null,true,false],"numbers":[333333333.3333333,1e+30,4.5,0.002,1e-27],"string":"€$\u000f\nA'B\"\\\\\"/"}`
-	got, err := ep.Canonical([]byte(in))
+	got, err := proto.Canonical([]byte(in))
 	if err != nil || string(got) != want {
 		t.Fatalf("Canonical = %s, %v; want %s", got, err, want)
 	}
@@ -91,15 +91,15 @@ func TestCanonicalRFC8785Example(t *testing.T) {
 func TestCanonicalWhitespaceInsensitive(t *testing.T) {
 	a := `{"b":[1,2,{"x":"y"}],"a":true}`
 	b := "\n{ \"a\" : true ,\r\n\t\"b\" : [ 1 , 2.0 , { \"x\" : \"\\u0079\" } ] }\n"
-	da, err := ep.Digest([]byte(a))
+	da, err := proto.Digest([]byte(a))
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := ep.Digest([]byte(b))
+	db, err := proto.Digest([]byte(b))
 	if err != nil || da != db {
 		t.Fatalf("digests differ: %s vs %s (%v)", da, db, err)
 	}
-	if !ep.ValidDigest(da) {
+	if !proto.ValidDigest(da) {
 		t.Fatalf("digest %q is not sha256:<hex>", da)
 	}
 }
@@ -109,32 +109,32 @@ func TestCanonicalRefuses(t *testing.T) {
 		name, in string
 		kind     error
 	}{
-		{"duplicate key", `{"a":1,"a":2}`, ep.ErrDuplicateKey},
-		{"nested duplicate key", `[{"x":{"k":1,"k":1}}]`, ep.ErrDuplicateKey},
-		{"escaped duplicate key", `{"a":1,"\u0061":2}`, ep.ErrDuplicateKey},
-		{"overflow", `1e309`, ep.ErrNumberRange},
-		{"negative overflow", `[-1e400]`, ep.ErrNumberRange},
-		{"lone high surrogate", `"\ud83d"`, ep.ErrInvalidText},
-		{"lone low surrogate", `"\ude00x"`, ep.ErrInvalidText},
-		{"reversed pair", `"\ude00\ud83d"`, ep.ErrInvalidText},
-		{"invalid UTF-8", "\"\xff\"", ep.ErrInvalidText},
-		{"UTF-8 surrogate", "\"\xed\xa0\x80\"", ep.ErrInvalidText},
-		{"empty", ``, ep.ErrInvalidJSON},
-		{"two values", `1 2`, ep.ErrInvalidJSON},
-		{"trailing comma", `[1,]`, ep.ErrInvalidJSON},
-		{"leading zero", `01`, ep.ErrInvalidJSON},
-		{"bare dot", `1.`, ep.ErrInvalidJSON},
-		{"plus sign", `+1`, ep.ErrInvalidJSON},
-		{"NaN", `NaN`, ep.ErrInvalidJSON},
-		{"raw newline in string", "\"a\nb\"", ep.ErrInvalidJSON},
-		{"single quotes", `'a'`, ep.ErrInvalidJSON},
-		{"unquoted key", `{a:1}`, ep.ErrInvalidJSON},
-		{"bad escape", `"\x"`, ep.ErrInvalidJSON},
-		{"too deep", strings.Repeat("[", 10001) + strings.Repeat("]", 10001), ep.ErrInvalidJSON},
+		{"duplicate key", `{"a":1,"a":2}`, proto.ErrDuplicateKey},
+		{"nested duplicate key", `[{"x":{"k":1,"k":1}}]`, proto.ErrDuplicateKey},
+		{"escaped duplicate key", `{"a":1,"\u0061":2}`, proto.ErrDuplicateKey},
+		{"overflow", `1e309`, proto.ErrNumberRange},
+		{"negative overflow", `[-1e400]`, proto.ErrNumberRange},
+		{"lone high surrogate", `"\ud83d"`, proto.ErrInvalidText},
+		{"lone low surrogate", `"\ude00x"`, proto.ErrInvalidText},
+		{"reversed pair", `"\ude00\ud83d"`, proto.ErrInvalidText},
+		{"invalid UTF-8", "\"\xff\"", proto.ErrInvalidText},
+		{"UTF-8 surrogate", "\"\xed\xa0\x80\"", proto.ErrInvalidText},
+		{"empty", ``, proto.ErrInvalidJSON},
+		{"two values", `1 2`, proto.ErrInvalidJSON},
+		{"trailing comma", `[1,]`, proto.ErrInvalidJSON},
+		{"leading zero", `01`, proto.ErrInvalidJSON},
+		{"bare dot", `1.`, proto.ErrInvalidJSON},
+		{"plus sign", `+1`, proto.ErrInvalidJSON},
+		{"NaN", `NaN`, proto.ErrInvalidJSON},
+		{"raw newline in string", "\"a\nb\"", proto.ErrInvalidJSON},
+		{"single quotes", `'a'`, proto.ErrInvalidJSON},
+		{"unquoted key", `{a:1}`, proto.ErrInvalidJSON},
+		{"bad escape", `"\x"`, proto.ErrInvalidJSON},
+		{"too deep", strings.Repeat("[", 10001) + strings.Repeat("]", 10001), proto.ErrInvalidJSON},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got, err := ep.Canonical([]byte(tt.in)); !errors.Is(err, tt.kind) {
+			if got, err := proto.Canonical([]byte(tt.in)); !errors.Is(err, tt.kind) {
 				t.Fatalf("Canonical = %s, %v; want %v", got, err, tt.kind)
 			}
 		})
@@ -153,14 +153,14 @@ func FuzzCanonical(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, in []byte) {
-		out, err := ep.Canonical(in)
+		out, err := proto.Canonical(in)
 		if err != nil {
-			if errors.Is(err, ep.ErrInvalidJSON) && json.Valid(in) {
+			if errors.Is(err, proto.ErrInvalidJSON) && json.Valid(in) {
 				t.Fatalf("refused valid JSON %q as syntax: %v", in, err)
 			}
 			return
 		}
-		again, err := ep.Canonical(out)
+		again, err := proto.Canonical(out)
 		if err != nil || string(again) != string(out) {
 			t.Fatalf("not idempotent: %q -> %q -> %q, %v", in, out, again, err)
 		}

@@ -1,4 +1,4 @@
-package ep
+package proto
 
 import (
 	"strconv"
@@ -11,7 +11,7 @@ import (
 func EventSubject(space, endpoint, instanceID string, epoch uint64, topic ...string) (string, error) {
 	t := newTokens(space, "epe")
 	t.add(EndpointToken(endpoint))
-	t.add(idTok("instance id", instanceID))
+	t.add(IDToken("instance id", instanceID))
 	t.lit(strconv.FormatUint(epoch, 10))
 	t.topic("event", topic)
 	return t.subject()
@@ -41,7 +41,7 @@ func (t *tokens) topic(what string, topic []string) {
 
 // ContractSubject is the one create-only message holding a contract artifact: cotal.<s>.epc.<64 hex>. It takes the bare hex or a sha256:<hex> digest.
 func ContractSubject(space, hexDigest string) (string, error) {
-	hex, err := digestHex(hexDigest)
+	hex, err := DigestHex(hexDigest)
 	if err != nil {
 		return "", err
 	}
@@ -49,22 +49,22 @@ func ContractSubject(space, hexDigest string) (string, error) {
 	return t.subject()
 }
 
-// digestHex normalizes sha256:<hex> or <hex> to the bare 64 lowercase hex characters.
-func digestHex(ref string) (string, error) {
-	hex := strings.TrimPrefix(ref, digestPrefix)
+// DigestHex normalizes sha256:<hex> or <hex> to the bare 64 lowercase hex characters.
+func DigestHex(ref string) (string, error) {
+	hex := strings.TrimPrefix(ref, DigestPrefix)
 	if len(hex) != 64 || !wire.AllBytes(hex, func(c byte) bool { return '0' <= c && c <= '9' || 'a' <= c && c <= 'f' }) {
 		return "", wire.Refuse(ErrInvalidDigest, "digest %q must be sha256: followed by 64 characters of 0-9 a-f", ref)
 	}
 	return hex, nil
 }
 
-// goalTopic is goal.<cO>.<cA>.<cUid>.<goalId>, the caller-scoped prefix of every goal topic.
-func goalTopic(c Caller, goalID string) ([]string, error) {
+// GoalTopic is goal.<cO>.<cA>.<cUid>.<goalId>, the caller-scoped prefix of every goal topic.
+func GoalTopic(c Caller, goalID string) ([]string, error) {
 	toks, err := callerTokens(c)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := idTok("goal id", goalID); err != nil {
+	if _, err := IDToken("goal id", goalID); err != nil {
 		return nil, err
 	}
 	return append(append([]string{"goal"}, toks...), goalID), nil
@@ -72,7 +72,7 @@ func goalTopic(c Caller, goalID string) ([]string, error) {
 
 // GoalProgressSubject is a goal's progress event at the executor's epoch: epe.<e>.<iid>.<epoch>.goal.<cO>.<cA>.<cUid>.<goalId>.progress.
 func GoalProgressSubject(space, endpoint, instanceID string, epoch uint64, caller Caller, goalID string) (string, error) {
-	topic, err := goalTopic(caller, goalID)
+	topic, err := GoalTopic(caller, goalID)
 	if err != nil {
 		return "", err
 	}
@@ -91,7 +91,7 @@ func GoalProgressFilter(space, endpoint string, caller Caller) (string, error) {
 
 // GoalResultSubject is the one create-only terminal fact of a goal, the same at every epoch: epf.<e>.goal.<cO>.<cA>.<cUid>.<goalId>.result.
 func GoalResultSubject(space, endpoint string, caller Caller, goalID string) (string, error) {
-	topic, err := goalTopic(caller, goalID)
+	topic, err := GoalTopic(caller, goalID)
 	if err != nil {
 		return "", err
 	}

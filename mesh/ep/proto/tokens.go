@@ -1,4 +1,4 @@
-package ep
+package proto
 
 import (
 	"strconv"
@@ -119,7 +119,8 @@ func commandTok(command string) (string, error) {
 	return command, nil
 }
 
-func idTok(what, v string) (string, error) {
+// IDToken is v when it is an id token (ValidID), else ErrInvalidToken naming what.
+func IDToken(what, v string) (string, error) {
 	if !ValidID(v) {
 		return "", wire.Refuse(ErrInvalidToken, "%s %q must be 1-64 characters of A-Z a-z 0-9 _ -", what, v)
 	}

@@ -1,4 +1,4 @@
-package ep
+package proto
 
 // CheckRequest runs the envelope-only checks of the serve pipeline, in the spec's order, against the parsed subject: version, shape, op agreement, class, digest binding, bind placement, target agreement and sender. inputDigest and outputDigest are the registered command's closure digests; an empty one matches nothing, so a server that forgets them refuses rather than admits. Every refusal is not-executed.
 func CheckRequest(subject Request, body EndpointRequest, declaredClass, inputDigest, outputDigest string) *Error {

@@ -1,4 +1,4 @@
-package ep
+package proto
 
 import (
 	"crypto/sha256"
@@ -10,8 +10,9 @@ import (
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
-// digestPrefix starts every content address.
-const digestPrefix = "sha256:"
+// DigestPrefix starts every content address.
+// DigestPrefix begins every digest reference.
+const DigestPrefix = "sha256:"
 
 // VoidSchema is the schema of a payload-free side: the payload is absent or null.
 const VoidSchema = `{"type":"null"}`
@@ -28,13 +29,13 @@ func Digest(v []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return rawDigest(c), nil
+	return RawDigest(c), nil
 }
 
-// rawDigest addresses bytes exactly as given.
-func rawDigest(b []byte) string {
+// RawDigest addresses bytes exactly as given.
+func RawDigest(b []byte) string {
 	sum := sha256.Sum256(b)
-	return digestPrefix + hex.EncodeToString(sum[:])
+	return DigestPrefix + hex.EncodeToString(sum[:])
 }
 
 // Marshal encodes a Go value as RFC 8785 canonical JSON.
@@ -52,17 +53,17 @@ func DigestOf(v any) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return rawDigest(c), nil
+	return RawDigest(c), nil
 }
 
 // ValidDigest reports whether s is exactly sha256: followed by 64 lowercase hex characters, the one spelling a digest field may carry.
 func ValidDigest(s string) bool {
-	h, err := digestHex(s)
-	return err == nil && digestPrefix+h == s
+	h, err := DigestHex(s)
+	return err == nil && DigestPrefix+h == s
 }
 
-// closureManifest is the §7 manifest whose digest names a contract closure.
-type closureManifest struct {
+// ClosureManifest is the §7 manifest whose digest names a contract closure.
+type ClosureManifest struct {
 	V       int      `json:"v"`
 	Root    string   `json:"root"`
 	Members []string `json:"members"`
@@ -70,21 +71,21 @@ type closureManifest struct {
 
 // ClosureDigest names a contract: the digest of {v:1, root, members}, where members are the artifact digests reachable by reference from root (root itself only if re-reached), sorted and de-duplicated. References may be bare hex or sha256:<hex>; they are normalized to sha256:<hex>.
 func ClosureDigest(root string, members []string) (string, error) {
-	rootHex, err := digestHex(root)
+	rootHex, err := DigestHex(root)
 	if err != nil {
 		return "", err
 	}
 	norm := make([]string, 0, len(members))
 	for _, m := range members {
-		h, err := digestHex(m)
+		h, err := DigestHex(m)
 		if err != nil {
 			return "", err
 		}
-		norm = append(norm, digestPrefix+h)
+		norm = append(norm, DigestPrefix+h)
 	}
 	slices.Sort(norm)
 	norm = slices.Compact(norm)
-	return DigestOf(closureManifest{V: 1, Root: digestPrefix + rootHex, Members: norm})
+	return DigestOf(ClosureManifest{V: 1, Root: DigestPrefix + rootHex, Members: norm})
 }
 
 // AuthDigest binds the opaque auth slot into a fingerprint: the SHA-256 of the slot's string value exactly as carried, never re-canonicalized. The slot must be a JSON string.
@@ -102,7 +103,7 @@ func AuthDigest(auth json.RawMessage) (string, error) {
 	if p.pos != len(p.in) {
 		return "", wire.Refuse(ErrInvalidJSON, "auth slot must be one JSON string")
 	}
-	return rawDigest([]byte(s)), nil
+	return RawDigest([]byte(s)), nil
 }
 
 // FingerprintCaller is the caller as the fingerprint names it.

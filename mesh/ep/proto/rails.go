@@ -1,4 +1,4 @@
-package ep
+package proto
 
 import (
 	"crypto/rand"
@@ -39,14 +39,14 @@ var targetArity = map[Mode]int{
 	ModeSelf: 0, ModeOwner: 1, ModeAny: 1, ModeChild: 1, ModeLedger: 1, ModeHandle: 3, ModeExact: 3,
 }
 
-// isModeWord reports whether s is one of the reserved mode words; owners are local or u_…, so no owner is ever one.
-func isModeWord(s string) bool {
+// IsModeWord reports whether s is one of the reserved mode words; owners are local or u_…, so no owner is ever one.
+func IsModeWord(s string) bool {
 	_, ok := targetArity[Mode(s)]
 	return ok
 }
 
 // Targeted reports whether the mode names a target other than the caller, so the body must carry a target block.
-func (m Mode) Targeted() bool { return m != ModeNone && m != ModeSelf && isModeWord(string(m)) }
+func (m Mode) Targeted() bool { return m != ModeNone && m != ModeSelf && IsModeWord(string(m)) }
 
 // Caller is the forge-locked caller triple every request carries: principal plus lifecycle UID.
 type Caller struct {
@@ -209,7 +209,7 @@ func (r Request) Subject() (string, error) {
 	case RailInst:
 		t.lit(string(r.Rail))
 		t.add(EndpointToken(r.Endpoint))
-		t.add(idTok("instance id", r.InstanceID))
+		t.add(IDToken("instance id", r.InstanceID))
 	default:
 		return "", wire.Refuse(ErrInvalidToken, "rail %q must be one, all or inst", r.Rail)
 	}
@@ -244,7 +244,7 @@ func ParseRequest(subject string) (Request, error) {
 	}
 	r.Command = t[i]
 	i++
-	if isModeWord(t[i]) {
+	if IsModeWord(t[i]) {
 		r.Mode = Mode(t[i])
 		i++
 		n := targetArity[r.Mode]
@@ -291,7 +291,7 @@ func (r Request) ReplySubject(instanceID string, epoch uint64) (string, error) {
 func (r Reply) Subject() (string, error) {
 	t := newTokens(r.Space, "ep", "reply")
 	t.add(EndpointToken(r.Endpoint))
-	t.add(idTok("instance id", r.InstanceID))
+	t.add(IDToken("instance id", r.InstanceID))
 	t.lit(strconv.FormatUint(r.Epoch, 10))
 	t.caller(r.Caller)
 	t.add(nonceTok(r.Nonce))
@@ -348,7 +348,7 @@ func CallerReplyFilter(space string, c Caller) string {
 func ResponderReplyFilter(space, endpoint, instanceID string, epoch uint64) string {
 	t := newTokens(space, "ep", "reply")
 	t.add(EndpointToken(endpoint))
-	t.add(idTok("instance id", instanceID))
+	t.add(IDToken("instance id", instanceID))
 	t.lit(strconv.FormatUint(epoch, 10), "*", "*", "*", "*")
 	return mustSubject(t.subject())
 }
@@ -381,7 +381,7 @@ func QueueGroup(endpoint string) string { return mustSubject(EndpointToken(endpo
 func ServeSubjects(space, endpoint, instanceID, command string) (one, all, inst string) {
 	e := mustSubject(EndpointToken(endpoint))
 	cmd := mustSubject(commandTok(command))
-	iid := mustSubject(idTok("instance id", instanceID))
+	iid := mustSubject(IDToken("instance id", instanceID))
 	root := wire.Root(space) + ".ep."
 	return mustSubject(sized(root + "one." + e + "." + cmd + ".>")),
 		mustSubject(sized(root + "all." + e + "." + cmd + ".>")),
