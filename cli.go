@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
@@ -178,3 +179,9 @@ func (g *globals) resultJSON(v any) error {
 	printJSON(g.stdout, v)
 	return nil
 }
+
+// orDefault is s, or otherwise when s is empty.
+func orDefault(s, otherwise string) string { return clirender.OrDefault(s, otherwise) }
+
+// ageMs is the age of a manager's time t read against its clock now.
+func ageMs(nowMs, t int64) string { return clirender.AgeMs(nowMs, t) }

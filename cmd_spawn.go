@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -64,7 +64,7 @@ the acceptance.`,
 			defer fcancel()
 			var w client.Watch
 			if !asJSON {
-				w.Step = func(s client.Step) { fmt.Fprintf(g.stdout, "%s: %s\n", sp.Name, describeStep(s)) }
+				w.Step = func(s client.Step) { fmt.Fprintf(g.stdout, "%s: %s\n", sp.Name, clirender.Step(s)) }
 				w.Pending = func() { fmt.Fprintf(g.stderr, "waiting for %s to come up (at most %s)...\n", sp.Name, sp.Deadline()) }
 			}
 			res, err := cl.AwaitSpawn(fctx, sp, w)
@@ -111,41 +111,8 @@ func spawnRefused(persona string, err error) error {
 }
 
 func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, asJSON bool) error {
-	var failed error = exitError{exitFail}
-	if res.State == ep.GoalSucceeded {
-		failed = nil
+	if !clirender.SpawnResult(g.stdout, acc, res, asJSON) {
+		return exitError{exitFail}
 	}
-	switch {
-	case asJSON:
-		printJSON(g.stdout, map[string]any{"accepted": acc, "result": res})
-	case res.State == ep.GoalSucceeded:
-		fmt.Fprintf(g.stdout, "ready: %s is up and on the mesh\n", acc.Name)
-	case res.State == ep.GoalUncertain:
-		why := fmt.Sprintf("%s did not show it was up within the bound", acc.Name)
-		var d ep.Uncertain
-		if json.Unmarshal(res.Data, &d) == nil && d.Reason != "" {
-			why = wire.CleanLabel(d.Reason)
-		}
-		fmt.Fprintf(g.stdout, "uncertain: %s; it is kept running: inspect it with `cotal screen %s` and `cotal ps` rather than spawning it again\n", why, acc.Name)
-	default:
-		msg := ""
-		if res.Error != nil {
-			msg = res.Error.Message
-		}
-		fmt.Fprintf(g.stdout, "%s: %s\n", res.State, msg)
-	}
-	return failed
-}
-
-// describeStep is a spawn progress event in words.
-func describeStep(s client.Step) string {
-	switch s.Step {
-	case client.StepLaunched:
-		return fmt.Sprintf("process launched (pid %d)", s.PID)
-	case client.StepReady:
-		return "drew its first output and kept running: joining the mesh"
-	case "":
-		return s.State
-	}
-	return s.Step
+	return nil
 }

@@ -10,9 +10,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
-	"github.com/cotal-go/cotal/mesh/render"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/attach"
 )
@@ -126,21 +126,13 @@ func runUp(ctx context.Context, g *globals, f *upFlags) error {
 	}
 	ctx, stop := untilQuit(ctx, hostQuit(g, h))
 	defer stop()
-	b := h.Broker()
-	mode := "auth mode: per-agent credentials"
-	if f.open {
-		mode = "OPEN mode: no authentication, owner local; anyone on this machine can read and post as anyone"
-	}
-	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s)\n", p.Space, b.URL(), os.Getpid(), mode)
-	fmt.Fprintf(g.stdout, "store %s (limit %s)\n", p.StoreDir, render.Bytes(b.MaxStore()))
+	clirender.Up(g.stdout, p.Space, h.Broker().URL(), os.Getpid(), f.open, p.StoreDir, h.Broker().MaxStore())
 	printExternal(g, h, f.open)
 	if f.sync == config.SyncInterval {
 		fmt.Fprintln(g.stdout, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
 	if m := h.Manager(); m != nil {
-		for _, l := range m.CustodyReport().Lines() {
-			fmt.Fprintln(g.stdout, l)
-		}
+		clirender.Lines(g.stdout, m.CustodyReport().Lines())
 	}
 	if os.Getenv(envDetachedChild) == "" {
 		fmt.Fprintln(g.stdout, "press Ctrl-C to stop")
@@ -170,7 +162,7 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 	var late *host.NotReadyError
 	switch {
 	case errors.As(err, &running) && f.json:
-		return g.resultJSON(upJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile()})
+		return g.resultJSON(clirender.UpJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile()})
 	case errors.As(err, &running):
 		fmt.Fprintln(g.stdout, running.Error())
 		return nil
@@ -180,21 +172,12 @@ func upDetached(ctx context.Context, g *globals, p config.Paths, f *upFlags) err
 		return err
 	}
 	if f.json {
-		return g.resultJSON(upJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
+		return g.resultJSON(clirender.UpJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
 			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile()})
 	}
-	fmt.Fprintf(g.stdout, "mesh %s up on %s (pid %d, %s mode, sync %s) in %s\n", p.Space, rec.URL, rec.PID, rec.Mode, rec.Sync, time.Since(start).Round(time.Millisecond))
-	if rec.Mode == config.ModeOpen {
-		fmt.Fprintln(g.stdout, "OPEN mode: no authentication; anyone on this machine can read and post as anyone")
-	}
+	clirender.Detached(g.stdout, p.Space, rec, time.Since(start))
 	printExternalRecord(g, rec)
-	if rec.Sync == config.SyncInterval {
-		fmt.Fprintln(g.stdout, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
-	}
-	for _, l := range custodyLines(g) {
-		fmt.Fprintln(g.stdout, l)
-	}
-	fmt.Fprintf(g.stdout, "log %s; stop it with `cotal down --space %s`\n", p.LogFile(), p.Space)
+	clirender.DetachedTail(g.stdout, p.Space, rec, p.LogFile(), custodyLines(g))
 	return nil
 }
 
@@ -213,59 +196,4 @@ func custodyLines(g *globals) []string {
 		return nil
 	}
 	return seat.CustodyOf(cs.Rows).Lines()
-}
-
-// upJSON is `cotal up --detach --json`.
-type upJSON struct {
-	Space          string `json:"space"`
-	AlreadyRunning bool   `json:"alreadyRunning,omitempty"`
-	URL            string `json:"url,omitempty"`
-	PID            int    `json:"pid,omitempty"`
-	Mode           string `json:"mode,omitempty"`
-	Sync           string `json:"sync,omitempty"`
-	ReadyMs        int64  `json:"readyMs,omitempty"` // how long the start took
-	Store          string `json:"store,omitempty"`
-	Log            string `json:"log"`
-}
-
-func newSuperviseCmd(g *globals) *cobra.Command {
-	var idFile, project string
-	var readiness time.Duration
-	var maxSessions int
-	cmd := &cobra.Command{
-		Use:   "supervise",
-		Short: "Run an extra manager instance in this process, serving a running mesh",
-		Long: `Serve the manager endpoint from this process too: a space may have several
-managers, each with its own seats; ps asks them all. The instance id is kept
-in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
-seats asks for a second Ctrl-C before stopping them.`,
-		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := errors.Join(checkMaxSessions(maxSessions), checkReadiness(readiness)); err != nil {
-				return err
-			}
-			t, err := g.resolveTarget()
-			if err != nil {
-				return err
-			}
-			h, err := host.Start(cmd.Context(), host.Config{
-				Paths: t.Paths, Open: t.Record.Mode == config.ModeOpen, Log: g.stderr,
-				ProjectDir: project, Readiness: readiness, MaxSessions: maxSessions,
-				Supervise: &host.Supervise{URL: t.URL, Creds: t.Creds, InstanceFile: idFile},
-			})
-			if err != nil {
-				return err
-			}
-			ctx, stop := untilQuit(cmd.Context(), hostQuit(g, h))
-			defer stop()
-			mgr := h.Manager()
-			fmt.Fprintf(g.stdout, "manager instance %s serving space %s at epoch %d; Ctrl-C to stop\n", mgr.InstanceID(), t.Paths.Space, mgr.Epoch())
-			return h.Run(ctx)
-		},
-	}
-	cmd.Flags().StringVar(&idFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
-	cmd.Flags().StringVar(&project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")
-	cmd.Flags().DurationVar(&readiness, "readiness", 0, readinessHelp)
-	cmd.Flags().IntVar(&maxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions this manager serves at once")
-	return cmd
 }
