@@ -24,8 +24,9 @@ func newBenchCmd(g *globals) *cobra.Command {
 a temporary store, measures each cotal path and its floor, the same work done
 with bare NATS or a bare pty, side by side in the same run, and prints one
 row per path: cotal p50/p99, floor p50/p99, their ratio, the goal and whether
-it is met. Only the ratio means much on a shared machine. It takes about a
-minute (--quick: ten seconds); a progress line goes to stderr while it runs.
+it is met. Only the ratio means much on a shared machine. It measures for
+about a minute (--quick: ten seconds); setting up the hundred-member paths
+adds half a minute or more. A progress line goes to stderr while it runs.
 It measures its own mesh only: a running mesh (--url) is not supported yet.
 
 Paths: ` + strings.Join(bench.Paths(), "; ") + `.`,

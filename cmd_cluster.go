@@ -8,6 +8,21 @@ import (
 	"github.com/cotal-go/cotal/config"
 )
 
+// checkExternal refuses --url values no mesh can run on, and --sync
+// interval with them: an external cluster's servers decide how they sync.
+func checkExternal(f *upFlags) error {
+	if len(f.urls) == 0 {
+		return nil
+	}
+	if err := broker.CheckURLs(f.urls); err != nil {
+		return usagef("--url: %v", err)
+	}
+	if f.sync != config.SyncAlways {
+		return usagef("--sync %s applies to the embedded broker; with --url the cluster's servers decide how they sync (sync_interval in their jetstream block)", f.sync)
+	}
+	return nil
+}
+
 // externalCreds is the credential `up --url` connects with: --creds when
 // the mesh lives on servers cotal did not start, else none.
 func externalCreds(g *globals, f *upFlags) string {

@@ -153,7 +153,7 @@ func runDashboard(ctx context.Context, g *globals, f *upFlags, al alerting, deta
 	}, func(context.Context) ([]client.PersonaChoice, error) { return seat.PersonaChoices(project) }, local)
 	defer desk.Close()
 	desk.SetDeclared(func() []string { return manifest.DeclaredSeats(p) })
-	cfg.SeatSource, cfg.SeatControl, cfg.Diff = desk, desk, diffText
+	cfg.SeatSource, cfg.SeatControl, cfg.Diff, cfg.Review = desk, desk, diffText, dashboardReview(g)
 	if g.server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = g.server, 0, "", ""
 	} else if !hosting {

@@ -11,6 +11,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/tui"
 	"github.com/cotal-go/cotal/worktree"
 )
 
@@ -29,48 +31,28 @@ a removed line). Write none and nothing is sent.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			seat := args[0]
-			ctx, cancel := gitCtx()
-			defer cancel()
-			r, err := openRepo(ctx)
+			rv, err := openReview(seat)
 			if err != nil {
 				return err
 			}
-			d, err := r.Diff(ctx, seat)
-			if err != nil {
-				return treeError(err)
-			}
-			if len(d.Files) == 0 {
-				return fmt.Errorf("%s has no changes against %s: nothing to review", seat, d.Base)
-			}
-			text, err := editReview(g, worktree.ReviewFile(d))
+			defer rv.close()
+			cmd, err := rv.editor()
 			if err != nil {
 				return err
 			}
-			comments := worktree.ParseReview(text)
-			if len(comments) == 0 {
-				if asJSON {
-					printJSON(g.stdout, map[string]any{"seat": seat, "comments": []worktree.Comment{}, "sent": false})
-				} else {
-					fmt.Fprintln(g.stdout, "no comments written: nothing sent")
-				}
-				return nil
+			cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, g.stdout, g.stderr
+			if err := cmd.Run(); err != nil {
+				return fmt.Errorf("the editor failed: %w; nothing was sent", err)
 			}
-			sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
-			defer scancel()
-			e, err := g.endpoint(sctx, mesh.Options{OneShot: true, Subscribe: []string{}})
+			comments, rc, err := rv.send(g)
 			if err != nil {
 				return err
-			}
-			defer e.Close()
-			rc, err := e.DM(sctx, seat, reviewMessage(d, comments))
-			if err != nil {
-				return sendError(err)
 			}
 			if asJSON {
-				printJSON(g.stdout, map[string]any{"seat": seat, "comments": comments, "sent": true, "receipt": rc})
+				printJSON(g.stdout, map[string]any{"seat": seat, "comments": comments, "sent": rc != nil, "receipt": rc})
 				return nil
 			}
-			fmt.Fprintf(g.stdout, "sent %d comment(s) on %s's diff as one DM: %s\n", len(comments), seat, rc)
+			fmt.Fprintln(g.stdout, reviewSaid(seat, comments, rc))
 			return nil
 		},
 	}
@@ -78,37 +60,117 @@ a removed line). Write none and nothing is sent.`,
 	return cmd
 }
 
-// editReview writes text to a private file, runs the person's editor on
-// it, and returns what they saved.
-func editReview(g *globals, text string) (string, error) {
+// review is one review of a seat's diff: the file the person writes in.
+type review struct {
+	seat string
+	diff *worktree.Diff
+	path string
+}
+
+// openReview reads the seat's diff into a private review file.
+func openReview(seat string) (*review, error) {
+	ctx, cancel := gitCtx()
+	defer cancel()
+	r, err := openRepo(ctx)
+	if err != nil {
+		return nil, err
+	}
+	d, err := r.Diff(ctx, seat)
+	if err != nil {
+		return nil, treeError(err)
+	}
+	if len(d.Files) == 0 {
+		return nil, fmt.Errorf("%s has no changes against %s: nothing to review", seat, d.Base)
+	}
+	f, err := os.CreateTemp("", "cotal-review-*.diff")
+	if err != nil {
+		return nil, err
+	}
+	_, err = f.WriteString(worktree.ReviewFile(d))
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(f.Name())
+		return nil, err
+	}
+	return &review{seat: seat, diff: d, path: f.Name()}, nil
+}
+
+func (rv *review) close() { _ = os.Remove(rv.path) }
+
+// editor is the person's $VISUAL or $EDITOR on the review file. The editor
+// may be a command with arguments (code -w): the shell splits it, and the
+// file goes as its own argument.
+func (rv *review) editor() (*exec.Cmd, error) {
 	editor := os.Getenv("VISUAL")
 	if editor == "" {
 		editor = os.Getenv("EDITOR")
 	}
 	if strings.TrimSpace(editor) == "" {
-		return "", usagef("no editor: set $EDITOR (or $VISUAL) to the program to write the review in")
+		return nil, usagef("no editor: set $EDITOR (or $VISUAL) to the program to write the review in")
 	}
-	f, err := os.CreateTemp("", "cotal-review-*.diff")
+	return exec.Command("sh", "-c", editor+` "$1"`, "sh", rv.path), nil
+}
+
+// send reads the comments written and sends them to the seat as one DM;
+// with none it sends nothing (a nil receipt).
+func (rv *review) send(g *globals) ([]worktree.Comment, *mesh.Receipt, error) {
+	b, err := os.ReadFile(rv.path)
 	if err != nil {
-		return "", err
+		return nil, nil, err
 	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(text); err != nil {
-		f.Close()
-		return "", err
+	comments := worktree.ParseReview(string(b))
+	if len(comments) == 0 {
+		return []worktree.Comment{}, nil, nil
 	}
-	if err := f.Close(); err != nil {
-		return "", err
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	e, err := g.endpoint(ctx, mesh.Options{OneShot: true, Subscribe: []string{}})
+	if err != nil {
+		return nil, nil, err
 	}
-	// The editor may be a command with arguments (code -w): the shell
-	// splits it, and the file goes as its own argument.
-	cmd := exec.Command("sh", "-c", editor+` "$1"`, "sh", f.Name())
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, g.stdout, g.stderr
-	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("the editor (%s) failed: %w; nothing was sent", editor, err)
+	defer e.Close()
+	rc, err := e.DM(ctx, rv.seat, reviewMessage(rv.diff, comments))
+	if err != nil {
+		return nil, nil, sendError(err)
 	}
-	b, err := os.ReadFile(f.Name())
-	return string(b), err
+	return comments, &rc, nil
+}
+
+// reviewSaid is what a review did, in a line.
+func reviewSaid(seat string, comments []worktree.Comment, rc *mesh.Receipt) string {
+	if rc == nil {
+		return "no comments written: nothing sent"
+	}
+	return fmt.Sprintf("sent %d comment(s) on %s's diff as one DM: %s", len(comments), seat, wire.Inert(rc.String()))
+}
+
+// dashboardReview is the dashboard's R: the review's editor, and what to do
+// once it exits.
+func dashboardReview(g *globals) tui.ReviewFunc {
+	return func(_ context.Context, seat string) (*exec.Cmd, func(error) (string, error), error) {
+		rv, err := openReview(seat)
+		if err != nil {
+			return nil, nil, err
+		}
+		cmd, err := rv.editor()
+		if err != nil {
+			rv.close()
+			return nil, nil, err
+		}
+		return cmd, func(edited error) (string, error) {
+			defer rv.close()
+			if edited != nil {
+				return "", fmt.Errorf("the editor failed: %w; nothing was sent", edited)
+			}
+			comments, rc, err := rv.send(g)
+			if err != nil {
+				return "", err
+			}
+			return reviewSaid(seat, comments, rc), nil
+		}, nil
+	}
 }
 
 // reviewMessage is the DM a review becomes: each comment under the file,

@@ -45,6 +45,9 @@ func (f *upFlags) check() error {
 	if err := checkReadiness(f.readiness); err != nil {
 		return err
 	}
+	if err := checkExternal(f); err != nil {
+		return err
+	}
 	return checkMaxSessions(f.maxSessions)
 }
 

@@ -198,9 +198,9 @@ func fanIn(n int, got <-chan struct{}, post func(i int) error) func(int) (time.D
 		if err := post(i); err != nil {
 			return 0, err
 		}
-		for range n {
+		for k := range n {
 			if _, err := waitFor(got, "a member's copy"); err != nil {
-				return 0, err
+				return 0, fmt.Errorf("post %d: %d of %d copies in hand, then %w", i, k, n, err)
 			}
 		}
 		return time.Since(start), nil

@@ -35,6 +35,33 @@ func Replicas(nc *nats.Conn) int {
 	return max(1, min(MaxReplicas, len(seen)))
 }
 
+// PlacementWait is how long provisioning keeps asking a cluster for the
+// replicas it counted before it settles for fewer: a cluster just started
+// may not have every peer in its JetStream group yet.
+const PlacementWait = 10 * time.Second
+
+// withReplicas runs create with *replicas copies; while the cluster cannot
+// place that many it asks again for PlacementWait, then lowers the count
+// one at a time down to 1.
+func withReplicas(ctx context.Context, replicas *int, create func() error) error {
+	deadline := time.Now().Add(PlacementWait)
+	for {
+		err := create()
+		if err == nil || !tooFewPeers(err) || *replicas <= 1 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			*replicas--
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
 // tooFewPeers reports whether a create failed because the cluster cannot
 // place that many replicas: a server in no cluster, or too few peers.
 func tooFewPeers(err error) bool {

@@ -239,10 +239,10 @@ func noDirect(ctx context.Context, js jetstream.JetStream, name string) error {
 func ensureStream(ctx context.Context, js jetstream.JetStream, space string, cfg jetstream.StreamConfig) error {
 	s, err := js.Stream(ctx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
-		_, err := js.CreateStream(ctx, cfg)
-		for ; err != nil && tooFewPeers(err) && cfg.Replicas > 1; _, err = js.CreateStream(ctx, cfg) {
-			cfg.Replicas--
-		}
+		err := withReplicas(ctx, &cfg.Replicas, func() error {
+			_, err := js.CreateStream(ctx, cfg)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("creating stream %s: %w", cfg.Name, err)
 		}
@@ -271,10 +271,10 @@ func ensureBucket(ctx context.Context, js jetstream.JetStream, cfg jetstream.Key
 	kv, err := js.KeyValue(ctx, cfg.Bucket)
 	switch {
 	case errors.Is(err, jetstream.ErrBucketNotFound):
-		_, err := js.CreateKeyValue(ctx, cfg)
-		for ; err != nil && tooFewPeers(err) && cfg.Replicas > 1; _, err = js.CreateKeyValue(ctx, cfg) {
-			cfg.Replicas--
-		}
+		err := withReplicas(ctx, &cfg.Replicas, func() error {
+			_, err := js.CreateKeyValue(ctx, cfg)
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("creating bucket %s: %w", cfg.Bucket, err)
 		}

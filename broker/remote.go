@@ -39,7 +39,7 @@ func CheckURLs(urls []string) error {
 			return fmt.Errorf("server %q: scheme %q is not one cotal dials: use nats:// or tls://", raw, u.Scheme)
 		}
 		if u.User != nil {
-			return fmt.Errorf("server %q carries a user or password in the URL: pass a creds file with --creds instead, so it stays out of argv", raw)
+			return fmt.Errorf("server %q carries a user or password in the URL: pass a creds file with --creds instead, so it stays out of argv", u.Redacted())
 		}
 	}
 	return nil
@@ -62,7 +62,7 @@ func dial(o Options) (*Broker, error) {
 	}
 	nc, err := b.Connect("cotal-broker")
 	if err != nil {
-		return nil, fmt.Errorf("%w: connecting to %s: %v", ErrNotReady, b.url, err)
+		return nil, fmt.Errorf("%w: connecting to %s: %v (is a nats-server with JetStream running there, and reachable from here?)", ErrNotReady, b.url, err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.ReadyTimeout)
 	defer cancel()

@@ -180,6 +180,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{name: "bad name", args: []string{"mint", "bo-b"}, want: `"bo-b"`},
 		{name: "bad profile", args: []string{"mint", "x", "--profile", "admin"}, want: `"admin"`},
 		{name: "bad default space", args: []string{"use", "a.b"}, want: `"a.b"`},
+		{name: "url not nats", args: []string{"up", "--url", "http://a:4222"}, want: `"http"`},
+		{name: "url with password", args: []string{"up", "--url", "nats://u:secret@a:4222"}, want: "--creds"},
+		{name: "url with sync interval", args: []string{"up", "--url", "nats://a:4222", "--sync", "interval"}, want: "--sync interval"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -189,6 +192,9 @@ func TestBadInputExitsTwo(t *testing.T) {
 				if strings.Contains(out, "goroutine") || strings.Contains(out, "panic") {
 					t.Fatalf("cotal %s crashed:\nstdout: %s\nstderr: %s", strings.Join(tc.args, " "), stdout, stderr)
 				}
+			}
+			if strings.Contains(stdout+stderr, "secret") {
+				t.Fatalf("cotal %s repeated the password it refused: %s", strings.Join(tc.args, " "), stderr)
 			}
 			msg := strings.TrimSuffix(stderr, "\n")
 			if code != 2 || !strings.HasPrefix(msg, "cotal: ") || strings.Contains(msg, "\n") || !strings.Contains(msg, tc.want) {

@@ -171,7 +171,17 @@ func runIn2(t testing.TB, home, dir, space string, args ...string) (string, stri
 // runInEnv is runIn2 with extra KEY=VALUE pairs in cotal's environment.
 func runInEnv(t testing.TB, home, dir, space string, extra []string, args ...string) (string, string, int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), commandTimeout)
+	return runFor(t, commandTimeout, home, dir, space, extra, args...)
+}
+
+// spawnTimeout bounds a spawn followed to its outcome: past opencode's
+// own readiness bound (3 min) and the follow margin.
+const spawnTimeout = 4 * time.Minute
+
+// runFor is runInEnv bounded by limit rather than commandTimeout.
+func runFor(t testing.TB, limit time.Duration, home, dir, space string, extra []string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, cotalBin, append([]string{"--space", space}, args...)...)
 	cmd.Env, cmd.Dir = append(cotalEnv(home), extra...), dir

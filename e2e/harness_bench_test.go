@@ -190,7 +190,7 @@ func benchUp(b *testing.B, home, dir, space string, env []string, personas ...st
 	}
 	b.Cleanup(func() { runIn2(b, home, dir, space, "down", "--with-agents") })
 	for _, p := range personas {
-		out, stderr, code := runIn2(b, home, dir, space, "spawn", p)
+		out, stderr, code := runFor(b, spawnTimeout, home, dir, space, nil, "spawn", p)
 		if code != 0 && !strings.Contains(out+stderr, "uncertain: not ready within") {
 			b.Fatalf("spawn %s: exit %d\n%s\n%s", p, code, out, stderr)
 		}

@@ -109,7 +109,7 @@ func TestOpencodeInASeat(t *testing.T) {
 	// processes on two cores): its own readiness bound is longer than a
 	// command's 30 s, so its spawn ends ready, not uncertain.
 	start := time.Now()
-	out, stderr, code := runIn2(t, home, w.dir, space, "spawn", "oc")
+	out, stderr, code := runFor(t, spawnTimeout, home, w.dir, space, nil, "spawn", "oc")
 	if code != 0 || !strings.Contains(out, "ready: oc is up") {
 		t.Fatalf("spawn oc: exit %d, want ready within its bound\n%s\n%s", code, out, stderr)
 	}

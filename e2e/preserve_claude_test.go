@@ -226,9 +226,9 @@ func TestOpencodeResumesItsSession(t *testing.T) {
 	w := newOpencodeWorld(t)
 	home := t.TempDir()
 	const space = "opencoderesume"
-	run := func(args ...string) string {
+	run := func(args ...string) string { // opencode may take minutes to come up
 		t.Helper()
-		out, stderr, code := runInEnv(t, home, w.dir, space, w.env, args...)
+		out, stderr, code := runFor(t, spawnTimeout, home, w.dir, space, w.env, args...)
 		if code != 0 {
 			t.Fatalf("cotal %v: exit %d\n%s\n%s", args, code, out, stderr)
 		}

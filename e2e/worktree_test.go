@@ -158,6 +158,24 @@ func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".cotal", "worktrees", "alpha")); !os.IsNotExist(err) {
 		t.Fatalf("alpha's clean worktree is still there (%v)", err)
 	}
+	out, stderr, code = runIn(t, home, dir, "worktree", "ls", "--json")
+	var ls struct {
+		Worktrees []struct {
+			Seat        string   `json:"seat"`
+			State       string   `json:"state"`
+			Branch      string   `json:"branch"`
+			Uncommitted []string `json:"uncommitted"`
+			Ahead       int      `json:"ahead"`
+			Holder      string   `json:"holder"`
+		} `json:"worktrees"`
+	}
+	if err := json.Unmarshal([]byte(out), &ls); code != 0 || err != nil || len(ls.Worktrees) != 1 || ls.Worktrees[0].Seat != "beta" ||
+		ls.Worktrees[0].State != "uncommitted" || ls.Worktrees[0].Ahead != 1 || ls.Worktrees[0].Holder != "" || len(ls.Worktrees[0].Uncommitted) != 1 {
+		t.Fatalf("worktree ls --json: exit %d, %v\n%s%s", code, err, out, stderr)
+	}
+	if out, _, code := runIn(t, home, dir, "worktree", "prune"); code != 0 || !strings.Contains(out, "nothing to prune") {
+		t.Fatalf("prune took beta's kept work: exit %d\n%s", code, out)
+	}
 	out, stderr, code = runIn(t, home, dir, "worktree", "rm", "beta")
 	if code != 1 || !strings.Contains(stderr, "uncommitted changes in the worktree of seat beta (wip.txt)") {
 		t.Fatalf("worktree rm beta: exit %d, want a refusal\n%s%s", code, out, stderr)
@@ -174,7 +192,9 @@ func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
 
 // TestDashboardShowsASeatsDiff: a person tabs to SEATS and presses D: the
 // seat's diff opens in the pager, file list first, and what the seat wrote
-// is shown inert (an escape sequence in a file is shown, never run).
+// is shown inert (an escape sequence in a file is shown, never run). R
+// then hands the terminal to $EDITOR on the review file, and the comment
+// written there reaches the seat as a DM naming file and line.
 func TestDashboardShowsASeatsDiff(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
@@ -187,7 +207,11 @@ func TestDashboardShowsASeatsDiff(t *testing.T) {
 	}
 	gitIn(t, dir, "add", "-A")
 	gitIn(t, dir, "commit", "-q", "-m", "first")
-	d := startDashboardIn(t, home, dir, "--space", "seats")
+	editor := filepath.Join(t.TempDir(), "editor.sh")
+	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i '/^+alpha$/a say it in French' \"$1\"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	d := startSizedEnv(t, home, dir, 120, 40, []string{"EDITOR=" + editor, "VISUAL="}, "--space", "seats")
 	d.waitScreen("HOSTING", "SEATS · 0")
 	if out, stderr, code := runIn(t, home, dir, "spawn", "coder", "--name", "alpha"); code != 0 {
 		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
@@ -205,5 +229,57 @@ func TestDashboardShowsASeatsDiff(t *testing.T) {
 	if s := d.screen(); strings.Contains(s, "DIFF alpha") {
 		t.Fatalf("the diff did not close:\n%s", s)
 	}
+	d.keys("R")
+	d.waitScreen("sent 1 comment(s) on alpha's diff as one DM")
+	if _, stderr, code := runIn(t, home, dir, "input", "alpha", "cotal inbox"); code != 0 {
+		t.Fatalf("input: %s", stderr)
+	}
+	waitSeatScreen(t, home, dir, "alpha", "the review DM", func(s string) bool {
+		return strings.Contains(s, "notes.txt:2: alpha") && strings.Contains(s, "say it in French")
+	})
 	d.quit()
+}
+
+// TestSpawnWorktreeFlags: spawn --worktree --branch --base puts a seat of a
+// persona without worktree: true in a worktree on the branch named, made
+// from the base named; --branch without --worktree is refused, exit 2.
+func TestSpawnWorktreeFlags(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"plain": "agent: command\ncommand: sh"})
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.email", "test@example.invalid")
+	gitIn(t, dir, "config", "user.name", "Test")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "first")
+	first := strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("two\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "commit", "-q", "-am", "second")
+	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
+		t.Fatalf("up: %s", stderr)
+	}
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	out, stderr, code := runIn(t, home, dir, "spawn", "plain", "--branch", "feat/x")
+	if code != 2 || !strings.Contains(stderr, "add --worktree") {
+		t.Fatalf("spawn --branch without --worktree: exit %d\n%s%s", code, out, stderr)
+	}
+	if out, stderr, code := runIn(t, home, dir, "spawn", "plain", "--worktree", "--branch", "feat/x", "--base", first); code != 0 {
+		t.Fatalf("spawn --worktree: exit %d\n%s%s", code, out, stderr)
+	}
+	out, _, _ = runIn(t, home, dir, "ps", "--json")
+	var cs struct {
+		Rows []client.CensusRow `json:"rows"`
+	}
+	_ = json.Unmarshal([]byte(out), &cs)
+	if len(cs.Rows) != 1 || cs.Rows[0].Worktree == nil || cs.Rows[0].Worktree.Branch != "feat/x" || cs.Rows[0].Worktree.Base != "" {
+		t.Fatalf("ps --json: %s", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, ".cotal", "worktrees", "plain", "notes.txt")); string(b) != "one\n" {
+		t.Fatalf("the worktree is not at the base named: notes.txt %q", b)
+	}
 }

@@ -3,6 +3,7 @@ package seat
 import (
 	"context"
 	"fmt"
+	"os/exec"
 	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
@@ -54,6 +55,10 @@ func (m *Manager) makeTree(s *Seat, p *Persona, a client.SpawnArgs) (string, err
 	if err != nil {
 		return "", err
 	}
+	if h := repo.Holder(s.name); h != "" && h != s.uid && m.staleHolder(s, h) {
+		m.logf("seat %s: its worktree was held by lifecycle %s, whose credential is revoked: taken over", s.name, h)
+		_ = repo.Release(s.name, h)
+	}
 	rec, err := repo.Create(ctx, worktree.Options{Seat: s.name, Branch: a.Branch, Base: a.Base, Owner: s.uid})
 	if err != nil {
 		return "", err
@@ -69,6 +74,25 @@ func (m *Manager) makeTree(s *Seat, p *Persona, a client.SpawnArgs) (string, err
 	s.mu.Unlock()
 	m.logf("seat %s runs in worktree %s on branch %s", s.name, rec.Path, rec.Branch)
 	return repo.Cwd(rec), nil
+}
+
+// staleHolder reports whether the lifecycle holding a worktree is over: no
+// seat here runs as it, and its credential (of the same name) is revoked.
+// Without a minter that can tell, a holder is never taken to be stale.
+func (m *Manager) staleHolder(s *Seat, uid string) bool {
+	kb, ok := m.opts.Minter.(KeptBy)
+	if !ok {
+		return false
+	}
+	m.mu.Lock()
+	for _, other := range m.seats {
+		if other.uid == uid && other.live() {
+			m.mu.Unlock()
+			return false
+		}
+	}
+	m.mu.Unlock()
+	return !kb.Holds(s.id, uid)
 }
 
 // findTree gives a seat taken back from its keeper the worktree its
@@ -146,6 +170,9 @@ func (s *Seat) setupArgs(path string, args []string) (string, []string) {
 	s.mu.Unlock()
 	if t == nil || t.setup == "" {
 		return path, args
+	}
+	if abs, err := exec.LookPath(path); err == nil {
+		path = abs // the program the manager found, whatever PATH the setup leaves
 	}
 	script := "(" + t.setup + ") || { echo \"cotal: the persona's setup command failed (exit $?)\" >&2; exit 1; }\nexec \"$0\" \"$@\""
 	return "sh", append([]string{"-c", script, path}, args...)

@@ -14,6 +14,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/worktree"
 )
 
 // gitInit makes the test's project a git repository with one commit.
@@ -155,5 +156,51 @@ func TestWorktreeSpawnRefusals(t *testing.T) {
 		if !strings.HasPrefix(e.Name(), ".") {
 			t.Errorf("a refused spawn left worktree %s", e.Name())
 		}
+	}
+}
+
+// TestStaleWorktreeClaimIsTakenOver: a worktree still claimed by a
+// lifecycle whose credential is gone (its manager died with it) goes to
+// the next seat of its name; the claim is not taken from a live seat.
+func TestStaleWorktreeClaimIsTakenOver(t *testing.T) {
+	h := startMesh(t, 10*time.Second)
+	gitInit(t, h.project)
+	if err := os.WriteFile(filepath.Join(h.project, ".env"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	h.treePersona("solo", `echo ready; exec sleep 600`)
+	repo, err := worktree.Open(ctxT(t), h.project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := repo.Create(ctxT(t), worktree.Options{Seat: "solo", Owner: "lifecycle-long-gone"}); err != nil {
+		t.Fatal(err)
+	}
+	acc := h.ready("solo")
+	if got := repo.Holder("solo"); got != acc.UID {
+		t.Fatalf("the worktree is held by %q, want the new seat's lifecycle %s", got, acc.UID)
+	}
+	if _, err := repo.Create(ctxT(t), worktree.Options{Seat: "solo", Owner: "someone-else"}); !errors.Is(err, worktree.ErrInUse) {
+		t.Fatalf("a live seat's worktree was given away: %v", err)
+	}
+}
+
+// TestFailedSetupFailsTheSpawn: a setup command that fails ends the seat
+// before its program runs, and the spawn fails saying so.
+func TestFailedSetupFailsTheSpawn(t *testing.T) {
+	h := startMesh(t, 10*time.Second)
+	gitInit(t, h.project)
+	body := "---\nname: broken\nagent: command\ncommand: sh\nargs: [\"-c\", \"echo PROGRAM-RAN; exec sleep 600\"]\nworktree: true\nsetup:\n  run: echo preparing; exit 3\n---\n"
+	if err := os.MkdirAll(config.AgentsDir(h.project), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(config.AgentsDir(h.project), "broken.md"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "broken"})
+	res := goal(t, h.c, h.iid, acc.GoalID, 15*time.Second)
+	if res.State != ep.GoalFailed || res.Error == nil || !strings.Contains(res.Error.Message, "the persona's setup command failed (exit 3)") ||
+		strings.Contains(res.Error.Message, "PROGRAM-RAN") {
+		t.Fatalf("spawn with a failing setup: %s %+v", res.State, res.Error)
 	}
 }

@@ -50,6 +50,9 @@ type Config struct {
 	// Diff reads a seat's diff in its worktree for D; nil refuses D in
 	// words.
 	Diff DiffFunc
+	// Review prepares a review of a seat's diff for R; nil refuses R in
+	// words.
+	Review ReviewFunc
 
 	// DetachKey ends an attach and returns to the dashboard; 0 is
 	// tty.DefaultDetachKey (Ctrl-]).

@@ -50,7 +50,7 @@ func (m *Model) helpLines(w int) []string {
 		"  text            post to the selected channel tab",
 		"",
 		"ROSTER  ● working  ◐ waiting  ○ idle  ⨯ offline  ⚙ endpoint; FOR is the status's age, HEARD the last heartbeat's; 'working · progress unknown': no seat output observed.",
-		"NEEDS YOU  every agent that needs you, oldest first: ◐ waiting; " + glyphStalled + " stalled, no output for over 5m while working or with messages waiting to be typed in; " +
+		"NEEDS YOU  every agent that needs you, oldest first: ◐ waiting; " + glyphStalled + " stalled, no output (no model answer, where its transcript is read) for over 5m while working or with messages waiting to be typed in; " +
 			glyphCrashed + " crashed, its process ended on its own with a failure; " + glyphHeld + " held, messages wait while its person types; " +
 			glyphUnread + " unread, replies to you (DMs) wait: r reads them and acks them for every dashboard; " +
 			glyphSuspended + " stopped, its process is stopped by a signal and runs nothing until continued; " +

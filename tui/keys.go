@@ -8,7 +8,7 @@ type KeyMap struct {
 	Panel, PrevTab, NextTab                 key.Binding
 	Filter, Compose, Send, Cancel           key.Binding
 	Spawn, Stop, Type, Attach, Remove       key.Binding
-	Answer, Diff                            key.Binding
+	Answer, Diff, Review                    key.Binding
 	Open, Log, Read, Jump                   key.Binding
 	Help, Quit, Yes, No                     key.Binding
 }
@@ -34,6 +34,7 @@ func DefaultKeyMap() KeyMap {
 		Remove:   key.NewBinding(key.WithKeys("d"), key.WithHelp("d", "remove an exited seat")),
 		Answer:   key.NewBinding(key.WithKeys("p"), key.WithHelp("p", "answer a seat's prompt")),
 		Diff:     key.NewBinding(key.WithKeys("D"), key.WithHelp("D", "the seat's worktree diff")),
+		Review:   key.NewBinding(key.WithKeys("R"), key.WithHelp("R", "review it in $EDITOR")),
 		Open:     key.NewBinding(key.WithKeys("enter", "o"), key.WithHelp("o/enter", "read a feed post in full")),
 		Log:      key.NewBinding(key.WithKeys("m"), key.WithHelp("m", "message log")),
 		Read:     key.NewBinding(key.WithKeys("r"), key.WithHelp("r", "read replies to you")),
@@ -58,7 +59,7 @@ func (k KeyMap) FullHelp() [][]key.Binding {
 	return [][]key.Binding{
 		{k.Up, k.Down, k.Top, k.Bottom, k.PageUp, k.PageDown, k.Panel, k.Filter},
 		{k.Compose, k.Send, k.Cancel, k.PrevTab, k.NextTab, k.Open},
-		{k.Spawn, k.Attach, k.Type, k.Stop, k.Remove, k.Answer, k.Diff},
+		{k.Spawn, k.Attach, k.Type, k.Stop, k.Remove, k.Answer, k.Diff, k.Review},
 		{k.Jump, k.Read, k.Log, k.Help, k.Quit},
 	}
 }

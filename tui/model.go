@@ -123,6 +123,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.seatResult(msg)
 	case diffMsg:
 		m.showDiff(msg)
+	case reviewReadyMsg, reviewEditedMsg, reviewSentMsg:
+		return m, m.reviewStep(msg)
 	case attachedMsg:
 		m.attached(msg)
 	case readRepliesMsg:
@@ -313,6 +315,8 @@ func (m *Model) key(msg tea.KeyMsg) tea.Cmd {
 		return m.seatKey(msg)
 	case key.Matches(msg, k.Diff):
 		return m.openDiff()
+	case key.Matches(msg, k.Review):
+		return m.openReview()
 	case m.panel == panelFeed && key.Matches(msg, k.Open):
 		m.openPost()
 	case key.Matches(msg, k.Attach) && (msg.String() == "a" || m.panel != panelFeed):

@@ -102,6 +102,9 @@ func (n *needsView) rebuild(peers []presence.Peer, seats []Seat, quiet bool) []l
 		}
 		if d, ok := s.stalled(now); ok {
 			what := "no output for " + minutes(d)
+			if _, ok := s.answered(); ok {
+				what = "no answer for " + minutes(d)
+			}
 			switch {
 			case s.Mesh != "working":
 				what = fmt.Sprintf("%d waiting, ", s.Waiting-s.PullOnly) + what

@@ -221,6 +221,8 @@ func (r *rosterView) look(p *presence.Peer) (string, lipgloss.Style, string) {
 			return glyph(p), st.glyphStyle(p), "working · progress unknown"
 		case quiet > StallAfter:
 			return glyphStalled, st.Stalled, "working · stalled " + minutes(quiet)
+		case !s.LastAnswer.IsZero() && s.Usage != nil:
+			return glyph(p), st.glyphStyle(p), "working · answered " + age(now, s.LastAnswer) + " ago"
 		case s.LastOutput.IsZero():
 			return glyph(p), st.glyphStyle(p), "working · progress unknown"
 		}

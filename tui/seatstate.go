@@ -26,11 +26,15 @@ func (s *Seat) crash() (string, bool) {
 	return "", false
 }
 
-// quiet is how long a running seat has printed nothing: since its last
-// output, or since it started when it never printed.
+// quiet is how long a running seat has made no progress: since its
+// model's last answer when its transcript is read (answered), else since
+// its last output, or since it started when it never printed.
 func (s *Seat) quiet(now time.Time) (time.Duration, bool) {
 	if !s.Running() {
 		return 0, false
+	}
+	if t, ok := s.answered(); ok {
+		return now.Sub(t), true
 	}
 	last := s.LastOutput
 	if last.IsZero() {

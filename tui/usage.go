@@ -3,6 +3,7 @@ package tui
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // tokenCount is a token count in a row: 950, 12.3k, 4.1M.
@@ -53,4 +54,24 @@ func (v *seatsView) usageTags(seat *Seat) string {
 		b.WriteString(" " + st.Waiting.Render("worktree kept: "+w.Kept))
 	}
 	return b.String()
+}
+
+// answered is when a seat whose harness's transcript is read last made
+// progress: its model's last answer, or, when it began working after that,
+// when it began (an idle seat given work is not stalled for its idle
+// hours). False for a seat whose transcript is not read, which only its
+// output can tell of: a harness redraws its screen while it waits on its
+// model, so output is no progress.
+func (s *Seat) answered() (time.Time, bool) {
+	if s.Usage == nil || !s.Running() {
+		return time.Time{}, false
+	}
+	last := s.LastAnswer
+	if s.Mesh == "working" && s.MeshSince.After(last) {
+		last = s.MeshSince
+	}
+	if last.IsZero() {
+		last = s.Started
+	}
+	return last, !last.IsZero()
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 )
 
@@ -43,14 +44,58 @@ func (e *gitError) Error() string {
 	return fmt.Sprintf("git %s: %s", strings.Join(e.args, " "), msg)
 }
 
+// Every seat of a project writes into one repository (its worktree's
+// commits go to the shared .git), so it can write that repository's
+// config and hooks: a program it names there would run as the person when
+// cotal runs git for them (a diff, a merge). cotal's own git commands run
+// none of it: no hooks, no fsmonitor, no commit signing program, every
+// filter the config names passing content through, and every merge driver
+// it names failing, so that merge is refused as a conflict. Diffs already
+// run no external diff or textconv (--no-ext-diff --no-textconv).
+var safeConfig = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "commit.gpgSign=false", "-c", "tag.gpgSign=false"}
+
+// overrides are the -c pairs that neuter the filters and merge drivers
+// the repository's config (with its includes) names.
+func overrides(ctx context.Context, dir string, env []string) []string {
+	cmd := exec.CommandContext(ctx, "git", append(slices.Clone(safeConfig), "config", "--null", "--name-only", "--get-regexp", `^(filter|merge)\.`)...)
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	if err != nil {
+		return nil // none named (exit 1), or not a repository yet
+	}
+	var args []string
+	seen := map[string]bool{}
+	for _, key := range strings.Split(string(out), "\x00") {
+		section, rest, ok := strings.Cut(key, ".")
+		dot := strings.LastIndex(rest, ".")
+		if !ok || dot < 0 {
+			continue
+		}
+		name := rest[:dot]
+		if seen[section+"."+name] {
+			continue
+		}
+		seen[section+"."+name] = true
+		switch section {
+		case "filter":
+			args = append(args, "-c", "filter."+name+".clean=cat", "-c", "filter."+name+".smudge=cat",
+				"-c", "filter."+name+".process=", "-c", "filter."+name+".required=false")
+		case "merge":
+			args = append(args, "-c", "merge."+name+".driver=false")
+		}
+	}
+	return args
+}
+
 // run runs git in dir and returns its stdout.
 func run(ctx context.Context, dir string, env []string, args ...string) (string, error) {
-	cmd := exec.CommandContext(ctx, "git", args...)
+	if env == nil {
+		env = gitEnv()
+	}
+	full := append(append(slices.Clone(safeConfig), overrides(ctx, dir, env)...), args...)
+	cmd := exec.CommandContext(ctx, "git", full...)
 	cmd.Dir = dir
 	cmd.Env = env
-	if cmd.Env == nil {
-		cmd.Env = gitEnv()
-	}
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	if err := cmd.Run(); err != nil {

@@ -441,3 +441,74 @@ func TestOpenFromALinkedWorktree(t *testing.T) {
 		t.Fatalf("open outside a repository: %v", err)
 	}
 }
+
+// TestNothingASeatPlantsInTheRepositoryRuns: a seat writes the shared
+// repository's config and hooks (its commits need .git); cotal's own git
+// commands for the person (diff, status, merge) run no hook, filter,
+// fsmonitor or merge driver it named there.
+func TestNothingASeatPlantsInTheRepositoryRuns(t *testing.T) {
+	ctx := context.Background()
+	r := newRepo(t)
+	a := create(t, r, "alpha")
+	marks := t.TempDir()
+	planted := func(what string) string { return "touch " + filepath.Join(marks, what) + "; cat" }
+	gitT(t, r.Root, "config", "filter.evil.clean", planted("clean"))
+	gitT(t, r.Root, "config", "filter.evil.smudge", planted("smudge"))
+	gitT(t, r.Root, "config", "merge.evil.driver", "touch "+filepath.Join(marks, "driver")+"; false")
+	monitor := filepath.Join(t.TempDir(), "fsmonitor.sh")
+	write(t, monitor, "#!/bin/sh\ntouch "+filepath.Join(marks, "fsmonitor")+"\n")
+	if err := os.Chmod(monitor, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	gitT(t, r.Root, "config", "core.fsmonitor", monitor)
+	hooks := filepath.Join(r.Root, ".git", "hooks")
+	for _, h := range []string{"pre-merge-commit", "post-merge", "post-checkout", "reference-transaction", "pre-commit", "commit-msg"} {
+		write(t, filepath.Join(hooks, h), "#!/bin/sh\ntouch "+filepath.Join(marks, "hook-"+h)+"\n")
+		if err := os.Chmod(filepath.Join(hooks, h), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The seat's branch routes its files through the planted drivers.
+	write(t, filepath.Join(a.Path, ".gitattributes"), "* filter=evil merge=evil\n")
+	gitT(t, a.Path, "add", ".gitattributes")
+	gitT(t, a.Path, "commit", "-qm", "attributes")
+	commitIn(t, a.Path, "alpha's line")
+	write(t, filepath.Join(a.Path, "notes.txt"), read(t, filepath.Join(a.Path, "notes.txt"))+"uncommitted\n")
+
+	// What the seat's own git commands ran is not cotal's doing.
+	clear := func() {
+		if err := os.RemoveAll(marks); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Mkdir(marks, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	check := func(what string) {
+		t.Helper()
+		ents, err := os.ReadDir(marks)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			t.Errorf("cotal's %s ran what a seat planted: %s", what, e.Name())
+		}
+	}
+	clear()
+	if _, err := r.Diff(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Status(ctx, "alpha"); err != nil {
+		t.Fatal(err)
+	}
+	check("diff and status")
+	gitT(t, a.Path, "checkout", "-q", "--", "notes.txt")
+	clear()
+	if _, err := r.Merge(ctx, "alpha", false); err != nil {
+		t.Fatal(err)
+	}
+	check("merge")
+	if got := read(t, filepath.Join(r.Root, "notes.txt")); !strings.Contains(got, "alpha's line") {
+		t.Fatalf("the merge did not bring alpha's line: %q", got)
+	}
+}

@@ -144,20 +144,34 @@ func (c *Cluster) MetaLeader() string {
 	return ""
 }
 
-// WaitMetaLeader polls until the cluster has a meta leader and every
-// running node has JetStream on.
+// WaitMetaLeader polls until the cluster has a meta leader that counts
+// every running node among its current JetStream peers (so each is routed
+// and placeable), and every running node has JetStream on.
 func (c *Cluster) WaitMetaLeader(total time.Duration) {
 	c.t.Helper()
 	deadline := time.Now().Add(total)
 	for {
 		ok := c.MetaLeader() != ""
 		c.mu.Lock()
+		running := 0
+		peers := 0
 		for _, s := range c.srvs {
-			if s != nil && !s.JetStreamEnabled() {
+			if s == nil {
+				continue
+			}
+			running++
+			if !s.JetStreamEnabled() {
 				ok = false
+			}
+			switch {
+			case len(c.srvs) == 1: // a lone server has no meta group to ask
+				peers = 1
+			case s.JetStreamIsLeader():
+				peers = len(s.JetStreamClusterPeers())
 			}
 		}
 		c.mu.Unlock()
+		ok = ok && peers == running
 		if ok {
 			return
 		}

@@ -81,6 +81,8 @@ type Client struct {
 	cache  map[string]*Described // endpoint + "|" + pinned instance
 	kv     jetstream.KeyValue
 	schema map[string]*proto.Schema
+	// replies routes this caller's replies on nc by nonce (repliesFor).
+	replies *replies
 }
 
 // NewClient wraps nc; it chains its own permission-violation handler in front of the connection's.
@@ -99,7 +101,8 @@ func NewClient(nc *nats.Conn, opts ClientOptions) (*Client, error) {
 		return nil, err
 	}
 	js, _ := jetstream.New(nc)
-	c := &Client{nc: nc, opts: opts, store: store, perms: violation.New(), js: js, cache: map[string]*Described{}, schema: map[string]*proto.Schema{}}
+	c := &Client{nc: nc, opts: opts, store: store, perms: violation.New(), js: js, cache: map[string]*Described{}, schema: map[string]*proto.Schema{},
+		replies: repliesFor(nc, opts.Space, opts.Caller)}
 	if opts.SharedConn {
 		return c, nil
 	}

@@ -37,9 +37,15 @@ func (c *Client) Probe(ctx context.Context, endpoint, instanceID string) (Livene
 		return LivenessUnknown, proto.Refuse(proto.CodeUnavailable, "cannot listen on %s: %v", sentinel, err)
 	}
 	defer sub.Unsubscribe()
+	forget, err := c.replies.absent(p.req.Nonce, ch)
+	if err != nil {
+		return LivenessUnknown, proto.Refuse(proto.CodeUnavailable, "cannot listen on %s: %v", sentinel, err)
+	}
+	defer forget()
 	if err := c.publishFlushed(ctx, p.subject, sentinel, p.body); err != nil {
 		return LivenessUnknown, err
 	}
+	c.replies.caughtUp(ctx) // the broker's answer, if it went to the shared subscription
 	for {
 		select {
 		case m := <-ch:

@@ -7,14 +7,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 
 	"github.com/nats-io/nats.go"
-
-	"github.com/cotal-go/cotal/mesh/wire"
 )
-
-// nonceReplyFilter is the exact reply rail of one request: any responder, this caller, this nonce. It also covers the no-responders sentinel.
-func nonceReplyFilter(space string, c proto.Caller, nonce string) string {
-	return wire.Root(space) + ".ep.reply.*.*.*." + c.Owner + "." + c.Actor + "." + c.UID + "." + nonce
-}
 
 // isNoResponders reports a broker-authored 503 on the sentinel: nobody holds the rail.
 func isNoResponders(m *nats.Msg) bool {
@@ -47,12 +40,11 @@ func (c *Client) roundTrip(ctx context.Context, req proto.Request, body proto.En
 	if e != nil {
 		return Responder{}, proto.EndpointReply{}, e
 	}
-	ch := make(chan *nats.Msg, 8)
-	sub, err := c.nc.ChanSubscribe(nonceReplyFilter(c.opts.Space, c.opts.Caller, p.req.Nonce), ch)
+	ch, forget, err := c.replies.listen(p.req.Nonce, 8)
 	if err != nil {
 		return Responder{}, proto.EndpointReply{}, proto.Refuse(proto.CodeUnavailable, "cannot listen for the reply: %v", err)
 	}
-	defer sub.Unsubscribe()
+	defer forget()
 	refused, stop := c.perms.Watch(p.subject)
 	defer stop()
 	m := &nats.Msg{Subject: p.subject, Reply: proto.NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce), Data: p.body}

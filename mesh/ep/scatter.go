@@ -125,6 +125,11 @@ func (c *Client) Scatter(ctx context.Context, endpoint, command string, args any
 		return nil, proto.Refuse(proto.CodeUnavailable, "cannot listen for replies: %v", err)
 	}
 	defer sub.Unsubscribe()
+	forget, err := c.replies.absent(p.req.Nonce, ch)
+	if err != nil {
+		return nil, proto.Refuse(proto.CodeUnavailable, "cannot listen for replies: %v", err)
+	}
+	defer forget()
 	refused, stop := c.perms.Watch(p.subject)
 	defer stop()
 	if err := c.nc.PublishRequest(p.subject, proto.NoRespondersSubject(c.opts.Space, c.opts.Caller, p.req.Nonce), p.body); err != nil {
