@@ -230,7 +230,7 @@ func TestOpencodeInASeat(t *testing.T) {
 		modelserver.Use("bash", `{"command":"touch run-oc-2","description":"make the second marker"}`),
 		modelserver.Say("done bash 2"))
 	runIn2(t, home, w.dir, space, "--creds", alice.Creds, "send", "dm", "oc", "hello-bash-2 now")
-	asked, err = w.srv.Wait(ctx, func(r *modelserver.Request) bool { return r.Chain == "bash2" })
+	_, err = w.srv.Wait(ctx, func(r *modelserver.Request) bool { return r.Chain == "bash2" })
 	if err != nil {
 		t.Fatalf("the model never got the third DM: %v", err)
 	}
