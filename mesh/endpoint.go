@@ -95,6 +95,12 @@ type Options struct {
 	// has not read yet comes as stored copies of its durable holds.
 	Returning bool
 
+	// DMFrom is, in an open mesh, the DM stream sequence a DM consumer
+	// this lifecycle finds gone is made again from (a resumed seat: the
+	// one after its cut, since an open mesh's DM consumers expire after
+	// 10 minutes unread); 0 makes it from now, as for a new lifecycle.
+	DMFrom uint64
+
 	// Act names the identity a trusted connection (Conn) acts for: a
 	// seat's connector in the manager, an agent's host in the delivery
 	// service. The broker does not restrict such a connection, so the
@@ -484,10 +490,14 @@ func (e *Endpoint) createOpenDM(ctx context.Context, name string) (jetstream.Con
 	if err != nil {
 		return nil, err
 	}
+	from := st.CachedInfo().State.LastSeq + 1
+	if e.opts.DMFrom > 0 && e.opts.DMFrom < from {
+		from = e.opts.DMFrom
+	}
 	return e.js.CreateOrUpdateConsumer(ctx, wire.DMStream(e.space), jetstream.ConsumerConfig{
 		Durable: name, FilterSubject: wire.DMFilter(e.space, e.me),
 		AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
-		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: st.CachedInfo().State.LastSeq + 1,
+		DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: from,
 		InactiveThreshold: 10 * time.Minute,
 	})
 }

@@ -233,6 +233,22 @@ func (m *Manager) cut(ctx context.Context, inv *Inventory) {
 	}
 }
 
+// dmResumeFrom is the DM sequence a resumed seat's inbox is made again
+// from should its consumer be gone (an open mesh's expire unread): the one
+// after what it had acknowledged at the cut, else after the stream's last
+// sequence then.
+func dmResumeFrom(inv *Inventory, ps PreservedSeat, space string) uint64 {
+	for _, c := range ps.Cut {
+		if c.Stream == wire.DMStream(space) {
+			return c.AckFloor + 1
+		}
+	}
+	if last, ok := inv.Streams[wire.DMStream(space)]; ok {
+		return last + 1
+	}
+	return 0
+}
+
 // ControlDir is the part of a run directory no seat sees (every seat's
 // sandbox covers it, and it exists before any seat starts): the requests
 // of `down --keep-seats` and `--preserve-state`, and the inventory.
@@ -371,7 +387,7 @@ func (m *Manager) resume() {
 			name: ps.Name, id: ps.Principal, uid: ps.UID, role: ps.Role, persona: ps.Persona, harness: ps.Harness,
 			creds: ps.Creds, spawner: ps.Spawner, created: ps.Created, launchDir: ps.LaunchDir, state: StateStarting,
 			hello: make(chan struct{}), wake: make(chan struct{}, 1), h: h, returning: true,
-			resumedAt: now, resumedFrom: ps.Session,
+			resumedAt: now, resumedFrom: ps.Session, dmFrom: dmResumeFrom(inv, ps, m.opts.Space),
 		}
 		m.mu.Lock()
 		m.seats[s.name] = s

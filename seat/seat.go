@@ -89,6 +89,7 @@ type Seat struct {
 	endedHow     string           // how a seat this manager never held a process of ended (its ps process column)
 	preserved    bool             // stopped for a resume (down --preserve-state): its lifecycle goes on
 	returning    bool             // read its channels before (taken back, resumed): its joins backfill nothing
+	dmFrom       uint64           // resumed in an open mesh: the DM sequence its inbox is made again from, if gone
 	argvPre      []string         // put before its harness's arguments (a resume's subcommand); fixed before it starts
 	resumedAt    time.Time        // restarted from a preserved inventory
 	resumedFrom  string           // the harness session it resumed, "" when it had none

@@ -431,8 +431,8 @@ func (m *Manager) connect(s *Seat, p *Persona) error {
 	o := mesh.Options{
 		Conn: m.opts.Conn, Space: m.opts.Space, Act: act, Description: p.Description, Tags: p.Tags, Offline: true,
 		Meta:      map[string]string{presence.MetaManager: m.iid},
-		Returning: s.returning,
-		Logf:      func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
+		Returning: s.returning, DMFrom: s.dmFrom,
+		Logf: func(format string, args ...any) { m.logf("seat %s: "+format, append([]any{s.name}, args...)...) },
 	}
 	conn, err := mesh.Connect(ctx, o)
 	if err != nil {
