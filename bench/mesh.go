@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -179,11 +180,21 @@ func livePath(n int) func(context.Context, *env, time.Duration) (Stat, Stat, err
 
 // readAll tells got of every item m reads until ctx ends.
 func readAll(ctx context.Context, m *mesh.Endpoint, got chan<- struct{}, ack bool) {
+	failed := 0
 	for {
 		it, err := m.Next(ctx)
 		if err != nil {
-			return
+			// A read that failed (a delivery call timing out on a
+			// loaded machine) is tried again: a reader that stopped here
+			// would read as copies lost for every later post. One that
+			// keeps failing stops, and the post's wait says so.
+			failed++
+			if ctx.Err() != nil || errors.Is(err, mesh.ErrClosed) || failed > 20 {
+				return
+			}
+			continue
 		}
+		failed = 0
 		got <- struct{}{}
 		if ack {
 			_ = it.Ack()
