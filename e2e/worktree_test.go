@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -282,4 +283,69 @@ func TestSpawnWorktreeFlags(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, ".cotal", "worktrees", "plain", "notes.txt")); string(b) != "one\n" {
 		t.Fatalf("the worktree is not at the base named: notes.txt %q", b)
 	}
+}
+
+// TestAResumedSeatKeepsItsWorktree: a seat in a worktree preserved by
+// `down --preserve-state` is resumed in it and holds it again (ps says so),
+// and, stopped clean, its worktree is removed as any seat's is.
+func TestAResumedSeatKeepsItsWorktree(t *testing.T) {
+	t.Parallel()
+	home := t.TempDir()
+	dir := project(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"})
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.email", "test@example.invalid")
+	gitIn(t, dir, "config", "user.name", "Test")
+	gitIn(t, dir, "config", "commit.gpgsign", "false")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "first")
+	upIn(t, home, dir)
+	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
+	if out, stderr, code := runIn(t, home, dir, "spawn", "coder"); code != 0 {
+		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
+	}
+	row := func() client.Row {
+		t.Helper()
+		out, _, _ := runIn(t, home, dir, "ps", "--json")
+		var cs struct {
+			Rows []client.Row `json:"rows"`
+		}
+		if err := json.Unmarshal([]byte(out), &cs); err != nil {
+			t.Fatalf("ps --json: %v\n%s", err, out)
+		}
+		for _, r := range cs.Rows {
+			if r.Name == "coder" {
+				return r
+			}
+		}
+		return client.Row{}
+	}
+	before := row().Worktree
+	if before == nil || before.Path == "" {
+		t.Fatalf("the spawned seat has no worktree: %+v", before)
+	}
+	if out, stderr, code := runIn(t, home, dir, "down", "--preserve-state"); code != 0 {
+		t.Fatalf("down --preserve-state: exit %d\n%s%s", code, out, stderr)
+	}
+	upIn(t, home, dir)
+	waitFor(t, 30*time.Second, func() error {
+		if r := row(); r.State != "ready" {
+			return fmt.Errorf("coder after the resume: %+v", r)
+		}
+		return nil
+	})
+	if after := row().Worktree; after == nil || after.Path != before.Path || after.Branch != before.Branch {
+		t.Fatalf("the resumed seat's worktree: %+v, want %+v", after, before)
+	}
+	if _, stderr, code := runIn(t, home, dir, "stop", "coder"); code != 0 {
+		t.Fatalf("stop: %s", stderr)
+	}
+	waitFor(t, 30*time.Second, func() error {
+		if _, err := os.Stat(before.Path); err == nil {
+			return fmt.Errorf("the clean worktree %s is still there after the stop", before.Path)
+		}
+		return nil
+	})
 }

@@ -400,6 +400,7 @@ func (m *Manager) resume() {
 			m.logf("seat %s cannot be resumed: %v; its lifecycle is ended", s.name, err)
 			continue
 		}
+		m.findTree(s) // its worktree is its own again, as a seat taken back finds it
 		pre, post, fresh := resumeArgv(p.Harness, ps.Session)
 		if fresh && ps.Session == "" && p.Harness != "command" {
 			m.logf("seat %s: its harness said no session id; it starts afresh under the same identity", s.name)
