@@ -25,6 +25,23 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 	return string(out)
 }
 
+// gitProject is a project with personas in a new git repository on main,
+// whose first commit holds notes.txt with notes.
+func gitProject(t *testing.T, personas map[string]string, notes string) string {
+	t.Helper()
+	dir := project(t, personas)
+	gitIn(t, dir, "init", "-q", "-b", "main")
+	gitIn(t, dir, "config", "user.email", "test@example.invalid")
+	gitIn(t, dir, "config", "user.name", "Test")
+	gitIn(t, dir, "config", "commit.gpgsign", "false")
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte(notes), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	gitIn(t, dir, "add", "-A")
+	gitIn(t, dir, "commit", "-q", "-m", "first")
+	return dir
+}
+
 // TestTwoSeatsInWorktreesReviewedAndMerged: two seats in worktrees of one
 // repository edit the same line of the same file on their branches while
 // the main checkout stays as it was; diff shows each one's change; a review
@@ -36,16 +53,7 @@ func gitIn(t *testing.T, dir string, args ...string) string {
 func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	dir := project(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"})
-	gitIn(t, dir, "init", "-q", "-b", "main")
-	gitIn(t, dir, "config", "user.email", "test@example.invalid")
-	gitIn(t, dir, "config", "user.name", "Test")
-	gitIn(t, dir, "config", "commit.gpgsign", "false")
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "first")
+	dir := gitProject(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"}, "one\ntwo\nthree\n")
 	if _, stderr, code := runIn(t, home, dir, "up", "--detach"); code != 0 {
 		t.Fatalf("up: %s", stderr)
 	}
@@ -199,15 +207,7 @@ func TestTwoSeatsInWorktreesReviewedAndMerged(t *testing.T) {
 func TestDashboardShowsASeatsDiff(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	dir := project(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"})
-	gitIn(t, dir, "init", "-q", "-b", "main")
-	gitIn(t, dir, "config", "user.email", "test@example.invalid")
-	gitIn(t, dir, "config", "user.name", "Test")
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\ntwo\nthree\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "first")
+	dir := gitProject(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"}, "one\ntwo\nthree\n")
 	editor := filepath.Join(t.TempDir(), "editor.sh")
 	if err := os.WriteFile(editor, []byte("#!/bin/sh\nsed -i '/^+alpha$/a say it in French' \"$1\"\n"), 0o755); err != nil {
 		t.Fatal(err)
@@ -247,15 +247,7 @@ func TestDashboardShowsASeatsDiff(t *testing.T) {
 func TestSpawnWorktreeFlags(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	dir := project(t, map[string]string{"plain": "agent: command\ncommand: sh"})
-	gitIn(t, dir, "init", "-q", "-b", "main")
-	gitIn(t, dir, "config", "user.email", "test@example.invalid")
-	gitIn(t, dir, "config", "user.name", "Test")
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "first")
+	dir := gitProject(t, map[string]string{"plain": "agent: command\ncommand: sh"}, "one\n")
 	first := strings.TrimSpace(gitIn(t, dir, "rev-parse", "HEAD"))
 	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("two\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -291,16 +283,7 @@ func TestSpawnWorktreeFlags(t *testing.T) {
 func TestAResumedSeatKeepsItsWorktree(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
-	dir := project(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"})
-	gitIn(t, dir, "init", "-q", "-b", "main")
-	gitIn(t, dir, "config", "user.email", "test@example.invalid")
-	gitIn(t, dir, "config", "user.name", "Test")
-	gitIn(t, dir, "config", "commit.gpgsign", "false")
-	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("one\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	gitIn(t, dir, "add", "-A")
-	gitIn(t, dir, "commit", "-q", "-m", "first")
+	dir := gitProject(t, map[string]string{"coder": "agent: command\ncommand: sh\nworktree: true"}, "one\n")
 	upIn(t, home, dir)
 	t.Cleanup(func() { runIn(t, home, dir, "down", "--with-agents") })
 	if out, stderr, code := runIn(t, home, dir, "spawn", "coder"); code != 0 {
