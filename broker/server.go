@@ -50,6 +50,8 @@ type Options struct {
 	// they are. An open mesh may not bind beyond loopback.
 	Host string
 	TLS  TLSFiles
+	// Leaf joins the embedded broker to a hub or lets leaves join it.
+	Leaf Leaf
 }
 
 // Broker is a running embedded nats-server with JetStream and, in the
@@ -82,7 +84,13 @@ func Start(o Options) (*Broker, error) {
 		o.ReadyTimeout = 10 * time.Second
 	}
 	if len(o.URLs) > 0 {
+		if o.Leaf.On() {
+			return nil, errors.New("a leaf link is made by the embedded broker: --leaf and --leaf-listen do not go with --url")
+		}
 		return dial(o)
+	}
+	if err := o.Leaf.Check(); err != nil {
+		return nil, err
 	}
 	if err := config.EnsureDir(o.Paths.JetStreamDir(), 0o700); err != nil {
 		return nil, err
@@ -140,6 +148,13 @@ func Start(o Options) (*Broker, error) {
 		b.auth = auth
 		sopts.TrustedOperators, b.resolver, sopts.SystemAccount = auth.Trust()
 		sopts.AccountResolver = b.resolver
+	}
+	account := ""
+	if b.auth != nil {
+		account = b.auth.AccountKey()
+	}
+	if err := applyLeaf(sopts, o.Leaf, o.Paths.Space, account); err != nil {
+		return nil, err
 	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
