@@ -21,7 +21,7 @@ they differ. The mesh's side is every agent credential the space holds
 unrevoked, so agents the file does not name are listed too.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			m, err := loadManifest(g, file)
+			m, err := g.manifest(file)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,23 @@
+package launch
+
+import (
+	"context"
+
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+// Status is `cotal status`: how the space's mesh stands, its managers
+// asked all at once.
+func Status(ctx context.Context, c Caller) host.Status {
+	return host.ReportStatus(ctx, host.StatusQuery{Paths: c.Paths, Server: c.Server, Creds: c.Creds,
+		Managers: func(ctx context.Context) ([]client.ManagerStatus, error) {
+			cl, nc, err := c.Managers()
+			if err != nil {
+				return nil, err
+			}
+			defer nc.Close()
+			ms, _, err := cl.Managers(ctx)
+			return ms, err
+		}})
+}
