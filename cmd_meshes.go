@@ -53,5 +53,3 @@ func newUseCmd(g *globals) *cobra.Command {
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }
-
-func dash(s string) string { return clirender.Dash(s) }
