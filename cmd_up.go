@@ -61,20 +61,11 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	return cmd
 }
 
-// launcher is what a launch function needs of this command: its space,
-// its identity, its ways to the mesh and its streams.
+// launcher is what a launch function needs of this command: who and
+// where it acts, its streams, the quit rule of a mesh it hosts.
 func (g *globals) launcher() launch.Caller {
-	return launch.Caller{Space: g.space, Resolve: g.pathsOf, Creds: g.creds, Server: g.server, In: g.stdin, Out: g.stdout, Err: g.stderr,
-		Terminal: launch.Terminal(g.stdout), Managers: g.managers, Endpoint: g.endpoint, Control: g.epClient, Target: g.resolveTarget,
+	return launch.Caller{Caller: g.caller(), In: g.stdin, Out: g.stdout, Err: g.stderr, Terminal: launch.Terminal(g.stdout),
 		Quit: func(h *host.Host) func(os.Signal) bool { return hostQuit(g, h) }}
-}
-
-// pathsOf resolves space, a manifest's, in place of --space ("" keeps it).
-func (g *globals) pathsOf(space string) (string, config.Paths, config.Resolution, error) {
-	if space != "" {
-		g.space = space
-	}
-	return g.paths()
 }
 
 // reported turns a failure a launch function already said into exit 1.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
 )
@@ -118,7 +119,7 @@ func refuseUnpreservable(c Caller) error {
 		return fmt.Errorf("cannot ask the managers for their seats (%v): nothing was stopped", err)
 	}
 	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), clirun.Timeout)
 	defer cancel()
 	rows, err := cl.Running(ctx)
 	if err != nil {

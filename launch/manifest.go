@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
@@ -79,7 +80,7 @@ func Plan(c Caller, file string) (*manifest.Plan, error) {
 	if err != nil {
 		return nil, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), clirun.Timeout)
 	defer cancel()
 	if s, err := host.Probe(c.paths); err != nil || !s.Running {
 		plan, _, err := apply.Plan(ctx, c.paths, nil, m)

@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -14,7 +15,7 @@ func Status(c Caller) (host.Status, error) {
 	if err != nil {
 		return host.Status{}, err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), clirun.Timeout)
 	defer cancel()
 	return host.ReportStatus(ctx, host.StatusQuery{Paths: c.paths, Server: c.Server, Creds: c.Creds,
 		Managers: func(ctx context.Context) ([]client.ManagerStatus, error) {

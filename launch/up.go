@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/quit"
 	"github.com/cotal-go/cotal/seat"
@@ -107,7 +108,7 @@ func custodyLines(c Caller) []string {
 		return nil
 	}
 	defer nc.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	ctx, cancel := context.WithTimeout(context.Background(), clirun.Timeout)
 	defer cancel()
 	cs, err := cl.Census(ctx, "")
 	if err != nil {
