@@ -1,14 +1,10 @@
 package main
 
 import (
-	"errors"
-	"os"
-	"path/filepath"
-	"strings"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -16,15 +12,7 @@ import (
 // how: "--creds", "COTAL_CREDS="): one that cannot be used is bad input.
 func loadCreds(path, source string) (wire.CredsInfo, error) {
 	info, err := config.LoadCreds(path)
-	var ce *config.CredsError
-	if errors.As(err, &ce) {
-		named := source + " " + path
-		if strings.HasSuffix(source, "=") {
-			named = source + path
-		}
-		return info, usagef("%s: %s", named, ce.Problem)
-	}
-	return info, err
+	return info, cliargs.NamedCreds(err, source)
 }
 
 // credsSource says how the creds of cmd were named.
@@ -60,38 +48,24 @@ func checkCreds(g *globals) func(*cobra.Command, []string) error {
 		if g.creds == "" || !takesCreds(cmd) {
 			return nil
 		}
-		if err := g.mintedCreds(); err != nil {
+		path, err := cliargs.MintedCreds(g.creds, g.credslessPaths)
+		if err != nil {
 			return err
 		}
-		_, err := loadCreds(g.creds, credsSource(cmd))
+		g.creds = path
+		_, err = loadCreds(g.creds, credsSource(cmd))
 		return err
 	}
 }
 
-// mintedCreds turns --creds <name> into the path of the credential mint
-// wrote for name under the space's store, when no file of that name is
-// here: creds kept under the store are out of every seat's sight, and
-// this is how a person names them.
-func (g *globals) mintedCreds() error {
-	name := g.creds
-	if !wire.ValidToken(name) {
-		return nil
-	}
-	if _, err := os.Stat(name); err == nil {
-		return nil
-	}
+// credslessPaths are the space's paths, resolved as if no --creds named
+// the space.
+func (g *globals) credslessPaths() (config.Paths, error) {
+	creds := g.creds
 	g.creds = ""
+	defer func() { g.creds = creds }()
 	_, p, _, err := g.paths()
-	g.creds = name
-	if err != nil {
-		return err
-	}
-	path := filepath.Join(p.CredsDir(), name+".creds")
-	if _, err := os.Stat(path); err != nil {
-		return usagef("--creds %s: no such file here, and space %s has no credential minted for %s (`cotal mint %s` writes one)", name, p.Space, name, name)
-	}
-	g.creds = path
-	return nil
+	return p, err
 }
 
 // actsAsAgent reports whether --creds names an agent's (or an observer's)
@@ -100,6 +74,6 @@ func (g *globals) actsAsAgent() bool {
 	if g.creds == "" {
 		return false
 	}
-	info, err := loadCreds(g.creds, "creds")
+	info, err := config.LoadCreds(g.creds)
 	return err == nil && info.Profile.Mediated()
 }

@@ -46,7 +46,7 @@ var importRules = map[string][]string{
 	"internal/violation":    {},
 	"internal/procid":       {},
 	"internal/typo":         {},
-	"internal/cliargs":      {"config"},
+	"internal/cliargs":      {"config", "mesh/wire"},
 	"internal/quit":         {},
 	"internal/modelserver":  {},
 	"internal/testmesh":     {"broker", "config", "mesh/wire"},
