@@ -16,40 +16,25 @@ func addDashboardFlags(fs *pflag.FlagSet) {
 }
 
 // runDashboardCmd is bare `cotal`: the dashboard, hosting the space's mesh
-// or as a client of the one already running. With --detach, or when
-// stdin or stdout is not a terminal, it is `cotal up` instead.
+// or as a client of the one already running (launch.Dashboard). Of up's
+// flags it takes those that say how the mesh runs here.
 func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	fs := cmd.Flags()
 	if fs.Changed("file") || fs.Changed("apply") || fs.Changed("prune") {
 		return usagef("-f, --apply and --prune apply a manifest: run `cotal up -f FILE`, then `cotal` for the dashboard")
 	}
-	f := &launch.UpOptions{Sync: config.SyncAlways}
-	f.Detach, _ = fs.GetBool("detach")
-	f.Open, _ = fs.GetBool("open")
-	f.Verbose, _ = fs.GetBool("verbose")
+	o := launch.DashboardOptions{Up: launch.UpOptions{Sync: config.SyncAlways}, Diff: diffText, Review: dashboardReview(g)}
+	o.Up.Detach, _ = fs.GetBool("detach")
+	o.Up.Open, _ = fs.GetBool("open")
+	o.Up.Verbose, _ = fs.GetBool("verbose")
 	if s, err := fs.GetString("sync"); err == nil {
-		f.Sync = s
+		o.Up.Sync = s
 	}
-	f.Timeout, _ = fs.GetDuration("timeout")
-	f.MaxSessions, _ = fs.GetInt("max-sessions")
-	noBell, _ := fs.GetBool("no-bell")
-	noNotify, _ := fs.GetBool("no-notify")
-	if f.Detach || !launch.Terminal(g.stdout) {
-		return runUp(cmd.Context(), g, f)
-	}
-	s, err := launch.NewScreen(noBell, noNotify)
-	if err != nil {
-		return err
-	}
-	s.Diff, s.Review = diffText, dashboardReview(g)
-	if err := f.Check(); err != nil {
-		return err
-	}
-	c, _, err := g.callerFor("")
-	if err != nil {
-		return err
-	}
-	return launch.Dashboard(cmd.Context(), c, *f, s)
+	o.Up.Timeout, _ = fs.GetDuration("timeout")
+	o.Up.MaxSessions, _ = fs.GetInt("max-sessions")
+	o.NoBell, _ = fs.GetBool("no-bell")
+	o.NoNotify, _ = fs.GetBool("no-notify")
+	return reported(launch.Dashboard(cmd.Context(), g.launcher(), o))
 }
 
 // personaDir is the project whose personas the spawn picker lists.

@@ -25,14 +25,7 @@ every seat under the same identity, its harness resuming its own session
 (up --fresh discards the inventory instead).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, m, err := g.callerFor(o.File)
-			if err != nil {
-				return err
-			}
-			return reported(launch.Down(cmd.Context(), c, *o, m))
+			return reported(launch.Down(cmd.Context(), g.launcher(), *o))
 		},
 	}
 	fl := cmd.Flags()

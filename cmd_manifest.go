@@ -26,21 +26,11 @@ mint, spawn, re-mint, restart (only with --apply) or remove (only with
 its line and column (exit 2).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			m, err := g.manifest(file)
-			if err != nil {
+			plan, err := launch.Plan(g.launcher(), file)
+			switch {
+			case err != nil:
 				return err
-			}
-			c, _, err := g.callerFor("")
-			if err != nil {
-				return err
-			}
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			plan, err := launch.Plan(ctx, c, m)
-			if err != nil {
-				return err
-			}
-			if asJSON {
+			case asJSON:
 				return g.resultJSON(plan)
 			}
 			fmt.Fprint(g.stdout, plan.Text())

@@ -20,16 +20,13 @@ silent one is named, with whether its registration is stale).
 Exits 0 when the mesh is up and answering, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			c, _, err := g.callerFor("")
-			if err != nil {
+			r, err := launch.Status(g.launcher())
+			switch {
+			case err != nil:
 				return err
-			}
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			r := launch.Status(ctx, c)
-			if asJSON {
+			case asJSON:
 				printJSON(g.stdout, statusJSON(g, r))
-			} else {
+			default:
 				clirender.Status(g.stdout, r)
 			}
 			if !r.Up || !r.Reachable {

@@ -17,16 +17,7 @@ managers, each with its own seats; ps asks them all. The instance id is kept
 in --id-file so a restart is the same instance at a new epoch. Ctrl-C with live
 seats asks for a second Ctrl-C before stopping them.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := o.Check(); err != nil {
-				return err
-			}
-			c, _, err := g.callerFor("")
-			if err != nil {
-				return err
-			}
-			return launch.Supervise(cmd.Context(), c, *o)
-		},
+		RunE: func(cmd *cobra.Command, _ []string) error { return launch.Supervise(cmd.Context(), g.launcher(), *o) },
 	}
 	cmd.Flags().StringVar(&o.IDFile, "id-file", "", "where this instance keeps its id (default the store's supervise.id)")
 	cmd.Flags().StringVar(&o.Project, "project", "", "the project whose .cotal/agents personas it spawns (default: the nearest to here)")

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"os"
 	"time"
@@ -11,7 +10,6 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/launch"
-	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/seat/attach"
 )
 
@@ -42,7 +40,9 @@ file's space in the background when none runs, then writes its registry,
 mints its endpoints' credentials and spawns its seats; run again, it applies
 only what changed ("cotal plan -f FILE" shows what that is first).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runUp(cmd.Context(), g, f) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return reported(launch.Up(cmd.Context(), g.launcher(), *f))
+		},
 	}
 	fl := cmd.Flags()
 	fl.BoolVar(&f.Detach, "detach", false, "run the mesh in the background and return once it is ready")
@@ -61,42 +61,20 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	return cmd
 }
 
-func runUp(ctx context.Context, g *globals, f *launch.UpOptions) error {
-	if err := f.Check(); err != nil {
-		return err
-	}
-	c, m, err := g.callerFor(f.File.File)
-	if err != nil {
-		return err
-	}
-	return reported(launch.Up(ctx, c, *f, m))
-}
-
-// callerFor is what a launch function needs of this command: its space
-// (the manifest's, with file), its identity, its ways to the mesh and its
-// streams.
-func (g *globals) callerFor(file string) (launch.Caller, *manifest.Manifest, error) {
-	var m *manifest.Manifest
-	if file != "" {
-		var err error
-		if m, err = g.manifest(file); err != nil {
-			return launch.Caller{}, nil, err
-		}
-	}
-	data, p, _, err := g.paths()
-	return launch.Caller{Data: data, Paths: p, Creds: g.creds, Server: g.server, In: g.stdin, Out: g.stdout, Err: g.stderr,
+// launcher is what a launch function needs of this command: its space,
+// its identity, its ways to the mesh and its streams.
+func (g *globals) launcher() launch.Caller {
+	return launch.Caller{Space: g.space, Resolve: g.pathsOf, Creds: g.creds, Server: g.server, In: g.stdin, Out: g.stdout, Err: g.stderr,
 		Terminal: launch.Terminal(g.stdout), Managers: g.managers, Endpoint: g.endpoint, Control: g.epClient, Target: g.resolveTarget,
-		Quit: func(h *host.Host) func(os.Signal) bool { return hostQuit(g, h) }}, m, err
+		Quit: func(h *host.Host) func(os.Signal) bool { return hostQuit(g, h) }}
 }
 
-// manifest loads the manifest named (launch.LoadManifest) and makes its
-// space the command's.
-func (g *globals) manifest(file string) (*manifest.Manifest, error) {
-	m, err := launch.LoadManifest(file, g.space)
-	if err == nil {
-		g.space = m.Space
+// pathsOf resolves space, a manifest's, in place of --space ("" keeps it).
+func (g *globals) pathsOf(space string) (string, config.Paths, config.Resolution, error) {
+	if space != "" {
+		g.space = space
 	}
-	return m, err
+	return g.paths()
 }
 
 // reported turns a failure a launch function already said into exit 1.

@@ -111,3 +111,24 @@ func Detached(w io.Writer, space string, rec config.BrokerRecord, took time.Dura
 func LeftDashboard(w io.Writer, space string, pid int) {
 	fmt.Fprintf(w, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", space, pid, space)
 }
+
+// UseJSON is `cotal use --json`: the default set with `cotal use` ("" for
+// none) and the space commands run here use, with why.
+type UseJSON struct {
+	Default string `json:"default"`
+	Space   string `json:"space"`
+	Source  string `json:"source"`
+	Set     string `json:"-"` // the space this use made the default
+}
+
+// Use says what `cotal use` set, or what it found.
+func Use(w io.Writer, u UseJSON) {
+	switch {
+	case u.Set != "":
+		fmt.Fprintf(w, "default space is now %s\n", u.Set)
+	case u.Default == "":
+		fmt.Fprintf(w, "no default set; commands here use space %s (%s)\n", u.Space, u.Source)
+	default:
+		fmt.Fprintf(w, "default space: %s\n", u.Default)
+	}
+}

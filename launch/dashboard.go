@@ -20,27 +20,34 @@ import (
 	"github.com/cotal-go/cotal/tui"
 )
 
-// Screen is how the dashboard reaches a person away from it, the key that
-// ends an attach, and the reads of a seat's work its D and R keys show.
-type Screen struct {
-	Bell      bool
-	Notify    tui.Notify
-	DetachKey byte
-	Diff      tui.DiffFunc
-	Review    tui.ReviewFunc
+// DashboardOptions are the flags of bare `cotal` and the reads of a
+// seat's work its D and R keys show.
+type DashboardOptions struct {
+	Up               UpOptions
+	NoBell, NoNotify bool
+	Diff             tui.DiffFunc
+	Review           tui.ReviewFunc
 }
 
-// NewScreen reads the dashboard's alerting flags and its environment (the
+// screen is how the dashboard reaches a person away from it and the key
+// that ends an attach.
+type screen struct {
+	bell      bool
+	notify    tui.Notify
+	detachKey byte
+}
+
+// newScreen reads the dashboard's alerting flags and its environment (the
 // detach key, the desktop notifier); a value it cannot use is bad input.
-func NewScreen(noBell, noNotify bool) (Screen, error) {
+func newScreen(o DashboardOptions) (screen, error) {
 	key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
 	if err != nil {
-		return Screen{}, cliargs.UsageError{Err: err}
+		return screen{}, cliargs.UsageError{Err: err}
 	}
-	s := Screen{Bell: !noBell, DetachKey: key}
-	if !noNotify {
-		if s.Notify, err = tui.PickNotify(os.Getenv, exec.LookPath); err != nil {
-			return Screen{}, cliargs.UsageError{Err: err}
+	s := screen{bell: !o.NoBell, detachKey: key}
+	if !o.NoNotify {
+		if s.notify, err = tui.PickNotify(os.Getenv, exec.LookPath); err != nil {
+			return screen{}, cliargs.UsageError{Err: err}
 		}
 	}
 	return s, nil
@@ -56,15 +63,30 @@ func PersonaDir() string {
 	return cwd
 }
 
-// Dashboard is bare `cotal` at a terminal, its flags checked. When no
-// process serves the space it hosts the mesh in this process first (its
-// log goes to mesh.log: the screen is the dashboard's) and stops it on
-// quit; otherwise it is a client and quitting leaves the mesh running.
-// The dashboard asks before quitting with live seats; a quit signal ends
-// it without asking, and a closed terminal leaves a mesh with live seats
-// running (host.Hangup).
-func Dashboard(ctx context.Context, c Caller, o UpOptions, s Screen) error {
-	p := c.Paths
+// Dashboard is bare `cotal`: with --detach, or when stdin or stdout is
+// not a terminal, `cotal up`. When no process serves the space it hosts
+// the mesh in this process first (its log goes to mesh.log: the screen is
+// the dashboard's) and stops it on quit; otherwise it is a client and
+// quitting leaves the mesh running. The dashboard asks before quitting
+// with live seats; a quit signal ends it without asking, and a closed
+// terminal leaves a mesh with live seats running (host.Hangup).
+func Dashboard(ctx context.Context, c Caller, do DashboardOptions) error {
+	o := do.Up
+	if o.Detach || !c.Terminal {
+		return Up(ctx, c, o)
+	}
+	s, err := newScreen(do)
+	if err != nil {
+		return err
+	}
+	if err := o.Check(); err != nil {
+		return err
+	}
+	c, _, err = c.resolved("")
+	if err != nil {
+		return err
+	}
+	p := c.paths
 	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
 		return err
 	}
@@ -79,7 +101,7 @@ func Dashboard(ctx context.Context, c Caller, o UpOptions, s Screen) error {
 
 	var h *host.Host
 	if c.Server == "" {
-		h, err = host.StartUnlessRunning(ctx, host.Config{Data: c.Data, Paths: p, Open: o.Open, Sync: o.Sync, Log: logf, Verbose: o.Verbose, MaxSessions: o.MaxSessions})
+		h, err = host.StartUnlessRunning(ctx, host.Config{Data: c.data, Paths: p, Open: o.Open, Sync: o.Sync, Log: logf, Verbose: o.Verbose, MaxSessions: o.MaxSessions})
 		if err != nil {
 			return err
 		}
@@ -109,7 +131,7 @@ func Dashboard(ctx context.Context, c Caller, o UpOptions, s Screen) error {
 	rec, _ := config.ReadBrokerRecord(p)
 	cfg := tui.Config{
 		Space: p.Space, Hosting: hosting, Mode: rec.Mode, Sync: rec.Sync, URL: rec.URL, PID: rec.PID,
-		Endpoint: e, Bell: s.Bell, Notify: s.Notify, Log: sink, DetachKey: s.DetachKey,
+		Endpoint: e, Bell: s.bell, Notify: s.notify, Log: sink, DetachKey: s.detachKey,
 	}
 	local := ""
 	if hosting && h.Manager() != nil {
@@ -126,7 +148,7 @@ func Dashboard(ctx context.Context, c Caller, o UpOptions, s Screen) error {
 	}, func(context.Context) ([]client.PersonaChoice, error) { return seat.PersonaChoices(project) }, local)
 	defer desk.Close()
 	desk.SetDeclared(func() []string { return manifest.DeclaredSeats(p) })
-	cfg.SeatSource, cfg.SeatControl, cfg.Diff, cfg.Review = desk, desk, s.Diff, s.Review
+	cfg.SeatSource, cfg.SeatControl, cfg.Diff, cfg.Review = desk, desk, do.Diff, do.Review
 	if c.Server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = c.Server, 0, "", ""
 	} else if !hosting {

@@ -4,7 +4,9 @@
 // starts, the flags it passes on, what custody made of the kept seats),
 // `up -f` and `down -f` over manifest/apply, `down` with its seats rule,
 // `down --preserve-state` and `up --fresh`, `supervise`, and the bare
-// `cotal` dashboard hosting the mesh or following it through restarts.
+// `cotal` dashboard hosting the mesh or following it through restarts;
+// with them the commands that read how spaces stand (status, meshes, use,
+// plan, topology) and make a folder ready for one (setup, init).
 //
 // It holds the rules of those commands (which flags go together, when the
 // mesh is started in the background first, what a closed terminal leaves

@@ -9,7 +9,6 @@ import (
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
-	"github.com/cotal-go/cotal/manifest"
 )
 
 // DownOptions are the flags of `cotal down`.
@@ -33,18 +32,29 @@ func (o *DownOptions) Check() error {
 	return nil
 }
 
-// Down is `cotal down` after its flags are checked: with --preserve-state
-// the seats preserved for the next up, with -f (m, its manifest loaded)
-// only what up -f started, else the mesh stopped by host.Down's rule. A
-// bare down refused for live seats says so and returns ErrReported.
-func Down(ctx context.Context, c Caller, o DownOptions, m *manifest.Manifest) error {
-	switch {
-	case o.Preserve:
-		return downPreserve(ctx, c, o)
-	case m != nil:
+// Down is `cotal down`: with --preserve-state the seats preserved for the
+// next up, with -f only what up -f started from the file, else the mesh
+// stopped by host.Down's rule. A bare down refused for live seats says so
+// and returns ErrReported.
+func Down(ctx context.Context, c Caller, o DownOptions) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if o.File != "" {
+		c, m, err := c.withManifest(o.File)
+		if err != nil {
+			return err
+		}
 		return downFile(ctx, c, o, m)
 	}
-	p := c.Paths
+	c, _, err := c.resolved("")
+	if err != nil {
+		return err
+	}
+	if o.Preserve {
+		return downPreserve(ctx, c, o)
+	}
+	p := c.paths
 	d, err := host.Down(ctx, p, host.DownOptions{WithAgents: o.WithAgents, KeepSeats: o.KeepSeats, Timeout: o.Timeout, Managers: c.Managers,
 		Note: func(format string, a ...any) { fmt.Fprintf(c.Err, format, a...) },
 		Seats: func(stopped []string) {
@@ -73,7 +83,7 @@ func Down(ctx context.Context, c Caller, o DownOptions, m *manifest.Manifest) er
 // while seats of other managers than the mesh's own run, since the mesh
 // cannot preserve them.
 func downPreserve(ctx context.Context, c Caller, o DownOptions) error {
-	p := c.Paths
+	p := c.paths
 	if st, err := host.Probe(p); err == nil && st.Running {
 		if err := refuseUnpreservable(c); err != nil {
 			return err
@@ -114,7 +124,7 @@ func refuseUnpreservable(c Caller) error {
 	if err != nil {
 		return fmt.Errorf("cannot ask the managers for their seats (%v): nothing was stopped", err)
 	}
-	names, err := host.Unpreservable(c.Paths, rows)
+	names, err := host.Unpreservable(c.paths, rows)
 	if err != nil {
 		return err
 	}
@@ -127,7 +137,7 @@ func refuseUnpreservable(c Caller) error {
 
 // discardPreserved is `cotal up --fresh`: it says what it discards.
 func discardPreserved(c Caller) error {
-	inv, err := host.DiscardPreserved(c.Paths)
+	inv, err := host.DiscardPreserved(c.paths)
 	if err != nil {
 		return fmt.Errorf("discarding the preserved inventory: %w", err)
 	}

@@ -62,8 +62,8 @@ func meshOf(c Caller) (apply.Mesh, func(), error) {
 	if err != nil {
 		return apply.Mesh{}, nil, err
 	}
-	ms := apply.Mesh{Paths: c.Paths, NC: nc, Seats: cl}
-	if s, err := host.Probe(c.Paths); err == nil {
+	ms := apply.Mesh{Paths: c.paths, NC: nc, Seats: cl}
+	if s, err := host.Probe(c.paths); err == nil {
 		if rec, err := s.Serving(); err == nil {
 			ms.Open = rec.Mode == config.ModeOpen
 		}
@@ -71,11 +71,18 @@ func meshOf(c Caller) (apply.Mesh, func(), error) {
 	return ms, nc.Close, nil
 }
 
-// Plan is what up -f would do now with m: against what runs when the
-// space's mesh runs, else against what the last up -f applied.
-func Plan(ctx context.Context, c Caller, m *manifest.Manifest) (*manifest.Plan, error) {
-	if s, err := host.Probe(c.Paths); err != nil || !s.Running {
-		plan, _, err := apply.Plan(ctx, c.Paths, nil, m)
+// Plan is `cotal plan`: what up -f would do now with the manifest file
+// names, against what runs when the space's mesh runs, else against what
+// the last up -f applied.
+func Plan(c Caller, file string) (*manifest.Plan, error) {
+	c, m, err := c.withManifest(file)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	if s, err := host.Probe(c.paths); err != nil || !s.Running {
+		plan, _, err := apply.Plan(ctx, c.paths, nil, m)
 		return plan, err
 	}
 	ms, done, err := meshOf(c)
@@ -83,7 +90,7 @@ func Plan(ctx context.Context, c Caller, m *manifest.Manifest) (*manifest.Plan, 
 		return nil, err
 	}
 	defer done()
-	plan, _, err := apply.Plan(ctx, c.Paths, &ms, m)
+	plan, _, err := apply.Plan(ctx, c.paths, &ms, m)
 	return plan, err
 }
 
@@ -99,7 +106,7 @@ type upJSONFile struct {
 // is taken. A failed step ends it with ErrReported once the outcome is
 // said.
 func upFile(ctx context.Context, c Caller, o UpOptions, m *manifest.Manifest) error {
-	s, err := host.Probe(c.Paths)
+	s, err := host.Probe(c.paths)
 	if err != nil {
 		return err
 	}
@@ -110,7 +117,7 @@ func upFile(ctx context.Context, c Caller, o UpOptions, m *manifest.Manifest) er
 		if o.JSON {
 			uc.Out = io.Discard // the JSON below says it started
 		}
-		if err := Detach(ctx, uc, uo); err != nil {
+		if err := detach(ctx, uc, uo); err != nil {
 			return err
 		}
 		started = true
@@ -163,7 +170,7 @@ func confirmRestarts(c Caller, plan *manifest.Plan) bool {
 // endpoints' credentials and, when up -f started the mesh and nothing
 // else runs on it, the mesh.
 func downFile(ctx context.Context, c Caller, o DownOptions, m *manifest.Manifest) error {
-	p := c.Paths
+	p := c.paths
 	res := clirender.DownFileJSON{Space: m.Space, SeatsStopped: []string{}}
 	out := c.Out
 	if o.JSON {
@@ -210,4 +217,19 @@ func downFile(ctx context.Context, c Caller, o DownOptions, m *manifest.Manifest
 		clirender.DownFile(c.Out, res)
 	}
 	return nil
+}
+
+// Topology is `cotal topology`: each seat and endpoint the manifest file
+// names declares, its rights in the file beside those its credential on
+// the mesh holds.
+func Topology(c Caller, file string) (clirender.TopologyJSON, error) {
+	c, m, err := c.withManifest(file)
+	if err != nil {
+		return clirender.TopologyJSON{}, err
+	}
+	held, err := apply.Held(c.paths)
+	if err != nil {
+		return clirender.TopologyJSON{}, err
+	}
+	return clirender.TopologyJSON{Space: m.Space, Manifest: m.Path, Rows: manifest.Topology(m, held)}, nil
 }

@@ -9,8 +9,14 @@ import (
 
 // Status is `cotal status`: how the space's mesh stands, its managers
 // asked all at once.
-func Status(ctx context.Context, c Caller) host.Status {
-	return host.ReportStatus(ctx, host.StatusQuery{Paths: c.Paths, Server: c.Server, Creds: c.Creds,
+func Status(c Caller) (host.Status, error) {
+	c, _, err := c.resolved("")
+	if err != nil {
+		return host.Status{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return host.ReportStatus(ctx, host.StatusQuery{Paths: c.paths, Server: c.Server, Creds: c.Creds,
 		Managers: func(ctx context.Context) ([]client.ManagerStatus, error) {
 			cl, nc, err := c.Managers()
 			if err != nil {
@@ -19,5 +25,5 @@ func Status(ctx context.Context, c Caller) host.Status {
 			defer nc.Close()
 			ms, _, err := cl.Managers(ctx)
 			return ms, err
-		}})
+		}}), nil
 }

@@ -18,13 +18,13 @@ type SuperviseOptions struct {
 	MaxSessions int
 }
 
-// Check refuses a manager no seat can be served by.
-func (o *SuperviseOptions) Check() error { return CheckManager(o.MaxSessions, o.Readiness) }
-
-// Supervise is `cotal supervise`, its flags checked: a manager instance of
-// its own in this process, serving the running mesh c reaches, until a
-// quit signal its rule accepts.
+// Supervise is `cotal supervise`: a manager instance of its own in this
+// process, serving the running mesh c reaches, until a quit signal its
+// rule accepts.
 func Supervise(ctx context.Context, c Caller, o SuperviseOptions) error {
+	if err := CheckManager(o.MaxSessions, o.Readiness); err != nil {
+		return err
+	}
 	t, err := c.Target()
 	if err != nil {
 		return err

@@ -10,30 +10,39 @@ import (
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/quit"
-	"github.com/cotal-go/cotal/manifest"
 	"github.com/cotal-go/cotal/seat"
 )
 
-// Up is `cotal up` after its flags are checked. With m, the manifest -f
-// named, it applies it (the mesh started in the background first when
-// none runs). Else the preserved seats are discarded first with --fresh,
-// then the mesh runs in this process until a quit signal its rule
-// accepts, or, with --detach, starts in the background (Detach). A space
-// that already runs is said, not an error.
-func Up(ctx context.Context, c Caller, o UpOptions, m *manifest.Manifest) error {
-	if m != nil {
+// Up is `cotal up`. With -f it applies the manifest (the mesh started in
+// the background first when none runs). Else the preserved seats are
+// discarded first with --fresh, then the mesh runs in this process until
+// a quit signal its rule accepts, or, with --detach, starts in the
+// background. A space that already runs is said, not an error.
+func Up(ctx context.Context, c Caller, o UpOptions) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if o.File != (FileOptions{}) {
+		c, m, err := c.withManifest(o.File.File)
+		if err != nil {
+			return err
+		}
 		return upFile(ctx, c, o, m)
 	}
-	p := c.Paths
+	c, _, err := c.resolved("")
+	if err != nil {
+		return err
+	}
+	p := c.paths
 	if o.Fresh {
 		if err := discardPreserved(c); err != nil {
 			return err
 		}
 	}
 	if o.Detach && !detachedChild() {
-		return Detach(ctx, c, o)
+		return detach(ctx, c, o)
 	}
-	h, err := host.Start(ctx, host.Config{Data: c.Data, Paths: p, Open: o.Open, Sync: o.Sync, Log: c.Err, Verbose: o.Verbose, MaxSessions: o.MaxSessions,
+	h, err := host.Start(ctx, host.Config{Data: c.data, Paths: p, Open: o.Open, Sync: o.Sync, Log: c.Err, Verbose: o.Verbose, MaxSessions: o.MaxSessions,
 		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds)})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
@@ -56,11 +65,11 @@ func Up(ctx context.Context, c Caller, o UpOptions, m *manifest.Manifest) error 
 	return err
 }
 
-// Detach is `cotal up --detach`: the mesh started as a background process
+// detach is `cotal up --detach`: the mesh started as a background process
 // of this executable, reported once it is ready (as JSON with o.JSON),
 // or the space said to run already.
-func Detach(ctx context.Context, c Caller, o UpOptions) error {
-	p := c.Paths
+func detach(ctx context.Context, c Caller, o UpOptions) error {
+	p := c.paths
 	start := time.Now()
 	rec, err := host.Detach(ctx, host.DetachConfig{
 		Paths: p, Args: o.childArgs(p, c.Creds), Env: []string{envDetachedChild + "=1"}, Timeout: o.Timeout,
