@@ -1,17 +1,12 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
-	"errors"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/mesh/ep/proto"
+	"github.com/cotal-go/cotal/clirun"
 )
 
 func newDescribeCmd(g *globals) *cobra.Command {
@@ -28,22 +23,11 @@ contract is fetched from the space's contract store and digest-verified.
 --on pins the describe to one instance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if _, err := proto.EndpointToken(args[0]); err != nil {
-				return usage(err)
+			d, err := clirun.Describe(g.caller(), args[0], on, timeout)
+			if err == nil {
+				clirender.Describe(g.stdout, d, asJSON)
 			}
-			c, nc, err := g.epClient()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			d, err := c.Describe(ctx, args[0], on)
-			if err != nil {
-				return epFailure(g, err)
-			}
-			clirender.Describe(g.stdout, d, asJSON)
-			return nil
+			return err
 		},
 	}
 	cmd.Flags().StringVar(&on, "on", "", "describe one instance (its whole instance id)")
@@ -53,9 +37,8 @@ contract is fetched from the space's contract store and digest-verified.
 }
 
 func newInvokeCmd(g *globals) *cobra.Command {
-	var on, argsJSON string
+	var in clirun.Invocation
 	var asJSON bool
-	var timeout time.Duration
 	cmd := &cobra.Command{
 		Use:   "invoke <endpoint> <command>",
 		Short: "Call one command of an endpoint, checking args against its schema first",
@@ -67,47 +50,17 @@ did not run. The reply's data is printed as indented JSON.
 deadline.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if _, err := proto.EndpointToken(args[0]); err != nil {
-				return usage(err)
+			in.Endpoint, in.Command = args[0], args[1]
+			res, err := clirun.Invoke(g.caller(), in)
+			if err == nil {
+				clirender.Invoked(g.stdout, in.Command, res, asJSON)
 			}
-			if !proto.ValidCommand(args[1]) {
-				return usagef("command %q must be 1-32 characters of a-z 0-9 -", args[1])
-			}
-			var raw json.RawMessage
-			if argsJSON != "" {
-				if !json.Valid([]byte(argsJSON)) {
-					return usagef("--args is not JSON: %s (the command did not run)", argsJSON)
-				}
-				raw = json.RawMessage(argsJSON)
-			}
-			if timeout <= 0 {
-				return usagef("--timeout must be positive")
-			}
-			c, nc, err := g.epClient()
-			if err != nil {
-				return err
-			}
-			defer nc.Close()
-			ctx, cancel := context.WithTimeout(context.Background(), timeout)
-			defer cancel()
-			var opts []ep.CallOption
-			if on != "" {
-				if _, err := c.Describe(ctx, args[0], on); err != nil {
-					return epFailure(g, err)
-				}
-				opts = append(opts, ep.On(on))
-			}
-			res, err := c.Call(ctx, args[0], args[1], raw, opts...)
-			if err != nil {
-				return epFailure(g, err)
-			}
-			clirender.Invoked(g.stdout, args[1], res, asJSON)
-			return nil
+			return err
 		},
 	}
-	cmd.Flags().StringVar(&argsJSON, "args", "", "the command's args as JSON (omit for a void command)")
-	cmd.Flags().StringVar(&on, "on", "", "call one instance (its whole instance id)")
-	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "the call's deadline")
+	cmd.Flags().StringVar(&in.Args, "args", "", "the command's args as JSON (omit for a void command)")
+	cmd.Flags().StringVar(&in.On, "on", "", "call one instance (its whole instance id)")
+	cmd.Flags().DurationVar(&in.Timeout, "timeout", 10*time.Second, "the call's deadline")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print {responder, data} as JSON")
 	return cmd
 }
@@ -127,26 +80,11 @@ Refusals: not-registered, instance-answered, instance-not-affirmed-gone,
 liveness-unestablishable, superseded.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if instance == "" || !proto.ValidID(instance) || strings.HasPrefix(instance, "local.") {
-				return usagef("--instance needs a whole instance id (1-64 of A-Z a-z 0-9 _ -), got %q", instance)
-			}
-			if _, err := proto.EndpointToken(endpoint); err != nil {
-				return usage(err)
-			}
-			c, nc, err := g.epClient()
+			r, err := clirun.DeregisterInstance(g.caller(), endpoint, instance)
 			if err != nil {
 				return err
 			}
-			defer nc.Close()
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			err = c.DeregisterInstance(ctx, endpoint, instance)
-			var r *ep.DeregisterRefusal
-			if err != nil && !errors.As(err, &r) {
-				return epFailure(g, err)
-			}
-			clirender.Deregistered(g.stdout, g.stderr, endpoint, instance, r, asJSON)
-			if r != nil {
+			if clirender.Deregistered(g.stdout, g.stderr, endpoint, instance, r, asJSON); r != nil {
 				return exitError{exitFail}
 			}
 			return nil

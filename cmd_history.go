@@ -1,19 +1,13 @@
 package main
 
 import (
-	"context"
-	"errors"
-	"fmt"
-	"strings"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 func newHistoryCmd(g *globals) *cobra.Command {
@@ -30,33 +24,12 @@ Retention keeps each sender's last 1000 posts per channel unless
 "cotal history limit" says otherwise; "cotal up" never changes the limits.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			channel := args[0]
-			if err := wire.ValidateChannel(channel); err != nil {
-				return usage(err)
+			h, err := clirun.History(g.caller(), args[0], limit)
+			if err != nil {
+				return err
 			}
-			if !wire.IsConcrete(channel) {
-				return usagef("history reads one channel at a time: %q is a pattern; name one channel it covers", channel)
-			}
-			if limit <= 0 {
-				return usagef("--limit %d: give a positive number", limit)
-			}
-			return g.oneShotWith(mesh.Options{Subscribe: []string{}}, func(ctx context.Context, e *mesh.Endpoint) error {
-				items, complete, err := e.ReadHistory(ctx, channel, limit)
-				if err != nil {
-					return err
-				}
-				if len(items) == 0 {
-					var unknown *mesh.UnknownChannelError
-					if err := e.CheckKnown(ctx, channel); errors.As(err, &unknown) {
-						return fmt.Errorf("%w%s", err, clirender.DidYouMean("#", unknown.Close, " (`cotal channels list` lists the channels)"))
-					}
-				}
-				if asJSON {
-					return g.resultJSON(map[string]any{"channel": channel, "complete": complete, "items": items})
-				}
-				clirender.History(g.stdout, channel, items, complete, limit, e.Me())
-				return nil
-			})
+			clirender.HistoryRead(g.stdout, h, limit, asJSON)
+			return nil
 		},
 	}
 	cmd.Flags().IntVar(&limit, "limit", mesh.DefaultHistoryLimit, "how many of the newest posts to show")
@@ -77,28 +50,7 @@ than the age (0 keeps them forever); --max-per-sender keeps each sender's newest
 N posts per channel. A lower limit deletes what it no longer keeps at once.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ageSet, perSet := cmd.Flags().Changed("max-age"), cmd.Flags().Changed("max-per-sender")
-			switch {
-			case maxAge < 0:
-				return usagef("--max-age %s: give a positive duration, or 0 for no age limit", maxAge)
-			case perSet && maxPerSender < 1:
-				return usagef("--max-per-sender %d: give at least 1", maxPerSender)
-			case (ageSet || perSet) && maxAge > 0 && maxAge < time.Second:
-				return usagef("--max-age %s: the smallest age is 1s", maxAge)
-			}
-			var r broker.Retention
-			err := g.operator("cotal history", func(ctx context.Context, nc *nats.Conn, space string) (err error) {
-				if !ageSet && !perSet {
-					r, err = broker.ChatRetention(ctx, nc, space)
-					return err
-				}
-				var age *time.Duration
-				if ageSet {
-					age = &maxAge
-				}
-				r, err = broker.SetChatRetention(ctx, nc, space, age, maxPerSender)
-				return err
-			})
+			r, err := clirun.ChatLimit(g.caller(), maxAge, cmd.Flags().Changed("max-age"), maxPerSender, cmd.Flags().Changed("max-per-sender"))
 			if err != nil {
 				return err
 			}
@@ -122,25 +74,11 @@ direct message, including ones not yet read. Tasks waiting for a role are
 never touched. Without --force it only says what it would delete.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			var counts []broker.StreamCount
-			err := g.operator("cotal history", func(ctx context.Context, nc *nats.Conn, space string) (err error) {
-				counts, err = broker.ClearHistory(ctx, nc, space, dms, force)
-				return err
-			})
+			d, err := clirun.ClearHistory(g.caller(), dms, force)
 			if err != nil {
 				return err
 			}
-			said := make([]string, len(counts))
-			for i, c := range counts {
-				said[i] = fmt.Sprintf("%d from %s", c.Messages, c.Stream)
-			}
-			switch {
-			case !force:
-				return usagef("this would delete %s; run again with --force to do it", strings.Join(said, " and "))
-			case asJSON:
-				return g.resultJSON(map[string]any{"deleted": counts})
-			}
-			fmt.Fprintf(g.stdout, "deleted %s\n", strings.Join(said, " and "))
+			clirender.Cleared(g.stdout, d, asJSON)
 			return nil
 		},
 	}
@@ -148,25 +86,4 @@ never touched. Without --force it only says what it would delete.`,
 	cmd.Flags().BoolVar(&dms, "dms", false, "also delete stored direct messages")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print what was deleted as JSON")
 	return cmd
-}
-
-// operator runs fn on a connection to the space's mesh as the local
-// operator (or --creds): retention is the operator's to read and change.
-func (g *globals) operator(name string, fn func(ctx context.Context, nc *nats.Conn, space string) error) error {
-	t, err := g.resolveTarget()
-	if err != nil {
-		return err
-	}
-	nc, err := t.Connect(name)
-	if err != nil {
-		return err
-	}
-	defer nc.Close()
-	ctx, cancel := ctxTimeout()
-	defer cancel()
-	err = fn(ctx, nc, t.Paths.Space)
-	if errors.Is(err, broker.ErrNoChatStream) {
-		return fmt.Errorf("%w (is it provisioned?)", err)
-	}
-	return err
 }

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/host"
-	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/clirun"
 )
 
 func newInboxCmd(g *globals) *cobra.Command {
@@ -31,32 +28,20 @@ many are left for the next read.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if g.inSeat() != "" {
-				return seatInbox(g, peek, asJSON)
+				w, err := clirun.SeatInbox(g.caller(), peek)
+				if err == nil {
+					clirender.SeatInbox(g.stdout, w, asJSON)
+				}
+				return err
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), wait+10*time.Second)
-			defer cancel()
-			e, err := g.endpoint(ctx, mesh.Options{OneShot: true})
+			in, err := clirun.ReadInbox(g.caller(), wait, func() { clirender.InboxWaiting(g.stderr, asJSON, wait) })
 			if err != nil {
 				return err
 			}
-			defer e.Close()
-			if wait > 2*time.Second && !asJSON {
-				fmt.Fprintf(g.stderr, "waiting up to %s for messages...\n", wait)
-			}
-			_, p, _, err := g.paths()
-			read, err := host.ReadInbox(ctx, e, p, err == nil, wait)
-			if err != nil {
-				return err
-			}
-			clirender.Inbox(g.stdout, read.Items, e.Me(), asJSON)
-			ackErr, noteErr := read.Settle(peek)
-			if noteErr != nil {
-				fmt.Fprintf(g.stderr, "cotal: could not note what was read (%v); after a mesh crash some of it may come again\n", noteErr)
-			}
-			if n := e.Rejected(); len(n) > 0 {
-				fmt.Fprintf(g.stderr, "dropped %s\n", clirender.Rejected(n))
-			}
-			return ackErr
+			clirender.Inbox(g.stdout, in.Items, in.Me, asJSON)
+			s := in.Settle(peek)
+			clirender.InboxSettled(g.stderr, s)
+			return s.AckErr
 		},
 	}
 	cmd.Flags().BoolVar(&peek, "peek", false, "show without acknowledging")
@@ -72,16 +57,44 @@ func newRosterCmd(g *globals) *cobra.Command {
 		Short: "List the peers of the space, with the age of every fact",
 		Args:  cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return g.oneShot(func(ctx context.Context, e *mesh.Endpoint) error {
-				peers, view, err := e.Roster(ctx)
-				if err != nil {
-					return err
-				}
+			peers, view, err := clirun.Roster(g.caller())
+			if err == nil {
 				clirender.Roster(g.stdout, peers, view, time.Now(), asJSON)
-				return nil
-			})
+			}
+			return err
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the roster as JSON")
+	return cmd
+}
+
+func newDeliveriesCmd(g *globals) *cobra.Command {
+	var pending, asJSON bool
+	cmd := &cobra.Command{
+		Use:   "deliveries",
+		Short: "List what waits for each seat and identity, at which rung and why",
+		Long: `List, per identity and per seat, the DMs, tasks and stored mentions that
+have not been settled yet: stored (the broker has them, the recipient's
+connector has not taken them) and taken (its connector holds them, not yet
+injected into the seat's terminal or read). The oldest column is when the
+oldest of them was stored; the why column says what holds them: offline,
+held by a person typing in the seat, attention, a seat that reads its inbox
+itself, or a full inbox.
+
+Only the local operator may list deliveries.`,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			l, err := clirun.Deliveries(g.caller(), pending)
+			if err != nil {
+				return err
+			}
+			if clirender.DeliveryList(g.stdout, g.stderr, l, pending, asJSON); l.Incomplete {
+				return exitError{exitFail}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().BoolVar(&pending, "pending", false, "list only identities with something waiting")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

@@ -76,7 +76,7 @@ func startReview(ctx context.Context, g *globals, seat string) (*exec.Cmd, func(
 			return comments, nil, err
 		}
 		var rc mesh.Receipt
-		err = g.oneShotWith(mesh.Options{Subscribe: []string{}}, func(ctx context.Context, e *mesh.Endpoint) (err error) {
+		err = g.caller().OneShot(mesh.Options{Subscribe: []string{}}, func(ctx context.Context, e *mesh.Endpoint) (err error) {
 			if rc, err = e.DM(ctx, rv.Seat, rv.Message(comments)); err != nil {
 				return sendError(err)
 			}

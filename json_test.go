@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/config"
 )
 
@@ -57,7 +58,7 @@ func TestEveryResultCommandHasJSON(t *testing.T) {
 func TestVersionUseAndSetupPrintJSON(t *testing.T) {
 	c := newCLI(t, "json")
 	out, errOut, code := c.run("version", "--json")
-	var v versionInfo
+	var v clirun.VersionInfo
 	if err := json.Unmarshal([]byte(out), &v); err != nil || code != 0 || v.Version != version || v.Go != runtime.Version() || !strings.HasPrefix(v.NATSServer, "v2.") && v.NATSServer != "unknown" {
 		t.Errorf("version --json: exit %d, %v, %+v\n%s%s", code, err, v, out, errOut)
 	}

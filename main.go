@@ -4,13 +4,20 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
-	"strings"
 	"syscall"
 
+	"github.com/spf13/cobra"
+
+	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/internal/quit"
+	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
 
@@ -21,12 +28,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// untilQuit and untilQuitOrHangup are where cotal catches quit signals
-// (internal/quit): only commands that run until stopped call them.
-var (
-	untilQuit         = quit.Until
-	untilQuitOrHangup = quit.UntilOrHangup
-)
+// untilQuit is where a command that runs until stopped catches quit
+// signals (internal/quit); those that host a mesh catch them in launch.
+var untilQuit = quit.Until
 
 // hostQuit is what a hosting command's untilQuit accepts: the host's quit
 // rule, a SIGTERM forcing it, each refusal naming the live seats.
@@ -34,9 +38,88 @@ func hostQuit(g *globals, h *host.Host) func(os.Signal) bool {
 	return func(s os.Signal) bool {
 		live, ok := h.AskQuit(s == syscall.SIGTERM)
 		if !ok {
-			fmt.Fprintf(g.stderr, "\n%d seat(s) still running: %s\nstopping now stops them; press Ctrl-C again within %d s to stop them and quit\n",
-				len(live), strings.Join(live, ", "), int(host.QuitWindow.Seconds()))
+			clirender.QuitRefused(g.stderr, live, host.QuitWindow)
 		}
 		return ok
 	}
+}
+
+// Exit codes, documented in `cotal --help`.
+const (
+	exitOK    = 0
+	exitFail  = 1 // the command ran and failed (or, for status, the mesh is down)
+	exitUsage = 2 // bad input: unknown flag, invalid name, bad ACL entry
+)
+
+func run(args []string, stdout, stderr io.Writer) int {
+	return execute(&globals{stdin: os.Stdin, stdout: stdout, stderr: stderr}, args)
+}
+
+// execute runs the command line args with g's streams and returns the
+// exit code.
+func execute(g *globals, args []string) int {
+	root := newRoot(g)
+	root.SetArgs(args)
+	root.SetOut(g.stdout)
+	root.SetErr(g.stderr)
+	err := root.Execute()
+	var ee exitError
+	var refused *clirun.RefusedError
+	switch {
+	case err == nil:
+		return exitOK
+	case errors.As(err, &ee):
+		return ee.code
+	case errors.As(err, &refused):
+		clirender.Refusal(g.stderr, refused.Err)
+		return exitFail
+	}
+	fmt.Fprintln(g.stderr, "cotal:", err)
+	if cliargs.IsUsage(err) {
+		return exitUsage
+	}
+	return exitFail
+}
+
+func newRoot(g *globals) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "cotal",
+		Short: "A mesh for AI coding agents on one workstation",
+		Long: `cotal runs a Cotal mesh: an embedded NATS broker with JetStream where AI
+coding agents talk as peers over channels, direct messages and roles, with
+per-agent credentials the broker enforces.
+
+Bare "cotal" opens the dashboard: it hosts the space's mesh in this process
+(quitting stops it; closing its terminal while seats run leaves the mesh
+running without a dashboard) or, when "cotal up --detach" already runs it,
+is a client (quitting leaves it running). Without a terminal it is "cotal
+up" in the foreground.
+
+Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	pf := root.PersistentFlags()
+	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "the `name` of the space to act on (env COTAL_SPACE; default: the one the --creds credential names, else the one set with cotal use, else the one mesh running for this folder, else the nearest project .cotal folder's name, else default)")
+	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
+	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds `file`, or in the one `cotal mint <name>` kept under the store for this name (env COTAL_CREDS)")
+	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
+	root.PersistentPreRunE = checkCreds(g)
+
+	up := newUpCmd(g)
+	root.RunE = func(cmd *cobra.Command, _ []string) error { return runDashboardCmd(cmd, g) }
+	root.Flags().AddFlagSet(up.Flags())
+	addDashboardFlags(root.Flags())
+	root.AddCommand(up, newDownCmd(g), newStatusCmd(g), newMintCmd(g), newMeshesCmd(g), newUseCmd(g), newVersionCmd(g),
+		newSendCmd(g), newInboxCmd(g), newRosterCmd(g), newJoinCmd(g), newChannelsCmd(g), newHistoryCmd(g),
+		newDescribeCmd(g), newInvokeCmd(g), newDeregisterInstanceCmd(g),
+		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
+		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g),
+		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny),
+		newPlanCmd(g), newInitCmd(g), newTopologyCmd(g), newBrokerCmd(g), newBenchCmd(g))
+	root.AddCommand(worktreeCommands(g)...)
+	cliargs.Forgive(root)
+	addCompletions(root, g)
+	return root
 }

@@ -47,13 +47,7 @@ func NonNil(l []string) []string {
 }
 
 // DidYouMean is "; did you mean #a or #b?" for the close names, else
-// otherwise.
+// otherwise (cliargs.DidYouMean).
 func DidYouMean(sigil string, close []string, otherwise string) string {
-	if len(close) == 0 {
-		return otherwise
-	}
-	for i := range close {
-		close[i] = sigil + close[i]
-	}
-	return "; did you mean " + cliargs.OrList(close) + "?"
+	return cliargs.DidYouMean(sigil, close, otherwise)
 }

@@ -200,3 +200,15 @@ func OrList(words []string) string {
 	}
 	return strings.Join(words[:len(words)-1], ", ") + " or " + words[len(words)-1]
 }
+
+// DidYouMean is "; did you mean #a or #b?" for the close names, each
+// after sigil, else otherwise.
+func DidYouMean(sigil string, close []string, otherwise string) string {
+	if len(close) == 0 {
+		return otherwise
+	}
+	for i := range close {
+		close[i] = sigil + close[i]
+	}
+	return "; did you mean " + OrList(close) + "?"
+}

@@ -46,3 +46,21 @@ func Names(within time.Duration, lookup func(context.Context) []string) cobra.Co
 		return out, cobra.ShellCompDirectiveNoFileComp
 	}
 }
+
+// Complete gives the commands of root the completions at names: a key
+// "send msg" completes that command's first argument (FirstArg), "send msg
+// --mention" one of its flags, "--space" a flag of root. A key naming no
+// command or flag is skipped.
+func Complete(root *cobra.Command, at map[string]cobra.CompletionFunc) {
+	for key, fn := range at {
+		path, flag, isFlag := strings.Cut(key, "--")
+		c, _, err := root.Find(strings.Fields(path))
+		switch {
+		case err != nil:
+		case isFlag:
+			_ = c.RegisterFlagCompletionFunc(flag, fn)
+		case c != root:
+			c.ValidArgsFunction = FirstArg(fn)
+		}
+	}
+}

@@ -1,4 +1,4 @@
-package main
+package clirun
 
 import (
 	"testing"
@@ -10,9 +10,9 @@ import (
 // acknowledge says it may be stored, its id, and that a send again with
 // --id stores it once.
 func TestSendErrorOfAnUnconfirmedSendSaysHowToRetry(t *testing.T) {
-	err := sendError(&mesh.NotConfirmedError{ID: "abc-1", What: "post to #team", Why: "the mesh stopped before acknowledging"})
+	err := SendError(&mesh.NotConfirmedError{ID: "abc-1", What: "post to #team", Why: "the mesh stopped before acknowledging"})
 	want := "post to #team not confirmed: the mesh stopped before acknowledging; it may be stored, id abc-1; send it again with --id abc-1 and the mesh stores it once"
 	if err == nil || err.Error() != want {
-		t.Fatalf("sendError: %v\nwant %s", err, want)
+		t.Fatalf("SendError: %v\nwant %s", err, want)
 	}
 }
