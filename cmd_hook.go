@@ -39,14 +39,21 @@ that the plugin runs a hook per event instead.`,
 		// an exit status the harness would show.
 		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if stream {
-				if err := runHookStream(g, cmd); err != nil {
+			if stream { // not in a seat, or not reaching the mesh, it fails at once: its plugin goes back to a hook per event
+				err := asSeat(g, cmd, func(ctx context.Context, s client.Self) error {
+					return s.RunHookStream(ctx, g.stdin, g.stdout, g.stderr)
+				})
+				if err != nil {
 					fmt.Fprintf(g.stderr, "cotal hook --stream: %v\n", err)
 					return exitError{exitFail}
 				}
 				return nil
 			}
-			if err := runHook(g, cmd, args[0]); err != nil {
+			input, err := client.ReadHookInput(g.stdin)
+			if err == nil {
+				err = asSeat(g, cmd, func(ctx context.Context, s client.Self) error { return s.RunHook(ctx, args[0], input, g.stdout) })
+			}
+			if err != nil { // only printed: a hook never breaks its harness's session
 				fmt.Fprintf(g.stderr, "cotal hook %s: %v\n", args[0], err)
 			}
 			return nil
@@ -54,25 +61,6 @@ that the plugin runs a hook per event instead.`,
 	}
 	cmd.Flags().BoolVar(&stream, "stream", false, "stay up and take one event a line of JSON on stdin, answering each with a line on stdout")
 	return cmd
-}
-
-// runHookStream is `cotal hook --stream` (client.Self.RunHookStream). Not
-// in a seat, or not reaching the mesh, it fails at once, so that its
-// plugin goes back to a hook per event.
-func runHookStream(g *globals, cmd *cobra.Command) error {
-	return asSeat(g, cmd, func(ctx context.Context, s client.Self) error {
-		return s.RunHookStream(ctx, g.stdin, g.stdout, g.stderr)
-	})
-}
-
-// runHook is one hook event, end to end (client.Self.RunHook); what it
-// returns is only printed.
-func runHook(g *globals, cmd *cobra.Command, event string) error {
-	input, err := client.ReadHookInput(g.stdin)
-	if err != nil {
-		return err
-	}
-	return asSeat(g, cmd, func(ctx context.Context, s client.Self) error { return s.RunHook(ctx, event, input, g.stdout) })
 }
 
 // asSeat runs fn as this process's seat, until it ends or the harness

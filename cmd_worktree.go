@@ -99,3 +99,75 @@ until you merge it (cotal merge) or remove it here.`,
 // worktreeNote says, for ps, where a seat works and what its ended
 // worktree kept.
 var worktreeNote = clirender.WorktreeNote
+
+func newDiffCmd(g *globals) *cobra.Command {
+	var asJSON, stat bool
+	cmd := &cobra.Command{
+		Use:   "diff <seat>",
+		Short: "Show a seat's changes in its worktree against its base",
+		Long: `Show what a seat changed in its worktree since its branch left its base:
+its commits, staged and unstaged edits and new files alike, as a file list
+with line counts and then the diff. Files its persona's setup copied in (.env)
+are left out. --stat prints the file list alone.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
+				d, err := r.Diff(ctx, args[0])
+				if err != nil {
+					return treeError(err)
+				}
+				clirender.Diff(g.stdout, d, stat, asJSON)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON (the file list, counts and the patch)")
+	cmd.Flags().BoolVar(&stat, "stat", false, "print the file list and counts only")
+	return cmd
+}
+
+// diffText is a seat's diff as the dashboard's D shows it.
+func diffText(ctx context.Context, seat string) (text string, err error) {
+	err = inRepo(ctx, func(ctx context.Context, r *worktree.Repo) error {
+		d, err := r.Diff(ctx, seat)
+		if err == nil {
+			text = clirender.DiffText(d)
+		}
+		return err
+	})
+	return text, err
+}
+
+func newMergeCmd(g *globals) *cobra.Command {
+	var asJSON, rebase bool
+	cmd := &cobra.Command{
+		Use:   "merge <seat>",
+		Short: "Merge a seat's branch into its base in the main checkout",
+		Long: `Merge the commits on a seat's branch into the branch it was made from, in
+the main checkout (which must be on that branch, with no changes). A merge
+that would conflict is refused before anything changes, naming the files;
+the main checkout is never left half merged. --rebase rebases the seat's
+branch onto the base (in its worktree) and fast-forwards the base instead of
+making a merge commit. Uncommitted changes in the worktree are refused: only
+commits are merged.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
+				m, err := r.Merge(ctx, args[0], rebase)
+				var ce *worktree.ConflictError
+				if errors.As(err, &ce) && asJSON {
+					clirender.MergeConflict(g.stdout, ce)
+					return exitError{exitFail}
+				}
+				if err != nil {
+					return treeError(err)
+				}
+				clirender.Merged(g.stdout, m, asJSON)
+				return nil
+			})
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
+	cmd.Flags().BoolVar(&rebase, "rebase", false, "rebase the seat's branch onto the base and fast-forward, instead of a merge commit")
+	return cmd
+}
