@@ -2,11 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -36,27 +35,16 @@ answer.`
 		Long:  long,
 		Args:  cobra.MinimumNArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			if decision == client.AnswerAllow && len(args) > 1 {
-				return usagef("approve takes the seat's name only; a reason goes with deny")
-			}
-			message := strings.Join(args[1:], " ")
-			if len(message) > 2000 {
-				return usagef("the reason is %d bytes; at most 2000", len(message))
+			message, err := client.AnswerMessage(decision, args[1:])
+			if err != nil {
+				return usage(err)
 			}
 			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
 				r, err := cl.Answer(ctx, s, decision, message)
-				if err != nil {
-					return err
+				if err == nil {
+					clirender.Answered(g.stdout, r, asJSON)
 				}
-				if asJSON {
-					return g.resultJSON(r)
-				}
-				verb := "approved"
-				if r.Decision == client.AnswerDeny {
-					verb = "denied"
-				}
-				fmt.Fprintf(g.stdout, "%s %s: %s\n", verb, r.Name, r.Asked)
-				return nil
+				return err
 			})
 		},
 	}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -50,22 +49,14 @@ typing.`,
 // runAttach locates the seat and attaches the terminal to it until it
 // ends, then says how it ended.
 func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error {
-	d := g.redialer()
+	d, row, err := located(g, o.Name, on)
+	if err != nil {
+		return err
+	}
 	defer d.Close()
-	c, err := d.Client()
-	if err != nil {
-		return err
-	}
-	row, err := locate(g, c, o.Name, on)
-	if err != nil {
-		return err
-	}
-	if !row.Running() {
-		return fmt.Errorf("seat %s is not running (%s); there is no terminal to attach to", o.Name, row.Process)
-	}
 	ctx, stop := untilQuit(ctx, nil)
 	defer stop()
-	end, err := tty.Run(ctx, o, tty.SeatOpener(d.Client, row.Seat(), row.LifecycleUID))
+	end, err := tty.RunSeat(ctx, o, d.Client, row)
 	if end == tty.Failed {
 		if errors.Is(err, tty.ErrGone) {
 			return err

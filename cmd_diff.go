@@ -2,12 +2,10 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/worktree"
 )
 
@@ -22,26 +20,14 @@ with line counts and then the diff. Files its persona's setup copied in (.env)
 are left out. --stat prints the file list alone.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := gitCtx()
-			defer cancel()
-			r, err := openRepo(ctx)
-			if err != nil {
-				return err
-			}
-			d, err := r.Diff(ctx, args[0])
-			if err != nil {
-				return treeError(err)
-			}
-			if asJSON {
-				d.Files = emptyNotNil(d.Files)
-				printJSON(g.stdout, d)
+			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
+				d, err := r.Diff(ctx, args[0])
+				if err != nil {
+					return treeError(err)
+				}
+				clirender.Diff(g.stdout, d, stat, asJSON)
 				return nil
-			}
-			printDiffStat(g.stdout, d)
-			if !stat && d.Patch != "" {
-				fmt.Fprint(g.stdout, "\n"+d.Patch)
-			}
-			return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON (the file list, counts and the patch)")
@@ -49,37 +35,14 @@ are left out. --stat prints the file list alone.`,
 	return cmd
 }
 
-// diffText is a seat's diff as the dashboard's D shows it: the head and
-// the patch.
-func diffText(ctx context.Context, seat string) (string, error) {
-	r, err := openRepo(ctx)
-	if err != nil {
-		return "", err
-	}
-	d, err := r.Diff(ctx, seat)
-	if err != nil {
-		return "", err
-	}
-	var b strings.Builder
-	printDiffStat(&b, d)
-	if d.Patch != "" {
-		b.WriteString("\n" + d.Patch)
-	}
-	return b.String(), nil
-}
-
-// printDiffStat prints a diff's head: what it compares, then one line per file.
-func printDiffStat(w io.Writer, d *worktree.Diff) {
-	if len(d.Files) == 0 {
-		fmt.Fprintf(w, "%s (branch %s) has no changes against %s\n", d.Seat, d.Branch, d.Base)
-		return
-	}
-	fmt.Fprintf(w, "%s (branch %s) against %s: %d file(s), +%d -%d\n", d.Seat, d.Branch, d.Base, len(d.Files), d.Added, d.Deleted)
-	for _, f := range d.Files {
-		if f.Binary {
-			fmt.Fprintf(w, "  %s (binary)\n", f.Path)
-			continue
+// diffText is a seat's diff as the dashboard's D shows it.
+func diffText(ctx context.Context, seat string) (text string, err error) {
+	err = inRepo(ctx, func(ctx context.Context, r *worktree.Repo) error {
+		d, err := r.Diff(ctx, seat)
+		if err == nil {
+			text = clirender.DiffText(d)
 		}
-		fmt.Fprintf(w, "  %s +%d -%d\n", f.Path, f.Added, f.Deleted)
-	}
+		return err
+	})
+	return text, err
 }

@@ -1,14 +1,10 @@
 package main
 
 import (
-	"os"
-	"path/filepath"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/manifest"
-	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/launch"
 )
 
 func newInitCmd(g *globals) *cobra.Command {
@@ -24,27 +20,14 @@ overwritten. Then edit it, see what it would do with "cotal plan", and start it
 with "cotal up -f cotal.yaml".`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if dir == "" {
-				cwd, err := os.Getwd()
-				if err != nil {
-					return err
-				}
-				dir = cwd
-			}
-			if space == "" {
-				space = manifest.SpaceFor(filepath.Base(dir))
-			} else if err := wire.ValidSpace(space); err != nil {
-				return usage(err)
-			}
-			r, err := manifest.WriteStarter(dir, space)
-			if err != nil {
+			r, err := launch.Init(dir, space)
+			switch {
+			case err != nil:
 				return err
-			}
-			if asJSON {
+			case asJSON:
 				return g.resultJSON(r)
 			}
-			clirender.Written(g.stdout, []string{r.Manifest, r.Persona}, []bool{r.ManifestCreated, r.PersonaCreated},
-				"next: edit cotal.yaml, `cotal plan` to see what it does, `cotal up -f cotal.yaml` to start it")
+			clirender.Init(g.stdout, r)
 			return nil
 		},
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mcp"
-	"github.com/cotal-go/cotal/mesh"
 )
 
 func newMCPCmd(g *globals) *cobra.Command {
@@ -43,44 +42,25 @@ that client's configuration.`,
 // runMCP wires the server to the mesh: managed inside a seat, standalone
 // otherwise.
 func runMCP(g *globals, name, source string) error {
-	in := mcp.Acting{Creds: g.creds, Source: source, URL: g.server, Space: g.space, Name: name}.InSeat(os.Getenv)
-	manager, creds, url, uid := in.Manager, in.Creds, in.URL, in.UID
-	g.space, name, source = in.Space, in.Name, in.Source
-	self := mcp.Identity{Name: name, Space: g.space}
-	if creds != "" {
-		info, err := loadCreds(creds, source)
+	a := mcp.Acting{Creds: g.creds, Source: source, URL: g.server, Space: g.space, Name: name}.InSeat(os.Getenv)
+	self := mcp.Identity{Name: a.Name, Space: a.Space}
+	if a.Creds != "" {
+		info, err := loadCreds(a.Creds, a.Source)
 		if err != nil {
 			return err
 		}
-		if g.space == "" {
-			g.space = info.Space
-		}
-		self = mcp.Identity{ID: info.Principal.ID(), Name: info.Principal.Actor, Role: info.Role, Space: clirender.OrDefault(info.Space, g.space)}
-	} else if name == "" {
+		a.Space = clirender.OrDefault(a.Space, info.Space)
+		self = a.Self(info)
+	} else if a.Name == "" {
 		return usagef("cotal mcp acts as one identity: pass --creds FILE (mint one with `cotal mint <name>`), or --name on an open mesh, or run it inside a seat")
 	}
+	g.space = a.Space
 	logf := func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal mcp: "+format+"\n", args...) }
-	dial := func(ctx context.Context) (*mesh.Endpoint, error) {
-		o := mesh.Options{Creds: creds, URL: url, Space: g.space, OneShot: manager != "", Logf: logf}
-		if manager != "" {
-			o.Subscribe = []string{} // the seat's connector holds its channels
-		}
-		if creds == "" {
-			o.Name, o.LifecycleUID = name, uid
-		}
-		if url == "" {
-			t, err := g.resolveTarget()
-			if err != nil {
-				return nil, err
-			}
-			if creds == "" && t.Record.Mode != config.ModeOpen {
-				return nil, fmt.Errorf("mesh %s needs a credential: pass --creds (mint one with `cotal mint %s`)", t.Paths.Space, name)
-			}
-			o.URL, o.Space = t.URL, t.Paths.Space
-		}
-		return mesh.Connect(ctx, o)
-	}
-	srv := mcp.New(mcp.Options{Dial: dial, Manager: manager, Self: self, Version: version, Logf: logf})
+	dial := a.Dialer(func() (mcp.Target, error) {
+		t, err := g.resolveTarget()
+		return mcp.Target{URL: t.URL, Space: t.Paths.Space, Open: t.Record.Mode == config.ModeOpen}, err
+	}, logf)
+	srv := mcp.New(mcp.Options{Dial: dial, Manager: a.Manager, Self: self, Version: version, Logf: logf})
 	ctx, stop := untilQuit(context.Background(), nil)
 	defer stop()
 	return srv.Run(ctx, &sdk.StdioTransport{})
@@ -98,43 +78,27 @@ on an open mesh, as --name). Paths are made absolute.`,
 		ValidArgs: mcp.Clients,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			exe, err := os.Executable()
+			if err == nil {
+				exe, err = filepath.EvalSymlinks(exe)
+			}
+			creds := g.creds
+			if err == nil && creds != "" {
+				if creds, err = filepath.Abs(creds); err == nil {
+					_, err = loadCreds(creds, credsSource(cmd))
+				}
+			}
 			if err != nil {
 				return err
 			}
-			if exe, err = filepath.EvalSymlinks(exe); err != nil {
-				return err
-			}
-			argv := []string{exe, "mcp"}
-			switch {
-			case g.creds != "":
-				abs, err := filepath.Abs(g.creds)
-				if err != nil {
-					return err
-				}
-				if _, err := loadCreds(abs, credsSource(cmd)); err != nil {
-					return err
-				}
-				argv = append(argv, "--creds", abs)
-			case *name != "":
-				argv = append(argv, "--name", *name)
-				if g.space != "" {
-					argv = append(argv, "--space", g.space)
-				}
-			default:
-				return usagef("say who the agent is: --creds FILE (mint one with `cotal mint <name>`), or --name on an open mesh")
-			}
-			if g.server != "" {
-				argv = append(argv, "--server", g.server)
+			argv, err := mcp.Command(exe, creds, *name, g.space, g.server)
+			if err != nil {
+				return usage(err)
 			}
 			out, err := mcp.ClientConfig(args[0], argv)
 			if err != nil {
 				return usage(err)
 			}
-			if asJSON {
-				printJSON(g.stdout, map[string]any{"client": args[0], "command": argv[0], "args": argv[1:], "instructions": out})
-				return nil
-			}
-			fmt.Fprint(g.stdout, out)
+			clirender.MCPConfig(g.stdout, args[0], argv, out, asJSON)
 			return nil
 		},
 	}

@@ -1,11 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
-	"fmt"
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/worktree"
 )
 
@@ -23,31 +24,19 @@ making a merge commit. Uncommitted changes in the worktree are refused: only
 commits are merged.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			ctx, cancel := gitCtx()
-			defer cancel()
-			r, err := openRepo(ctx)
-			if err != nil {
-				return err
-			}
-			m, err := r.Merge(ctx, args[0], rebase)
-			var ce *worktree.ConflictError
-			if errors.As(err, &ce) && asJSON {
-				printJSON(g.stdout, map[string]any{"seat": ce.Seat, "branch": ce.Branch, "base": ce.Base, "conflicts": ce.Files, "merged": false})
-				return exitError{exitFail}
-			}
-			if err != nil {
-				return treeError(err)
-			}
-			if asJSON {
-				printJSON(g.stdout, m)
+			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
+				m, err := r.Merge(ctx, args[0], rebase)
+				var ce *worktree.ConflictError
+				if errors.As(err, &ce) && asJSON {
+					clirender.MergeConflict(g.stdout, ce)
+					return exitError{exitFail}
+				}
+				if err != nil {
+					return treeError(err)
+				}
+				clirender.Merged(g.stdout, m, asJSON)
 				return nil
-			}
-			how := "merged"
-			if m.Rebased {
-				how = "rebased and fast-forwarded"
-			}
-			fmt.Fprintf(g.stdout, "%s %s (%d commit(s)) into %s, now at %.12s\n", how, m.Branch, m.Commits, m.Base, m.Head)
-			return nil
+			})
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")

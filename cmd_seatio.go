@@ -4,12 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
@@ -40,33 +37,18 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 					return err
 				})
 			}
-			if every < minFollowEvery {
-				return usagef("--interval %s: at least %s", every, minFollowEvery)
+			if err := client.CheckFollowEvery(every); err != nil {
+				return usage(err)
 			}
-			d := g.redialer()
+			d, row, err := located(g, name, on)
+			if err != nil {
+				return err
+			}
 			defer d.Close()
-			c, err := d.Client()
-			if err != nil {
-				return err
-			}
-			row, err := locate(g, c, name, on)
-			if err != nil {
-				return err
-			}
 			ctx, stop := untilQuit(cmd.Context(), nil)
 			defer stop()
-			f, ok := g.stdout.(*os.File)
-			onTerm := ok && term.IsTerminal(f.Fd())
-			err = d.FollowScreen(ctx, row.Seat(), every, func(r client.ScreenReply) {
-				switch {
-				case asJSON:
-				case onTerm:
-					fmt.Fprint(g.stdout, "\x1b[H\x1b[2J")
-				default:
-					fmt.Fprintf(g.stdout, "--- %s %s ---\n", name, time.Now().Format("15:04:05.000"))
-				}
-				clirender.Screen(g.stdout, g.stderr, r, asJSON, true)
-			}, func(err error) { fmt.Fprintf(g.stderr, "(%s: %s; asking again)\n", name, err) })
+			show, failed := clirender.ScreenFollower(g.stdout, g.stderr, name, asJSON)
+			err = d.FollowScreen(ctx, row.Seat(), every, show, failed)
 			if errors.Is(err, client.ErrSeatGone) {
 				fmt.Fprintf(g.stderr, "seat %s is gone\n", name)
 				return nil
@@ -80,9 +62,6 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 	cmd.Flags().DurationVar(&every, "interval", 250*time.Millisecond, "with --follow: how often to ask for the screen")
 	return cmd
 }
-
-// minFollowEvery keeps --follow from flooding the manager.
-const minFollowEvery = 50 * time.Millisecond
 
 func newStopCmd(g *globals) *cobra.Command {
 	var on string
@@ -129,17 +108,13 @@ cotal input --keys vi Escape : q ! Enter`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
 			text, names := strings.Join(args[1:], " "), args[1:]
-			switch n := utf8.RuneCountInString(text); {
-			case keys && noEnter:
-				return usagef("--no-enter has no meaning with --keys: name Enter when you want it")
-			case keys && len(names) > client.MaxKeys:
-				return usagef("%d keys: --keys takes at most %d at once", len(names), client.MaxKeys)
-			case keys:
+			if err := client.CheckTyped(text, names, keys, !noEnter); err != nil {
+				return usage(err)
+			}
+			if keys {
 				if _, err := pty.ParseKeys(names...); err != nil {
 					return usagef("%v; nothing was typed", err) // a misspelt key is never sent
 				}
-			case n == 0 || n > client.MaxInput:
-				return usagef("text: %d characters; input takes 1 to %d", n, client.MaxInput)
 			}
 			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
 				var r client.InputReply
@@ -149,14 +124,10 @@ cotal input --keys vi Escape : q ! Enter`,
 				} else {
 					r, err = cl.Input(ctx, s, text, !noEnter)
 				}
-				if err != nil {
-					return err
+				if err == nil {
+					clirender.Typed(g.stdout, r, asJSON)
 				}
-				if asJSON {
-					return g.resultJSON(r)
-				}
-				fmt.Fprintf(g.stdout, "sent %d bytes to %s\n", r.Bytes, r.Name)
-				return nil
+				return err
 			})
 		},
 	}
@@ -165,4 +136,19 @@ cotal input --keys vi Escape : q ! Enter`,
 	cmd.Flags().BoolVar(&keys, "keys", false, "the arguments after the name are key names, typed raw")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bytes the seat accepted as JSON")
 	return cmd
+}
+
+// located finds a seat over the managers (or only on), on a client that
+// dials again after the mesh went away.
+func located(g *globals, name, on string) (*client.Redialer, client.CensusRow, error) {
+	d := g.redialer()
+	c, err := d.Client()
+	if err == nil {
+		var row client.CensusRow
+		if row, err = locate(g, c, name, on); err == nil {
+			return d, row, nil
+		}
+	}
+	d.Close()
+	return nil, client.CensusRow{}, err
 }

@@ -2,16 +2,13 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/mesh/ep"
-	"github.com/cotal-go/cotal/mesh/ep/proto"
-	"github.com/cotal-go/cotal/mesh/wire"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -31,13 +28,12 @@ lines) or uncertain (neither within the readiness bound: inspect the seat with
 the acceptance.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			a.Persona = args[0]
+			a.Persona, a.ReadinessMs = args[0], readiness.Milliseconds()
 			if err := checkReadiness(readiness); err != nil {
 				return err
 			}
-			a.ReadinessMs = readiness.Milliseconds()
-			if a.Name != "" && !wire.ValidToken(a.Name) {
-				return usagef("--name %q: a seat's name is one token of A-Z a-z 0-9 _ (at most %d characters)", a.Name, wire.MaxTokenLength)
+			if err := a.CheckName(); err != nil {
+				return usage(err)
 			}
 			cl, nc, err := g.managers()
 			if err != nil {
@@ -47,31 +43,27 @@ the acceptance.`,
 			ctx, cancel := ctxTimeout()
 			defer cancel()
 			sp, err := cl.Spawn(ctx, a, on)
-			if err != nil {
-				return spawnRefused(a.Persona, err)
+			var refused *client.SpawnRefusal
+			if err = client.RefusedSpawn(a.Persona, err); errors.As(err, &refused) && refused.Input {
+				return usage(err)
+			} else if err != nil {
+				return err
 			}
-			if !asJSON {
-				fmt.Fprintf(g.stdout, "accepted: seat %s (%s.%s, lifecycle %s) on manager %s; goal %s\n", sp.Name, sp.Owner, sp.Actor, sp.UID, sp.Manager, sp.GoalID)
-			}
+			clirender.Accepted(g.stdout, sp, detach, asJSON)
 			if detach {
-				if asJSON {
-					fmt.Fprintln(g.stdout, string(sp.Reply))
-				}
 				return nil
 			}
 			wait := sp.Deadline() + followFor
 			fctx, fcancel := context.WithTimeout(context.Background(), wait)
 			defer fcancel()
-			var w client.Watch
-			if !asJSON {
-				w.Step = func(s client.Step) { fmt.Fprintf(g.stdout, "%s: %s\n", sp.Name, clirender.Step(s)) }
-				w.Pending = func() { fmt.Fprintf(g.stderr, "waiting for %s to come up (at most %s)...\n", sp.Name, sp.Deadline()) }
-			}
-			res, err := cl.AwaitSpawn(fctx, sp, w)
+			res, err := cl.AwaitSpawn(fctx, sp, clirender.SpawnWatch(g.stdout, g.stderr, sp, asJSON))
 			if err != nil {
 				return fmt.Errorf("spawn of %s: no outcome within %s; see `cotal ps` and `cotal screen %s`", sp.Name, wait, sp.Name)
 			}
-			return printSpawnResult(g, sp.SpawnAccepted, res, asJSON)
+			if !clirender.SpawnResult(g.stdout, sp.SpawnAccepted, res, asJSON) {
+				return exitError{exitFail}
+			}
+			return nil
 		},
 	}
 	fl := cmd.Flags()
@@ -88,31 +80,4 @@ the acceptance.`,
 	fl.DurationVar(&readiness, "readiness", 0, "how long this seat has to come up before the spawn reads uncertain (default: its persona's readiness:, else the manager's)")
 	fl.DurationVar(&followFor, "follow-margin", 10*time.Second, "how long past the readiness bound to wait for the outcome")
 	return cmd
-}
-
-// spawnRefused is a manager's refusal of a spawn as a sentence: bad input
-// (no such persona, a file that does not load, a name that is not a
-// token or is taken) exits 2, anything else 1; either way nothing was
-// started.
-func spawnRefused(persona string, err error) error {
-	e := proto.AsError(err)
-	if e == nil {
-		return err
-	}
-	msg := fmt.Errorf("cannot spawn %s: %s; nothing was started", persona, strings.TrimSuffix(e.Message, "."))
-	switch e.Code {
-	case proto.CodeBadRequest, proto.CodeNotFound, proto.CodeFailedPrecondition, proto.CodeAlreadyExists:
-		return usage(msg)
-	}
-	if e.EffectiveOutcome() == proto.Unknown {
-		return fmt.Errorf("cannot tell whether %s was spawned: %s; see `cotal ps`", persona, e.Message)
-	}
-	return msg
-}
-
-func printSpawnResult(g *globals, acc client.SpawnAccepted, res ep.GoalResult, asJSON bool) error {
-	if !clirender.SpawnResult(g.stdout, acc, res, asJSON) {
-		return exitError{exitFail}
-	}
-	return nil
 }

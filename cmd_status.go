@@ -1,13 +1,10 @@
 package main
 
 import (
-	"context"
-
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/host"
-	"github.com/cotal-go/cotal/seat/client"
+	"github.com/cotal-go/cotal/launch"
 )
 
 func newStatusCmd(g *globals) *cobra.Command {
@@ -23,26 +20,14 @@ silent one is named, with whether its registration is stale).
 Exits 0 when the mesh is up and answering, 1 otherwise.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, p, _, err := g.paths()
-			if err != nil {
+			r, err := launch.Status(g.launcher())
+			switch {
+			case err != nil:
 				return err
-			}
-			ctx, cancel := ctxTimeout()
-			defer cancel()
-			r := host.ReportStatus(ctx, host.StatusQuery{Paths: p, Server: g.server, Creds: g.creds,
-				Managers: func(ctx context.Context) ([]client.ManagerStatus, error) {
-					cl, nc, err := g.managers()
-					if err != nil {
-						return nil, err
-					}
-					defer nc.Close()
-					ms, _, err := cl.Managers(ctx)
-					return ms, err
-				}})
-			if asJSON {
+			case asJSON:
 				printJSON(g.stdout, statusJSON(g, r))
-			} else {
-				clirender.Status(g.stdout, r, func(say func(string, ...any)) { printCluster(say, r.Cluster) })
+			default:
+				clirender.Status(g.stdout, r)
 			}
 			if !r.Up || !r.Reachable {
 				return exitError{exitFail}

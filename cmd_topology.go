@@ -4,8 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/manifest"
-	"github.com/cotal-go/cotal/manifest/apply"
+	"github.com/cotal-go/cotal/launch"
 )
 
 func newTopologyCmd(g *globals) *cobra.Command {
@@ -21,23 +20,14 @@ they differ. The mesh's side is every agent credential the space holds
 unrevoked, so agents the file does not name are listed too.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			m, err := loadManifest(g, file)
-			if err != nil {
+			t, err := launch.Topology(g.launcher(), file)
+			switch {
+			case err != nil:
 				return err
+			case asJSON:
+				return g.resultJSON(t)
 			}
-			_, p, _, err := g.paths()
-			if err != nil {
-				return err
-			}
-			held, err := apply.Held(p)
-			if err != nil {
-				return err
-			}
-			rows := manifest.Topology(m, held)
-			if asJSON {
-				return g.resultJSON(map[string]any{"space": m.Space, "manifest": m.Path, "rows": rows})
-			}
-			return clirender.Topology(g.stdout, rows)
+			return clirender.Topology(g.stdout, t.Rows)
 		},
 	}
 	cmd.Flags().StringVarP(&file, "file", "f", "", "the manifest (default: cotal.yaml here or in the nearest folder above)")

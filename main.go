@@ -28,12 +28,9 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// untilQuit and untilQuitOrHangup are where cotal catches quit signals
-// (internal/quit): only commands that run until stopped call them.
-var (
-	untilQuit         = quit.Until
-	untilQuitOrHangup = quit.UntilOrHangup
-)
+// untilQuit is where a command that runs until stopped catches quit
+// signals (internal/quit); those that host a mesh catch them in launch.
+var untilQuit = quit.Until
 
 // hostQuit is what a hosting command's untilQuit accepts: the host's quit
 // rule, a SIGTERM forcing it, each refusal naming the live seats.

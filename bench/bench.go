@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -23,6 +24,20 @@ type Options struct {
 	Only []string
 	// Progress, when set, is told before each path starts.
 	Progress func(done, total int, path string)
+}
+
+// Check refuses, in the words of `cotal bench`'s flags, options that
+// cannot run: a budget under a second, a path no row has.
+func (o Options) Check() error {
+	if o.Budget < time.Second {
+		return fmt.Errorf("--time %s is too short: give at least 1s", o.Budget)
+	}
+	for _, p := range o.Only {
+		if !slices.Contains(Paths(), p) {
+			return fmt.Errorf("no path is named %q: the paths are %s", p, strings.Join(Paths(), "; "))
+		}
+	}
+	return nil
 }
 
 // Stat is one side of a row: its sample count and percentiles.

@@ -25,10 +25,17 @@ type IdentityRecord = wire.IdentityRecord
 // backstop durables, its role's shared queue) and records it in the
 // space's registry, so a DM sent before its first connect waits for it.
 // Agents have no right to create consumers; this runs as the operator.
+//
+// Every step is idempotent, so a run an account update interrupts (see
+// RetryNoResponders) is made again whole.
 func ProvisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 	if err := id.Normalize(); err != nil {
 		return err
 	}
+	return RetryNoResponders(ctx, func() error { return provisionIdentity(ctx, nc, id) })
+}
+
+func provisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err

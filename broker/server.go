@@ -43,6 +43,15 @@ type Options struct {
 	// Creds, with URLs, is the credential the mesh's own connections use;
 	// "" mints them from the space's keys (auth) or uses none (Open).
 	Creds string
+
+	// Host, when set, is the address the client listener binds instead of
+	// 127.0.0.1 (0.0.0.0: every interface), and every client connection
+	// must then be TLS with TLS's pair; in-process connections stay as
+	// they are. An open mesh may not bind beyond loopback.
+	Host string
+	TLS  TLSFiles
+	// Leaf joins the embedded broker to a hub or lets leaves join it.
+	Leaf Leaf
 }
 
 // Broker is a running embedded nats-server with JetStream and, in the
@@ -54,6 +63,7 @@ type Broker struct {
 	resolver *server.MemAccResolver
 	url      string
 	maxStore int64
+	pin      string // the served certificate's fingerprint; "" without TLS
 
 	mu       sync.Mutex
 	internal *nats.Conn
@@ -74,7 +84,13 @@ func Start(o Options) (*Broker, error) {
 		o.ReadyTimeout = 10 * time.Second
 	}
 	if len(o.URLs) > 0 {
+		if o.Leaf.On() {
+			return nil, errors.New("a leaf link is made by the embedded broker: --leaf and --leaf-listen do not go with --url")
+		}
 		return dial(o)
+	}
+	if err := o.Leaf.Check(); err != nil {
+		return nil, err
 	}
 	if err := config.EnsureDir(o.Paths.JetStreamDir(), 0o700); err != nil {
 		return nil, err
@@ -93,9 +109,19 @@ func Start(o Options) (*Broker, error) {
 	if port == 0 {
 		port = server.RANDOM_PORT
 	}
+	listen := "127.0.0.1"
+	if o.Host != "" {
+		if err := CheckHost(o.Host); err != nil {
+			return nil, fmt.Errorf("listen address: %w", err)
+		}
+		if o.Open && !Loopback(o.Host) {
+			return nil, fmt.Errorf("%w: %s is reachable from other machines, and anyone there could read and post as anyone; drop --open (credentials stay required)", ErrOpenBeyondLoopback, o.Host)
+		}
+		listen = o.Host
+	}
 	sopts := &server.Options{
 		ServerName:        "cotal_" + wire.SanitizeToken(o.Paths.Space),
-		Host:              "127.0.0.1",
+		Host:              listen,
 		Port:              port,
 		NoSigs:            true,
 		JetStream:         true,
@@ -108,6 +134,12 @@ func Start(o Options) (*Broker, error) {
 		MaxControlLine: 64 << 10,
 		MaxConn:        serverMaxConns(),
 	}
+	if o.Host != "" {
+		if sopts.TLSConfig, b.pin, err = serverTLS(o.Paths, o.Host, o.TLS); err != nil {
+			return nil, err
+		}
+		sopts.TLS, sopts.TLSTimeout = true, 5 // seconds: a loaded machine's handshake outlasts the 2s default
+	}
 	if !o.Open {
 		auth, err := LoadAuthority(o.Paths)
 		if err != nil {
@@ -117,6 +149,13 @@ func Start(o Options) (*Broker, error) {
 		sopts.TrustedOperators, b.resolver, sopts.SystemAccount = auth.Trust()
 		sopts.AccountResolver = b.resolver
 	}
+	account := ""
+	if b.auth != nil {
+		account = b.auth.AccountKey()
+	}
+	if err := applyLeaf(sopts, o.Leaf, o.Paths.Space, account); err != nil {
+		return nil, err
+	}
 	srv, err := server.NewServer(sopts)
 	if err != nil {
 		return nil, fmt.Errorf("configuring broker: %w", err)
@@ -125,14 +164,14 @@ func Start(o Options) (*Broker, error) {
 	srv.Start()
 	if !srv.ReadyForConnections(o.ReadyTimeout) {
 		srv.Shutdown()
-		return nil, fmt.Errorf("%w: no client listener on 127.0.0.1 within %s (store %s)", ErrNotReady, o.ReadyTimeout, o.Paths.StoreDir)
+		return nil, fmt.Errorf("%w: no client listener on %s within %s (store %s)", ErrNotReady, listen, o.ReadyTimeout, o.Paths.StoreDir)
 	}
 	if !srv.JetStreamEnabled() {
 		srv.Shutdown()
 		return nil, fmt.Errorf("%w: JetStream did not start on store %s (is the disk full or the dir locked by another server?)", ErrNotReady, o.Paths.JetStreamDir())
 	}
 	b.srv = srv
-	b.url = srv.ClientURL()
+	b.url = clientURL(srv.ClientURL(), b.pin != "")
 	if b.auth != nil {
 		sys, err := b.ConnectSystem()
 		if err == nil {
@@ -150,9 +189,14 @@ func Start(o Options) (*Broker, error) {
 	return b, nil
 }
 
-// URL is the loopback client URL (nats://127.0.0.1:port), or the servers
-// an external mesh lives on, comma-separated.
+// URL is the client URL (nats://127.0.0.1:port; tls://host:port with
+// Options.Host), or the servers an external mesh lives on,
+// comma-separated.
 func (b *Broker) URL() string { return b.url }
+
+// TLSPin is the SHA-256 fingerprint of the certificate the client
+// listener serves, "" when it takes plain connections (loopback only).
+func (b *Broker) TLSPin() string { return b.pin }
 
 // MaxStore is the JetStream store limit the server was given.
 func (b *Broker) MaxStore() int64 { return b.maxStore }

@@ -10,6 +10,13 @@ import (
 	"github.com/cotal-go/cotal/manifest/apply"
 )
 
+// TopologyJSON is `cotal topology --json`.
+type TopologyJSON struct {
+	Manifest string             `json:"manifest"`
+	Rows     []manifest.TopoRow `json:"rows"`
+	Space    string             `json:"space"`
+}
+
 // Topology prints `cotal topology`: each declared seat and endpoint's
 // rights in the file beside those its credential holds.
 func Topology(w io.Writer, rows []manifest.TopoRow) error {
@@ -76,4 +83,10 @@ func Outcome(w, errw io.Writer, m *manifest.Manifest, plan *manifest.Plan, out a
 func YesNo(line string) bool {
 	line = strings.TrimSpace(line)
 	return strings.EqualFold(line, "y") || strings.EqualFold(line, "yes")
+}
+
+// Init says what `cotal init` wrote or kept, and what to do next.
+func Init(w io.Writer, r manifest.Started) {
+	Written(w, []string{r.Manifest, r.Persona}, []bool{r.ManifestCreated, r.PersonaCreated},
+		"next: edit cotal.yaml, `cotal plan` to see what it does, `cotal up -f cotal.yaml` to start it")
 }

@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/charmbracelet/x/term"
 
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh/render"
@@ -162,4 +165,46 @@ func Left(w io.Writer, channel string, left, asJSON bool) {
 	default:
 		fmt.Fprintf(w, "you weren't on #%s\n", channel)
 	}
+}
+
+// ScreenFollower is how screen --follow prints: each changed screen
+// (clearing the last on a terminal, else under a line naming the seat and
+// the time), and on errw each ask that failed.
+func ScreenFollower(w, errw io.Writer, name string, asJSON bool) (show func(client.ScreenReply), failed func(error)) {
+	f, ok := w.(*os.File)
+	onTerm := ok && term.IsTerminal(f.Fd())
+	return func(r client.ScreenReply) {
+			switch {
+			case asJSON:
+			case onTerm:
+				fmt.Fprint(w, "\x1b[H\x1b[2J")
+			default:
+				fmt.Fprintf(w, "--- %s %s ---\n", name, time.Now().Format("15:04:05.000"))
+			}
+			Screen(w, errw, r, asJSON, true)
+		}, func(err error) {
+			fmt.Fprintf(errw, "(%s: %s; asking again)\n", name, err)
+		}
+}
+
+// Typed prints what an input or keys typed into a seat.
+func Typed(w io.Writer, r client.InputReply, asJSON bool) {
+	if asJSON {
+		JSON(w, r)
+		return
+	}
+	fmt.Fprintf(w, "sent %d bytes to %s\n", r.Bytes, r.Name)
+}
+
+// Answered prints an approve's or a deny's answer.
+func Answered(w io.Writer, r client.AnswerReply, asJSON bool) {
+	if asJSON {
+		JSON(w, r)
+		return
+	}
+	verb := "approved"
+	if r.Decision == client.AnswerDeny {
+		verb = "denied"
+	}
+	fmt.Fprintf(w, "%s %s: %s\n", verb, r.Name, r.Asked)
 }

@@ -47,3 +47,27 @@ func Step(s client.Step) string {
 	}
 	return s.Step
 }
+
+// Accepted prints a spawn the manager accepted: a line, or for --detach
+// --json the acceptance as the manager sent it; a followed spawn in JSON
+// prints nothing yet.
+func Accepted(w io.Writer, sp client.Spawned, detach, asJSON bool) {
+	switch {
+	case !asJSON:
+		fmt.Fprintf(w, "accepted: seat %s (%s.%s, lifecycle %s) on manager %s; goal %s\n", sp.Name, sp.Owner, sp.Actor, sp.UID, sp.Manager, sp.GoalID)
+	case detach:
+		fmt.Fprintln(w, string(sp.Reply))
+	}
+}
+
+// SpawnWatch is what a followed spawn prints as it goes: each step, and
+// on errw that it waits; nothing in JSON.
+func SpawnWatch(w, errw io.Writer, sp client.Spawned, asJSON bool) client.Watch {
+	if asJSON {
+		return client.Watch{}
+	}
+	return client.Watch{
+		Step:    func(s client.Step) { fmt.Fprintf(w, "%s: %s\n", sp.Name, Step(s)) },
+		Pending: func() { fmt.Fprintf(errw, "waiting for %s to come up (at most %s)...\n", sp.Name, sp.Deadline()) },
+	}
+}

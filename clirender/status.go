@@ -14,9 +14,9 @@ import (
 )
 
 // Status prints `cotal status`: whether the mesh is up and how it is
-// doing; cluster says, where the jetstream line ends, which cluster the
-// mesh lives on.
-func Status(w io.Writer, r host.Status, cluster func(say func(string, ...any))) {
+// doing and, where the jetstream line ends, which cluster the mesh lives
+// on.
+func Status(w io.Writer, r host.Status) {
 	say := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	switch {
 	case r.Up && r.Reachable:
@@ -65,7 +65,7 @@ func Status(w io.Writer, r host.Status, cluster func(say func(string, ...any))) 
 			js = "OFF (durable delivery is down; full disk? restart the mesh)"
 		}
 		say("  jetstream  %s, %d streams", js, r.Streams)
-		cluster(say)
+		cluster(say, r)
 		say("  delivery   %s", r.Delivery)
 		managers(say, r)
 	}
@@ -112,5 +112,46 @@ func managers(say func(string, ...any), r host.Status) {
 	}
 	if r.ManagersError != "" {
 		say("             (%s)", r.ManagersError)
+	}
+}
+
+// cluster says which cluster the mesh lives on, its meta leader and each
+// stream's replicas, leader and lag; nothing for the embedded broker.
+func cluster(say func(string, ...any), r host.Status) {
+	c := r.Cluster
+	if c == nil {
+		return
+	}
+	name := c.Name
+	if name == "" {
+		name = "none (a single server)"
+	}
+	say("  cluster    %s, read from %s", name, c.Connected)
+	switch {
+	case c.MetaLeader != "" && c.MetaPeers > 0:
+		say("  meta       leader %s of %d JetStream peers", c.MetaLeader, c.MetaPeers)
+	case c.MetaLeader != "":
+		say("  meta       leader %s", c.MetaLeader)
+	default:
+		say("  meta       leader unknown: %s", c.MetaError)
+	}
+	for _, s := range c.Streams {
+		var behind []string
+		for _, p := range s.Peers {
+			switch {
+			case p.Offline:
+				behind = append(behind, p.Name+" OFFLINE")
+			case !p.Current:
+				behind = append(behind, fmt.Sprintf("%s %d behind", p.Name, p.Lag))
+			}
+		}
+		state := "all current"
+		if len(behind) > 0 {
+			state = strings.Join(behind, ", ")
+		}
+		if s.Replicas == 1 {
+			state = "no replicas"
+		}
+		say("             %-28s R%d leader %-6s lag %d (%s)", s.Name, s.Replicas, s.Leader, s.Lag, state)
 	}
 }

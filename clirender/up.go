@@ -22,14 +22,59 @@ type UpJSON struct {
 	Log            string `json:"log"`
 }
 
-// Up says a mesh is up in this process: where, in which mode, its store.
-func Up(w io.Writer, space, url string, pid int, open bool, store string, maxStore int64) {
+// Started is a mesh up in this process, as `cotal up` says it.
+type Started struct {
+	Space, URL string
+	PID        int
+	Open       bool
+	Store      string
+	MaxStore   int64
+	External   string // which external cluster it lives on; "" for the embedded broker
+	Sync       string
+	Custody    []string // what the start made of the seats its keepers held
+	Foreground bool     // a person's terminal, not the child of up --detach
+}
+
+// openExternal is said of an open mesh on servers other machines reach.
+const openExternal = "OPEN on an external cluster: anyone who can reach those servers can read and post as anyone, on every machine"
+
+// Up says a mesh is up in this process: where, in which mode, its store,
+// the cluster it lives on, the warning its sync mode calls for, what
+// custody made of its seats, how to stop it.
+func Up(w io.Writer, s Started) {
 	mode := "auth mode: per-agent credentials"
-	if open {
+	if s.Open {
 		mode = "OPEN mode: no authentication, owner local; anyone on this machine can read and post as anyone"
 	}
-	fmt.Fprintf(w, "mesh %s up on %s (pid %d, %s)\n", space, url, pid, mode)
-	fmt.Fprintf(w, "store %s (limit %s)\n", store, render.Bytes(maxStore))
+	fmt.Fprintf(w, "mesh %s up on %s (pid %d, %s)\n", s.Space, s.URL, s.PID, mode)
+	fmt.Fprintf(w, "store %s (limit %s)\n", s.Store, render.Bytes(s.MaxStore))
+	if s.External != "" {
+		fmt.Fprintln(w, s.External)
+		if s.Open {
+			fmt.Fprintln(w, openExternal)
+		}
+	}
+	if s.Sync == config.SyncInterval {
+		fmt.Fprintln(w, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
+	}
+	Lines(w, s.Custody)
+	if s.Foreground {
+		fmt.Fprintln(w, "press Ctrl-C to stop")
+	}
+}
+
+// MeshStopped says a mesh run in this process stopped.
+func MeshStopped(w io.Writer, space string) { fmt.Fprintf(w, "mesh %s stopped\n", space) }
+
+// Waiting says a command waits on the mesh's process to do what ("stop",
+// "preserve its seats and stop").
+func Waiting(w io.Writer, space string, pid int, what string) {
+	fmt.Fprintf(w, "waiting for mesh %s (pid %d) to %s...\n", space, pid, what)
+}
+
+// WaitingReady says up waits on the background mesh it started.
+func WaitingReady(w io.Writer, space string, pid int) {
+	fmt.Fprintf(w, "waiting for mesh %s to be ready (pid %d)...\n", space, pid)
 }
 
 // Lines prints each line.
@@ -40,20 +85,50 @@ func Lines(w io.Writer, lines []string) {
 }
 
 // Detached says a mesh started in the background is ready (took is how
-// long that took) and in which mode.
-func Detached(w io.Writer, space string, rec config.BrokerRecord, took time.Duration) {
+// long that took): its mode, the cluster it lives on, the warning its
+// sync mode calls for, the lines custody says of its seats, where its log
+// is.
+func Detached(w io.Writer, space string, rec config.BrokerRecord, took time.Duration, logFile string, custody []string) {
 	fmt.Fprintf(w, "mesh %s up on %s (pid %d, %s mode, sync %s) in %s\n", space, rec.URL, rec.PID, rec.Mode, rec.Sync, took.Round(time.Millisecond))
 	if rec.Mode == config.ModeOpen {
 		fmt.Fprintln(w, "OPEN mode: no authentication; anyone on this machine can read and post as anyone")
 	}
-}
-
-// DetachedTail ends what Detached began: the warning its sync mode calls
-// for, the lines custody says of its seats, where its log is.
-func DetachedTail(w io.Writer, space string, rec config.BrokerRecord, logFile string, custody []string) {
+	if rec.External {
+		fmt.Fprintf(w, "on external NATS servers %s (`cotal status` shows the cluster and each stream's replicas)\n", rec.URL)
+		if rec.Mode == config.ModeOpen {
+			fmt.Fprintln(w, openExternal)
+		}
+	}
 	if rec.Sync == config.SyncInterval {
 		fmt.Fprintln(w, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
 	Lines(w, custody)
 	fmt.Fprintf(w, "log %s; stop it with `cotal down --space %s`\n", logFile, space)
+}
+
+// LeftDashboard says the dashboard a client showed is gone and the mesh
+// it showed runs on.
+func LeftDashboard(w io.Writer, space string, pid int) {
+	fmt.Fprintf(w, "left the dashboard; mesh %s is still running (pid %d); `cotal down --space %s` stops it\n", space, pid, space)
+}
+
+// UseJSON is `cotal use --json`: the default set with `cotal use` ("" for
+// none) and the space commands run here use, with why.
+type UseJSON struct {
+	Default string `json:"default"`
+	Space   string `json:"space"`
+	Source  string `json:"source"`
+	Set     string `json:"-"` // the space this use made the default
+}
+
+// Use says what `cotal use` set, or what it found.
+func Use(w io.Writer, u UseJSON) {
+	switch {
+	case u.Set != "":
+		fmt.Fprintf(w, "default space is now %s\n", u.Set)
+	case u.Default == "":
+		fmt.Fprintf(w, "no default set; commands here use space %s (%s)\n", u.Space, u.Source)
+	default:
+		fmt.Fprintf(w, "default space: %s\n", u.Default)
+	}
 }

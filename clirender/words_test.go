@@ -37,3 +37,11 @@ func TestDeliveriesSaysNothingWaits(t *testing.T) {
 		t.Errorf("deliveries:\n%s", s)
 	}
 }
+
+func TestTokensForAPerson(t *testing.T) {
+	for n, want := range map[int64]string{950: "950", 1_000: "1.0k", 9_950: "9.9k", 12_345: "12k", 4_100_000: "4.1M"} {
+		if got := Tokens(n); got != want {
+			t.Errorf("Tokens(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

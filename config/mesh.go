@@ -42,6 +42,10 @@ type BrokerRecord struct {
 	// External says the mesh lives on NATS servers cotal did not start
 	// (up --url): URL then lists them, comma-separated.
 	External bool `json:"external,omitempty"`
+	// TLSPin is the SHA-256 of the certificate the mesh serves when it is
+	// reachable from other machines (up --host): every client must dial
+	// it with TLS, and a client of this machine pins it.
+	TLSPin string `json:"tlsPin,omitempty"`
 }
 
 // ReadBrokerRecord reads broker.json from a store dir. A missing file is

@@ -88,14 +88,18 @@ func (h *Host) endRevokedWhileDown(ctx context.Context, nc *nats.Conn) error {
 // ended (granting nothing), its durable memberships are tombstoned and its
 // stored copies and durables go. An open mesh has none of these.
 func (h *Host) lifecycleEnded(ctx context.Context, p wire.Principal, uid string) {
-	var err error
-	if d := h.Delivery(); d != nil {
-		err = d.EndLifecycle(ctx, p, uid)
-	} else if nc, ierr := h.broker.Internal(); ierr == nil {
-		err = issue.DeleteACLRow(ctx, nc, h.cfg.Paths.Space, p, uid)
-	} else {
-		err = ierr
-	}
+	// Ending is idempotent, so a run that another revocation's account
+	// update interrupts is made again (broker.RetryNoResponders).
+	err := broker.RetryNoResponders(ctx, func() error {
+		if d := h.Delivery(); d != nil {
+			return d.EndLifecycle(ctx, p, uid)
+		}
+		nc, err := h.broker.Internal()
+		if err != nil {
+			return err
+		}
+		return issue.DeleteACLRow(ctx, nc, h.cfg.Paths.Space, p, uid)
+	})
 	if err != nil {
 		h.logf("ending lifecycle %s %s: %v", p, uid, err)
 	}

@@ -189,7 +189,13 @@ func pushAccount(ctx context.Context, auth *broker.Authority, nc *nats.Conn, ajw
 }
 
 // DeleteACLRow deletes one lifecycle's read ACL row, if it has one.
+// It runs right after a revocation, so a JetStream API gap of another
+// account update is waited out (broker.RetryNoResponders).
 func DeleteACLRow(ctx context.Context, nc *nats.Conn, space string, principal wire.Principal, uid string) error {
+	return broker.RetryNoResponders(ctx, func() error { return deleteACLRow(ctx, nc, space, principal, uid) })
+}
+
+func deleteACLRow(ctx context.Context, nc *nats.Conn, space string, principal wire.Principal, uid string) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err

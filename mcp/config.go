@@ -13,6 +13,28 @@ var Clients = []string{"claude", "codex", "opencode"}
 // ServerName is the name the server is registered under in a client.
 const ServerName = "cotal"
 
+// Command is the command line an MCP client starts the server with: exe
+// (the cotal binary, by absolute path) acting as creds (an absolute path),
+// or with none as name (in space) on an open mesh, at server when set.
+func Command(exe, creds, name, space, server string) ([]string, error) {
+	argv := []string{exe, "mcp"}
+	switch {
+	case creds != "":
+		argv = append(argv, "--creds", creds)
+	case name != "":
+		argv = append(argv, "--name", name)
+		if space != "" {
+			argv = append(argv, "--space", space)
+		}
+	default:
+		return nil, fmt.Errorf("say who the agent is: --creds FILE (mint one with `cotal mint <name>`), or --name on an open mesh")
+	}
+	if server != "" {
+		argv = append(argv, "--server", server)
+	}
+	return argv, nil
+}
+
 // ClientConfig is what to add to one MCP client's configuration so that it
 // starts argv (the cotal binary, by absolute path, and its arguments) as
 // the server named cotal: the client's own command line first, then the

@@ -1,6 +1,13 @@
 package mcp
 
-import "github.com/cotal-go/cotal/seat/sandbox"
+import (
+	"context"
+	"fmt"
+
+	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/sandbox"
+)
 
 // Acting is who `cotal mcp` acts as and where it dials: what the command
 // line says, completed inside a seat from the seat's own.
@@ -33,6 +40,46 @@ func (a Acting) InSeat(getenv func(string) string) Acting {
 	}
 	a.Name, a.UID = firstSet(a.Name, getenv("COTAL_NAME")), firstSet(a.UID, getenv("COTAL_LIFECYCLE_UID"))
 	return a
+}
+
+// Self is the identity a server with a creds file acts as: the file's
+// principal, in the file's space or else a's.
+func (a Acting) Self(info wire.CredsInfo) Identity {
+	return Identity{ID: info.Principal.ID(), Name: info.Principal.Actor, Role: info.Role, Space: firstSet(info.Space, a.Space)}
+}
+
+// Target is the mesh a server with no URL dials: where it listens, its
+// space, and whether it runs open (without credentials).
+type Target struct {
+	URL, Space string
+	Open       bool
+}
+
+// Dialer is how a server acting as a connects: inside a seat one-shot and
+// holding no channel (the seat's connector holds them), else as its
+// creds or, with none, as its name on an open mesh; with no URL, resolve
+// finds the mesh at each dial.
+func (a Acting) Dialer(resolve func() (Target, error), logf func(string, ...any)) func(context.Context) (*mesh.Endpoint, error) {
+	return func(ctx context.Context) (*mesh.Endpoint, error) {
+		o := mesh.Options{Creds: a.Creds, URL: a.URL, Space: a.Space, OneShot: a.Manager != "", Logf: logf}
+		if a.Manager != "" {
+			o.Subscribe = []string{}
+		}
+		if a.Creds == "" {
+			o.Name, o.LifecycleUID = a.Name, a.UID
+		}
+		if a.URL == "" {
+			t, err := resolve()
+			if err != nil {
+				return nil, err
+			}
+			if a.Creds == "" && !t.Open {
+				return nil, fmt.Errorf("mesh %s needs a credential: pass --creds (mint one with `cotal mint %s`)", t.Space, a.Name)
+			}
+			o.URL, o.Space = t.URL, t.Space
+		}
+		return mesh.Connect(ctx, o)
+	}
 }
 
 func firstSet(a, b string) string {

@@ -80,12 +80,8 @@ const MaxCallsPerCaller = 64
 
 // startEndpoint serves the delivery endpoint; it runs while the lease is held.
 func (s *Service) startEndpoint(ctx context.Context) error {
-	iid := s.opts.InstanceID
-	if iid == "" {
-		iid = ep.NewInstanceID()
-	}
 	srv, err := ep.NewServer(s.nc, ep.ServerOptions{
-		Space: s.space, Endpoint: wire.DeliveryEndpoint, InstanceID: iid,
+		Space: s.space, Endpoint: wire.DeliveryEndpoint, InstanceID: s.iid,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: ServiceActor}, UID: s.incarn},
 		EndpointType: "ai.cotal.delivery", MaxInFlight: 4096, MaxPerCaller: MaxCallsPerCaller, Logf: s.opts.Logf,
 	})

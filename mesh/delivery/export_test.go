@@ -51,3 +51,7 @@ func OpenHosts(s *Service) int {
 	defer s.hostsMu.Unlock()
 	return len(s.hosts)
 }
+
+// Probes is how many times the service, as a standby, has probed the
+// lease holder's endpoint.
+func Probes(s *Service) uint64 { return s.probes.Load() }

@@ -26,6 +26,7 @@ import (
 
 	"github.com/cotal-go/cotal/mesh"
 	"github.com/cotal-go/cotal/mesh/ep"
+	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -37,6 +38,7 @@ const (
 	AckWait        = 60 * time.Second
 	LeaseKey       = "lease.0"
 	LeaseRenew     = 10 * time.Second // the lease bucket's TTL is 30 s
+	leaseIO        = 2 * time.Second  // bounds each lease read and write of the holder
 	retryDelay     = 2 * time.Second
 	maxDeliver     = 10 // a reader entry for an unknown lifecycle is terminated after this many tries
 )
@@ -61,6 +63,9 @@ type lease struct {
 	Incarnation string    `json:"incarnation"`
 	Since       time.Time `json:"since"`
 	Ready       bool      `json:"ready"`
+	// Endpoint is the instance id of the delivery endpoint the holder
+	// serves once ready: a standby probes its instance rail (standby.go).
+	Endpoint string `json:"endpoint,omitempty"`
 }
 
 // Service is a running delivery service. Start returns at once; the
@@ -88,7 +93,15 @@ type Service struct {
 	ctlMu     sync.Mutex // serializes control operations
 	chat      jetstream.Stream
 	incarn    string
+	iid       string        // the delivery endpoint's instance id, named in the lease
 	leaseRev  atomic.Uint64 // the lease revision we wrote last: run writes it, Close reads it
+
+	// prober asks whether the lease holder's endpoint has a responder;
+	// silent and fence are the run goroutine's alone (standby.go).
+	prober     *ep.Client
+	silent     silence
+	fenceLease bool          // the lease was taken from a silent holder: wait LeaseFence before serving
+	probes     atomic.Uint64 // probes made, for tests
 
 	inflight sync.WaitGroup // reader transfers waiting for their acks
 
@@ -138,7 +151,13 @@ func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), done: make(chan struct{}), stopRun: make(chan struct{}), hosts: map[string]*agentHost{}, opening: map[string]chan struct{}{}, takeOver: opts.TakeOver}
+	s := &Service{opts: opts, nc: nc, js: js, space: opts.Space, incarn: wire.NewLifecycleUID(), iid: opts.InstanceID, done: make(chan struct{}), stopRun: make(chan struct{}), hosts: map[string]*agentHost{}, opening: map[string]chan struct{}{}, takeOver: opts.TakeOver}
+	if s.iid == "" {
+		s.iid = ep.NewInstanceID()
+	}
+	if s.prober, err = ep.NewClient(nc, ep.ClientOptions{Space: s.space, Caller: proto.Caller{Owner: "local", Actor: ServiceActor, UID: s.incarn}, SharedConn: true}); err != nil {
+		return nil, fmt.Errorf("delivery service: %w", err)
+	}
 	if s.reg, err = mesh.OpenRegistry(ctx, js, s.space); err != nil {
 		return nil, err
 	}
@@ -195,7 +214,7 @@ func (s *Service) run() {
 	defer t.Stop()
 	for {
 		if !s.isServing() {
-			if err := s.acquire(); err == nil {
+			if err := s.acquire(); err == nil && s.fenced() {
 				if err := s.serve(); err != nil {
 					s.logf("delivery service could not start serving: %v", err)
 					s.stopServing()
@@ -217,8 +236,14 @@ func (s *Service) run() {
 	}
 }
 
+// leaseValue is this service's lease record now.
+func (s *Service) leaseValue(ready bool) []byte {
+	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: ready, Endpoint: s.iid})
+	return b
+}
+
 func (s *Service) acquire() error {
-	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC()})
+	b := s.leaseValue(false)
 	rev, err := s.leaseKV.Create(s.ctx, LeaseKey, b)
 	takeOver := s.takeOver
 	s.takeOver = false
@@ -271,8 +296,8 @@ func (s *Service) takeForeignLease(b []byte) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	if _, ok := readLease(ent); ok {
-		return 0, jetstream.ErrKeyExists
+	if l, ok := readLease(ent); ok {
+		return s.takeSilentLease(ent, l, b)
 	}
 	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, ent.Revision())
 	if err != nil {
@@ -287,7 +312,9 @@ func (s *Service) takeForeignLease(b []byte) (uint64, error) {
 // that is no service's lease is taken back at once, so garbage there never
 // stops delivery.
 func (s *Service) renew() error {
-	ent, err := s.leaseKV.Get(s.ctx, LeaseKey)
+	ctx, cancel := context.WithTimeout(s.ctx, leaseIO)
+	defer cancel()
+	ent, err := s.leaseKV.Get(ctx, LeaseKey)
 	if err != nil {
 		return err
 	}
@@ -295,8 +322,7 @@ func (s *Service) renew() error {
 		if _, ok := readLease(ent); ok {
 			return errors.New("the lease was rewritten by someone else")
 		}
-		b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
-		rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, ent.Revision())
+		rev, err := s.leaseKV.Update(ctx, LeaseKey, s.leaseValue(true), ent.Revision())
 		if err != nil {
 			return fmt.Errorf("taking back the lease from a foreign value: %w", err)
 		}
@@ -307,8 +333,7 @@ func (s *Service) renew() error {
 	if time.Since(ent.Created()) < LeaseRenew {
 		return nil
 	}
-	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
-	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev.Load())
+	rev, err := s.leaseKV.Update(ctx, LeaseKey, s.leaseValue(true), s.leaseRev.Load())
 	if err != nil {
 		return err
 	}
@@ -375,8 +400,7 @@ func (s *Service) serve() error {
 	if err != nil {
 		return err
 	}
-	b, _ := json.Marshal(lease{Holder: s.opts.Instance, Incarnation: s.incarn, Since: time.Now().UTC(), Ready: true})
-	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, b, s.leaseRev.Load())
+	rev, err := s.leaseKV.Update(s.ctx, LeaseKey, s.leaseValue(true), s.leaseRev.Load())
 	if err != nil {
 		return fmt.Errorf("marking the lease ready: %w", err)
 	}

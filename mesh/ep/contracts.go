@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
@@ -30,6 +31,17 @@ type ContractStore struct {
 
 	mu  sync.Mutex
 	mem map[string][]byte // digest -> canonical bytes, verified
+}
+
+// storedFacts is every artifact a store of this process wrote or found
+// stored, by server, space and digest: Put sends none of them again (the
+// stream denies deletes and purges, so what was stored stays). A mesh's
+// manager, delivery endpoint and each seat's endpoint share most schemas,
+// and each send is a write the server fsyncs (or a refused one and a read).
+var storedFacts sync.Map
+
+func (c *ContractStore) storedKey(digest string) string {
+	return c.nc.ConnectedServerId() + "/" + c.space + "/" + digest
 }
 
 // NewContractStore opens the store of space over nc.
@@ -98,10 +110,18 @@ func (c *ContractStore) Put(ctx context.Context, doc []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	key := c.storedKey(d)
+	if _, done := storedFacts.Load(key); done {
+		c.keep(d, canon)
+		return d, nil
+	}
 	if _, err := writeFact(ctx, c.js, c.nc, wire.EPCStream(c.space), subj, canon, hashesTo(d), c.logf); err != nil && !errors.Is(err, ErrExists) {
 		return "", err
 	}
 	c.keep(d, canon)
+	if !strings.HasPrefix(key, "/") { // a server id, so the key names one server
+		storedFacts.Store(key, struct{}{})
+	}
 	return d, nil
 }
 

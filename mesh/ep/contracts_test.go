@@ -3,7 +3,10 @@ package ep_test
 import (
 	"encoding/json"
 	"errors"
+	"sync/atomic"
 	"testing"
+
+	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/ep/proto"
@@ -135,4 +138,63 @@ func deep(n int) string {
 		s = `{"items":` + s + `}`
 	}
 	return s
+}
+
+// TestContractStorePutsOnceEach: a server's commands share schemas, so its
+// start puts many documents more than once; a store sends each document
+// to the stream once and answers the rest from what it stored (each send
+// is a write the store fsyncs, or a refused one and a read).
+func TestContractStorePutsOnceEach(t *testing.T) {
+	h := newHarness(t)
+	store, err := ep.NewContractStore(h.op, space)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []byte(`{"type":"object","properties":{}}`)
+	d, _ := proto.Digest(doc)
+	subj, _ := proto.ContractSubject(space, d)
+	var sends atomic.Int32
+	sub, err := h.op.Subscribe(subj, func(*nats.Msg) { sends.Add(1) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sub.Unsubscribe()
+	if err := h.op.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	for range 3 {
+		if got, err := store.Put(ctxT(t), doc); err != nil || got != d {
+			t.Fatalf("put: %s %v", got, err)
+		}
+	}
+	if err := h.op.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := sends.Load(); n != 1 {
+		t.Fatalf("three puts of one document sent %d messages to its subject, want 1", n)
+	}
+	// Another store of this process on the same server sends nothing either.
+	other, _ := ep.NewContractStore(h.op, space)
+	if got, err := other.Put(ctxT(t), doc); err != nil || got != d {
+		t.Fatalf("put from another store: %s %v", got, err)
+	}
+	if err := h.op.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if n := sends.Load(); n != 1 {
+		t.Fatalf("a second store's put sent %d messages in all, want 1", n)
+	}
+	// A fresh mesh (another server) gets its own copy written.
+	h2 := newHarness(t)
+	fresh, _ := ep.NewContractStore(h2.op, space)
+	if _, err := fresh.Put(ctxT(t), doc); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fresh.Get(ctxT(t), d); err != nil {
+		t.Fatalf("the document is not on the fresh mesh: %v", err)
+	}
+	probe, _ := ep.NewContractStore(h2.op, space)
+	if _, err := probe.Get(ctxT(t), d); err != nil {
+		t.Fatalf("a new reader does not find the document on the fresh mesh: %v", err)
+	}
 }

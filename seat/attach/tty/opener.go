@@ -58,3 +58,13 @@ func seatError(ctx context.Context, c *client.Client, s client.Seat, err error) 
 	}
 	return err
 }
+
+// RunSeat attaches to the seat of a census row, reaching its manager
+// through conn (see Run); a seat whose process does not run has no
+// terminal to attach to, and is refused.
+func RunSeat(ctx context.Context, o Options, conn func() (*client.Client, error), row client.CensusRow) (Ending, error) {
+	if !row.Running() {
+		return Failed, fmt.Errorf("seat %s is not running (%s); there is no terminal to attach to", o.Name, row.Process)
+	}
+	return Run(ctx, o, SeatOpener(conn, row.Seat(), row.LifecycleUID))
+}

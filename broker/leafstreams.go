@@ -1,0 +1,227 @@
+package broker
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// LinkedStreams are the space's streams whose messages cross a leaf link:
+// channel posts and DMs. Tasks stay on the side they were sent on (a
+// role's work queue is served by one side, so no task is taken twice).
+func LinkedStreams(space string) []string {
+	return []string{wire.ChatStream(space), wire.DMStream(space)}
+}
+
+// OriginStream is the stream that takes this side's own publishes for a
+// linked stream: the stream itself then only sources, from its own
+// side's origin and from every peer's, so a message is stored once per
+// side and never sent back where it came from.
+func OriginStream(stream string) string { return "ORIGIN_" + stream }
+
+// LinkStreams shapes a provisioned space for a leaf link with peers (the
+// other sides' JetStream domains). Each linked stream S keeps its name,
+// limits, consumers and stored notices; its subjects move to
+// OriginStream(S), which takes what this side's agents publish (and
+// acknowledges none of them, as S did), and S sources that origin and
+// every peer's origin through the peer's $JS.<domain>.API. A source tracks
+// the origin's sequence, so what a side stored while the link was down is
+// delivered once when it returns; an origin holds only its own side's
+// publishes, so nothing loops. A peer added later is sourced from the time
+// it is added; history from before the link is not copied.
+func LinkStreams(ctx context.Context, nc *nats.Conn, space string, maxStore int64, peers []string) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	cfgs := StreamConfigs(space, maxStore)
+	for _, name := range LinkedStreams(space) {
+		i := slices.IndexFunc(cfgs, func(c jetstream.StreamConfig) bool { return c.Name == name })
+		if err := linkStream(ctx, js, cfgs[i], peers); err != nil {
+			return fmt.Errorf("linking stream %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func linkStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, peers []string) error {
+	s, err := js.Stream(ctx, want.Name)
+	if err != nil {
+		return err
+	}
+	have := s.CachedInfo().Config
+	origin := OriginStream(want.Name)
+	if len(have.Subjects) > 0 {
+		// Free the subjects first: two streams of one domain may not
+		// overlap. A publish in between is stored nowhere and heard by
+		// no one, as before the mesh started.
+		have.Subjects = nil
+		have.Sources = []*jetstream.StreamSource{{Name: origin, OptStartSeq: 1}}
+		if _, err := js.UpdateStream(ctx, have); err != nil {
+			return fmt.Errorf("moving its subjects to %s: %w", origin, err)
+		}
+	}
+	if o, err := js.Stream(ctx, origin); errors.Is(err, jetstream.ErrStreamNotFound) {
+		oc := jetstream.StreamConfig{
+			Name: origin, Subjects: want.Subjects, Storage: want.Storage,
+			Retention: want.Retention, MaxMsgsPerSubject: want.MaxMsgsPerSubject, Discard: want.Discard,
+			Duplicates: want.Duplicates, MaxBytes: want.MaxBytes, Replicas: have.Replicas,
+			// Agents publish here: answer none of them (storedNotices).
+			NoAck: true,
+		}
+		if _, err := js.CreateStream(ctx, oc); err != nil {
+			return fmt.Errorf("creating %s: %w", origin, err)
+		}
+	} else if err != nil {
+		return err
+	} else if oc := o.CachedInfo().Config; !slices.Equal(oc.Subjects, want.Subjects) {
+		oc.Subjects = want.Subjects
+		if _, err := js.UpdateStream(ctx, oc); err != nil {
+			return fmt.Errorf("giving %s the subjects again: %w", origin, err)
+		}
+	}
+	sources := wantSources(have.Sources, origin, peers)
+	if slices.EqualFunc(sources, have.Sources, sameSource) && len(sources) == len(have.Sources) {
+		return nil
+	}
+	have.Sources = sources
+	if _, err := js.UpdateStream(ctx, have); err != nil {
+		return fmt.Errorf("sourcing %v: %w", peers, err)
+	}
+	return nil
+}
+
+// wantSources is the local origin and each peer's, keeping a source that
+// is already there as it is. A new one starts at the origin's first
+// message: an origin holds only what its side published since it linked,
+// none of it in this stream yet. (Without a start the server would begin
+// at this stream's last message time, by the other side's clock, and skip
+// what that side stored just before.) Once a source has delivered, its
+// position is the stream's own, recovered from what it stored.
+func wantSources(have []*jetstream.StreamSource, origin string, peers []string) []*jetstream.StreamSource {
+	out := []*jetstream.StreamSource{{Name: origin, OptStartSeq: 1}}
+	for _, p := range peers {
+		api := "$JS." + p + ".API"
+		i := slices.IndexFunc(have, func(s *jetstream.StreamSource) bool {
+			return s.Name == origin && s.External != nil && s.External.APIPrefix == api
+		})
+		if i >= 0 {
+			out = append(out, have[i])
+			continue
+		}
+		out = append(out, &jetstream.StreamSource{Name: origin, OptStartSeq: 1, External: &jetstream.ExternalStream{APIPrefix: api}})
+	}
+	return out
+}
+
+func sameSource(a, b *jetstream.StreamSource) bool {
+	if a.Name != b.Name || (a.External == nil) != (b.External == nil) {
+		return false
+	}
+	return a.External == nil || a.External.APIPrefix == b.External.APIPrefix
+}
+
+// UnlinkStreams undoes LinkStreams on a space that runs without a link
+// again: each linked stream takes its subjects back from its origin and
+// stops sourcing. The origin is kept (with no subjects of its own), so a
+// later link goes on from its sequence and every side's position in it
+// still holds.
+func UnlinkStreams(ctx context.Context, nc *nats.Conn, space string, maxStore int64) error {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return err
+	}
+	cfgs := StreamConfigs(space, maxStore)
+	for _, name := range LinkedStreams(space) {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			return fmt.Errorf("reading stream %s: %w", name, err)
+		}
+		have := s.CachedInfo().Config
+		if len(have.Sources) == 0 && len(have.Subjects) > 0 {
+			continue
+		}
+		origin := OriginStream(name)
+		if o, err := js.Stream(ctx, origin); err == nil {
+			oc := o.CachedInfo().Config
+			oc.Subjects = []string{origin}
+			if _, err := js.UpdateStream(ctx, oc); err != nil {
+				return fmt.Errorf("taking the subjects from %s: %w", origin, err)
+			}
+		} else if !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return err
+		}
+		i := slices.IndexFunc(cfgs, func(c jetstream.StreamConfig) bool { return c.Name == name })
+		have.Sources = nil
+		have.Subjects = cfgs[i].Subjects
+		if _, err := js.UpdateStream(ctx, have); err != nil {
+			return fmt.Errorf("giving %s its subjects back: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// relink restarts the peer sources of every linked stream: the server
+// retries a source it cannot reach with a back-off of up to two minutes,
+// so when a link comes back the sources are taken out and put in again,
+// which resumes each at the position the stream recovers from what it
+// stored from that source.
+func relink(ctx context.Context, js jetstream.JetStream, space string) error {
+	for _, name := range LinkedStreams(space) {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			return err
+		}
+		cfg := s.CachedInfo().Config
+		all := cfg.Sources
+		local := slices.DeleteFunc(slices.Clone(all), func(s *jetstream.StreamSource) bool { return s.External != nil })
+		if len(local) == len(all) {
+			continue
+		}
+		cfg.Sources = local
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("restarting the sources of %s: %w", name, err)
+		}
+		cfg.Sources = all
+		if _, err := js.UpdateStream(ctx, cfg); err != nil {
+			return fmt.Errorf("restarting the sources of %s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// FollowLeafLinks restarts the linked streams' peer sources each time a
+// leaf connection comes up, until ctx ends; failures go to logf and are
+// tried again at the next connection.
+func (b *Broker) FollowLeafLinks(ctx context.Context, nc *nats.Conn, space string, logf func(format string, args ...any)) {
+	js, err := jetstream.New(nc)
+	if err != nil {
+		logf("following leaf links: %v", err)
+		return
+	}
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	last := 0
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n := b.LeafLinks()
+		if n > last {
+			if err := relink(ctx, js, space); err != nil && ctx.Err() == nil {
+				logf("leaf link up, but its streams did not restart: %v", err)
+				n = last // try again on the next tick
+			}
+		}
+		last = n
+	}
+}

@@ -1,0 +1,64 @@
+package broker_test
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nkeys"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/testmesh"
+	"github.com/cotal-go/cotal/mesh/wire"
+)
+
+// TestProvisionIdentityWhileRevocationsApply: a mint's provisioning runs
+// while seats end elsewhere, each end an account update that briefly takes
+// the JetStream API's import away; every identity is still provisioned
+// (the server's "no responders" in that gap is not a failure of the mint).
+func TestProvisionIdentityWhileRevocationsApply(t *testing.T) {
+	b, op := testmesh.Start(t, "rev", false)
+	sys, err := b.ConnectSystem()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Close()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			kp, _ := nkeys.CreateUser()
+			pk, _ := kp.PublicKey()
+			r := broker.Revocation{UserKey: pk, Principal: "local.gone", UID: "u"}
+			if err := b.Authority().Revoke([]broker.Revocation{r}, func(ajwt string) error {
+				return broker.PushAccount(context.Background(), sys, ajwt)
+			}); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(stop); wg.Wait() }()
+	for i := range 150 {
+		id := broker.Identity{Space: "rev", Principal: wire.Principal{Owner: "local", Actor: fmt.Sprintf("a%d", i)}, AllowPublish: []string{}}
+		c, err := b.Authority().Mint(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		err = broker.ProvisionIdentity(ctx, op, c.Identity)
+		cancel()
+		if err != nil {
+			t.Fatalf("provisioning identity %d while revocations apply: %v", i, err)
+		}
+	}
+}

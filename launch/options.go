@@ -1,0 +1,133 @@
+package launch
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/cliargs"
+	"github.com/cotal-go/cotal/seat"
+)
+
+// UpOptions are the flags of `cotal up` (and of bare `cotal`, which is up
+// without a terminal).
+type UpOptions struct {
+	Detach      bool
+	Open        bool
+	Sync        string
+	Verbose     bool
+	Timeout     time.Duration // with Detach: how long the child has to be ready
+	MaxSessions int
+	Readiness   time.Duration // a spawned seat's readiness bound; 0: its harness's
+	JSON        bool
+	Fresh       bool        // discard a preserved inventory instead of resuming it
+	File        FileOptions // -f: the mesh a manifest describes
+	URLs        []string    // --url: an existing NATS server or cluster
+}
+
+// FileOptions are up's manifest flags.
+type FileOptions struct {
+	File         string
+	Apply, Prune bool
+}
+
+// envDetachedChild marks the background process `up --detach` starts.
+const envDetachedChild = "COTAL_DETACHED_CHILD"
+
+// detachedChild reports whether this process is the background mesh an
+// `up --detach` started.
+func detachedChild() bool { return os.Getenv(envDetachedChild) != "" }
+
+// ReadinessHelp is the --readiness of a command that runs a manager.
+var ReadinessHelp = fmt.Sprintf("how long a spawned seat has to come up before its spawn reads uncertain, unless the spawn or its persona says (default 30s; %s for opencode)", seat.OpencodeReadiness)
+
+// CheckReadiness refuses a readiness bound out of the agent file's range;
+// 0 is "not said": a default follows.
+func CheckReadiness(d time.Duration) error {
+	if d == 0 || (d >= config.MinReadiness && d <= config.MaxReadiness) {
+		return nil
+	}
+	return cliargs.Usagef("--readiness %s: give a duration from %s to %s, like 90s or 3m", d, config.MinReadiness, config.MaxReadiness)
+}
+
+// CheckMaxSessions refuses a manager with no room for an attach session.
+func CheckMaxSessions(n int) error {
+	if n < 1 {
+		return cliargs.Usagef("--max-sessions %d: the manager needs room for at least 1 attach session", n)
+	}
+	return nil
+}
+
+// CheckManager refuses the flags of a manager (up, supervise) no manager
+// can run with.
+func CheckManager(maxSessions int, readiness time.Duration) error {
+	return errors.Join(CheckMaxSessions(maxSessions), CheckReadiness(readiness))
+}
+
+// Check refuses flag values no mesh can run with, or, with -f, that up
+// -f does not take.
+func (o *UpOptions) Check() error {
+	if o.File != (FileOptions{}) {
+		return o.checkFile()
+	}
+	if o.JSON && !o.Detach {
+		return cliargs.Usagef("--json prints what up --detach started; a mesh in the foreground runs until it is stopped")
+	}
+	if o.Sync != config.SyncAlways && o.Sync != config.SyncInterval {
+		return cliargs.Usagef("--sync %q: use always or interval", o.Sync)
+	}
+	if err := CheckReadiness(o.Readiness); err != nil {
+		return err
+	}
+	if err := o.checkExternal(); err != nil {
+		return err
+	}
+	return CheckMaxSessions(o.MaxSessions)
+}
+
+// checkExternal refuses --url values no mesh can run on, and --sync
+// interval with them: an external cluster's servers decide how they sync.
+func (o *UpOptions) checkExternal() error {
+	if len(o.URLs) == 0 {
+		return nil
+	}
+	if err := broker.CheckURLs(o.URLs); err != nil {
+		return cliargs.Usagef("--url: %v", err)
+	}
+	if o.Sync != config.SyncAlways {
+		return cliargs.Usagef("--sync %s applies to the embedded broker; with --url the cluster's servers decide how they sync (sync_interval in their jetstream block)", o.Sync)
+	}
+	return nil
+}
+
+// externalCreds is the credential `up --url` connects with: --creds when
+// the mesh lives on servers cotal did not start, else none.
+func (o *UpOptions) externalCreds(creds string) string {
+	if len(o.URLs) == 0 {
+		return ""
+	}
+	return creds
+}
+
+// childArgs are the arguments of the background `up` that Detach starts:
+// the foreground up with the same space, store and flags.
+func (o *UpOptions) childArgs(p config.Paths, creds string) []string {
+	args := []string{"up", "--space", p.Space, "--store-dir", p.StoreDir, "--sync", o.Sync, "--max-sessions", strconv.Itoa(o.MaxSessions), "--readiness", o.Readiness.String()}
+	if o.Open {
+		args = append(args, "--open")
+	}
+	if o.Verbose {
+		args = append(args, "--verbose")
+	}
+	for _, u := range o.URLs {
+		args = append(args, "--url", u)
+	}
+	if c := o.externalCreds(creds); c != "" {
+		args = append(args, "--creds", c)
+	}
+	return args
+}

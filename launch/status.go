@@ -1,0 +1,29 @@
+package launch
+
+import (
+	"context"
+
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/seat/client"
+)
+
+// Status is `cotal status`: how the space's mesh stands, its managers
+// asked all at once.
+func Status(c Caller) (host.Status, error) {
+	c, _, err := c.resolved("")
+	if err != nil {
+		return host.Status{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	return host.ReportStatus(ctx, host.StatusQuery{Paths: c.paths, Server: c.Server, Creds: c.Creds,
+		Managers: func(ctx context.Context) ([]client.ManagerStatus, error) {
+			cl, nc, err := c.Managers()
+			if err != nil {
+				return nil, err
+			}
+			defer nc.Close()
+			ms, _, err := cl.Managers(ctx)
+			return ms, err
+		}}), nil
+}

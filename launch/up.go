@@ -1,0 +1,117 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/quit"
+	"github.com/cotal-go/cotal/seat"
+)
+
+// Up is `cotal up`. With -f it applies the manifest (the mesh started in
+// the background first when none runs). Else the preserved seats are
+// discarded first with --fresh, then the mesh runs in this process until
+// a quit signal its rule accepts, or, with --detach, starts in the
+// background. A space that already runs is said, not an error.
+func Up(ctx context.Context, c Caller, o UpOptions) error {
+	if err := o.Check(); err != nil {
+		return err
+	}
+	if o.File != (FileOptions{}) {
+		c, m, err := c.withManifest(o.File.File)
+		if err != nil {
+			return err
+		}
+		return upFile(ctx, c, o, m)
+	}
+	c, _, err := c.resolved("")
+	if err != nil {
+		return err
+	}
+	p := c.paths
+	if o.Fresh {
+		if err := discardPreserved(c); err != nil {
+			return err
+		}
+	}
+	if o.Detach && !detachedChild() {
+		return detach(ctx, c, o)
+	}
+	h, err := host.Start(ctx, host.Config{Data: c.data, Paths: p, Open: o.Open, Sync: o.Sync, Log: c.Err, Verbose: o.Verbose, MaxSessions: o.MaxSessions,
+		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds)})
+	var running *host.AlreadyRunningError
+	if errors.As(err, &running) {
+		fmt.Fprintln(c.Out, running.Error())
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	ctx, stop := quit.Until(ctx, c.Quit(h))
+	defer stop()
+	var custody []string
+	if m := h.Manager(); m != nil {
+		custody = m.CustodyReport().Lines()
+	}
+	clirender.Up(c.Out, clirender.Started{Space: p.Space, URL: h.Broker().URL(), PID: os.Getpid(), Open: o.Open, Store: p.StoreDir, MaxStore: h.Broker().MaxStore(),
+		External: h.External(), Sync: o.Sync, Custody: custody, Foreground: !detachedChild()})
+	err = h.Run(ctx)
+	clirender.MeshStopped(c.Out, p.Space)
+	return err
+}
+
+// detach is `cotal up --detach`: the mesh started as a background process
+// of this executable, reported once it is ready (as JSON with o.JSON),
+// or the space said to run already.
+func detach(ctx context.Context, c Caller, o UpOptions) error {
+	p := c.paths
+	start := time.Now()
+	rec, err := host.Detach(ctx, host.DetachConfig{
+		Paths: p, Args: o.childArgs(p, c.Creds), Env: []string{envDetachedChild + "=1"}, Timeout: o.Timeout,
+		Slow: func(pid int) { clirender.WaitingReady(c.Err, p.Space, pid) },
+	})
+	var running *host.AlreadyRunningError
+	var late *host.NotReadyError
+	switch {
+	case errors.As(err, &running) && o.JSON:
+		clirender.JSON(c.Out, clirender.UpJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile()})
+		return nil
+	case errors.As(err, &running):
+		fmt.Fprintln(c.Out, running.Error())
+		return nil
+	case errors.As(err, &late):
+		return fmt.Errorf("%w, stop it with `cotal down --space %s`", err, p.Space)
+	case err != nil:
+		return err
+	}
+	if o.JSON {
+		clirender.JSON(c.Out, clirender.UpJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
+			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile()})
+		return nil
+	}
+	took := time.Since(start)
+	clirender.Detached(c.Out, p.Space, rec, took, p.LogFile(), custodyLines(c))
+	return nil
+}
+
+// custodyLines says, from the managers of a mesh started in the
+// background, what its start made of the seats its keepers held.
+func custodyLines(c Caller) []string {
+	cl, nc, err := c.Managers()
+	if err != nil {
+		return nil
+	}
+	defer nc.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
+	defer cancel()
+	cs, err := cl.Census(ctx, "")
+	if err != nil {
+		return nil
+	}
+	return seat.CustodyOf(cs.Rows).Lines()
+}
