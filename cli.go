@@ -56,8 +56,6 @@ func usagef(format string, a ...any) error { return cliargs.Usagef(format, a...)
 func usage(err error) error                { return cliargs.UsageError{Err: err} }
 func printJSON(w io.Writer, v any)         { clirender.JSON(w, v) }
 func (g *globals) resultJSON(v any) error  { printJSON(g.stdout, v); return nil }
-func orDefault(s, otherwise string) string { return clirender.OrDefault(s, otherwise) }
-func ageMs(nowMs, t int64) string          { return clirender.AgeMs(nowMs, t) }
 
 // exitError carries an exit code without printing anything more.
 type exitError struct{ code int }
