@@ -13,7 +13,7 @@ func newDescribeCmd(g *globals) *cobra.Command {
 	var on string
 	var asJSON bool
 	var timeout time.Duration
-	cmd := &cobra.Command{
+	cmd := withJSON(&cobra.Command{
 		Use:   "describe <endpoint>",
 		Short: "Ask an endpoint what it serves, verifying every contract",
 		Long: `Describe an endpoint off the wire: its owner, the instance and epoch that
@@ -24,14 +24,10 @@ contract is fetched from the space's contract store and digest-verified.
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			d, err := clirun.Describe(g.caller(), args[0], on, timeout)
-			if err == nil {
-				clirender.Describe(g.stdout, d, asJSON)
-			}
-			return err
+			return shown(err, func() { clirender.Describe(g.stdout, d, asJSON) })
 		},
-	}
+	}, &asJSON, "print the verified describe answer as JSON")
 	cmd.Flags().StringVar(&on, "on", "", "describe one instance (its whole instance id)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the verified describe answer as JSON")
 	cmd.Flags().DurationVar(&timeout, "timeout", 10*time.Second, "how long to wait for an answer")
 	return cmd
 }
@@ -39,7 +35,7 @@ contract is fetched from the space's contract store and digest-verified.
 func newInvokeCmd(g *globals) *cobra.Command {
 	var in clirun.Invocation
 	var asJSON bool
-	cmd := &cobra.Command{
+	cmd := withJSON(&cobra.Command{
 		Use:   "invoke <endpoint> <command>",
 		Short: "Call one command of an endpoint, checking args against its schema first",
 		Long: `Describe the endpoint, check --args against the command's input schema, and
@@ -52,23 +48,19 @@ deadline.`,
 		RunE: func(_ *cobra.Command, args []string) error {
 			in.Endpoint, in.Command = args[0], args[1]
 			res, err := clirun.Invoke(g.caller(), in)
-			if err == nil {
-				clirender.Invoked(g.stdout, in.Command, res, asJSON)
-			}
-			return err
+			return shown(err, func() { clirender.Invoked(g.stdout, in.Command, res, asJSON) })
 		},
-	}
+	}, &asJSON, "print {responder, data} as JSON")
 	cmd.Flags().StringVar(&in.Args, "args", "", "the command's args as JSON (omit for a void command)")
 	cmd.Flags().StringVar(&in.On, "on", "", "call one instance (its whole instance id)")
 	cmd.Flags().DurationVar(&in.Timeout, "timeout", 10*time.Second, "the call's deadline")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print {responder, data} as JSON")
 	return cmd
 }
 
 func newDeregisterInstanceCmd(g *globals) *cobra.Command {
 	var instance, endpoint string
 	var asJSON bool
-	cmd := &cobra.Command{
+	cmd := withJSON(&cobra.Command{
 		Use:   "deregister-instance --instance <id>",
 		Short: "Remove the registration of an endpoint instance that is gone",
 		Long: `Delete an endpoint instance's svc registration, and only when it is gone: it
@@ -89,9 +81,8 @@ liveness-unestablishable, superseded.`,
 			}
 			return nil
 		},
-	}
+	}, &asJSON, "print as JSON")
 	cmd.Flags().StringVar(&instance, "instance", "", "the whole instance id to deregister")
 	cmd.Flags().StringVar(&endpoint, "endpoint", "manager", "the endpoint the instance serves")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
 	return cmd
 }

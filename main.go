@@ -123,3 +123,16 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	addCompletions(root, g)
 	return root
 }
+
+// version is set at build time with -ldflags "-X main.version=…".
+var version = "dev"
+
+func newVersionCmd(g *globals) *cobra.Command {
+	var asJSON bool
+	return withJSON(&cobra.Command{
+		Use:   "version",
+		Short: "Print cotal's version and its broker's",
+		Args:  cobra.NoArgs,
+		Run:   func(*cobra.Command, []string) { clirender.Version(g.stdout, clirun.Version(version), asJSON) },
+	}, &asJSON, "print as JSON")
+}
