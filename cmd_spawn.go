@@ -42,6 +42,9 @@ the acceptance.`,
 			defer nc.Close()
 			ctx, cancel := ctxTimeout()
 			defer cancel()
+			if on == "" {
+				on = localManager(g)
+			}
 			sp, err := cl.Spawn(ctx, a, on)
 			var refused *client.SpawnRefusal
 			if err = client.RefusedSpawn(a.Persona, err); errors.As(err, &refused) && refused.Input {
@@ -74,7 +77,7 @@ the acceptance.`,
 	fl.BoolVar(&a.Worktree, "worktree", false, "run the seat in a git worktree of its own (.cotal/worktrees/<seat>)")
 	fl.StringVar(&a.Branch, "branch", "", "with --worktree: the branch (default cotal/<seat>; an existing one is checked out)")
 	fl.StringVar(&a.Base, "base", "", "with --worktree: the ref a new branch starts from (default HEAD)")
-	fl.StringVar(&on, "on", "", "spawn on this manager instance")
+	fl.StringVar(&on, "on", "", "spawn on this manager instance (default: on a mesh other hosts share, this machine's)")
 	fl.BoolVarP(&detach, "detach", "d", false, "return once the manager accepted")
 	fl.BoolVar(&asJSON, "json", false, "print as JSON")
 	fl.DurationVar(&readiness, "readiness", 0, "how long this seat has to come up before the spawn reads uncertain (default: its persona's readiness:, else the manager's)")

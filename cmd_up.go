@@ -29,7 +29,10 @@ OS crash or power loss.
 With --url nats://a,nats://b,... the mesh lives on a NATS server or cluster
 you run (JetStream on) and no broker is started: streams get min(3, cluster
 size) replicas. With auth, the servers must first trust the space: see
-"cotal broker config".
+"cotal broker config". On a second machine, --manager-only joins that mesh
+with a manager and seats of its own: it provisions nothing, needs the
+space's keys copied from the first host, and its delivery service serves
+only once the serving one is gone.
 
 If the space is already running, up says so and exits 0. Seats left in
 their keepers are taken back; seats "down --preserve-state" preserved are
@@ -54,6 +57,7 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.IntVar(&f.MaxSessions, "max-sessions", attach.DefaultMaxSessions, "the most attach sessions the manager serves at once; more are refused, naming this flag")
 	fl.DurationVar(&f.Readiness, "readiness", 0, launch.ReadinessHelp)
 	fl.StringSliceVar(&f.URLs, "url", nil, "run the mesh on an existing NATS server or cluster with JetStream (`nats://a,nats://b,...`), starting no broker; --creds names the credential it connects with")
+	fl.BoolVar(&f.ManagerOnly, "manager-only", false, "with --url: join the mesh another host provisioned there, with this host's manager and seats; provisions nothing, and its delivery service serves only if the serving one goes")
 	fl.BoolVar(&f.Fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	fl.StringVarP(&f.File.File, "file", "f", "", "apply this manifest (a cotal.yaml, or a folder holding one): start the mesh in the background if none runs, then its registry, credentials and seats")
 	fl.BoolVar(&f.File.Apply, "apply", false, "with -f: restart the seats whose launch changed without asking")

@@ -30,9 +30,11 @@ type Started struct {
 	Store      string
 	MaxStore   int64
 	External   string // which external cluster it lives on; "" for the embedded broker
-	Sync       string
-	Custody    []string // what the start made of the seats its keepers held
-	Foreground bool     // a person's terminal, not the child of up --detach
+	// ManagerOnly: it joined a mesh another host provisioned there.
+	ManagerOnly bool
+	Sync        string
+	Custody     []string // what the start made of the seats its keepers held
+	Foreground  bool     // a person's terminal, not the child of up --detach
 }
 
 // openExternal is said of an open mesh on servers other machines reach.
@@ -54,6 +56,9 @@ func Up(w io.Writer, s Started) {
 			fmt.Fprintln(w, openExternal)
 		}
 	}
+	if s.ManagerOnly {
+		ManagerOnly(w)
+	}
 	if s.Sync == config.SyncInterval {
 		fmt.Fprintln(w, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
 	}
@@ -61,6 +66,12 @@ func Up(w io.Writer, s Started) {
 	if s.Foreground {
 		fmt.Fprintln(w, "press Ctrl-C to stop")
 	}
+}
+
+// ManagerOnly says what a host that joined with --manager-only does and
+// does not do.
+func ManagerOnly(w io.Writer) {
+	fmt.Fprintln(w, "manager only: this host serves its manager and seats and provisions nothing; its delivery service stands by and serves only if the lease holder's goes")
 }
 
 // MeshStopped says a mesh run in this process stopped.

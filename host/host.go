@@ -52,6 +52,10 @@ type Config struct {
 	// config`).
 	Servers []string
 	Creds   string
+	// ManagerOnly joins a mesh another host made on Servers: nothing is
+	// provisioned (the streams must be there), and the delivery service
+	// stands by, serving only once the lease holder is gone.
+	ManagerOnly bool
 
 	// Supervise, when set, makes this a supervise host: it serves only a
 	// manager, on the mesh another process runs, and holds no lock.
@@ -181,6 +185,11 @@ func (h *Host) startMesh(ctx context.Context) error {
 		return err
 	}
 	h.lock = lock
+	if cfg.ManagerOnly {
+		if err := h.checkJoinable(); err != nil {
+			return err
+		}
+	}
 	b, err := broker.Start(broker.Options{
 		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: h.port(),
 		Log: cfg.Log, Verbose: cfg.Verbose, URLs: cfg.Servers, Creds: cfg.Creds,
@@ -193,7 +202,11 @@ func (h *Host) startMesh(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("connecting to the embedded broker: %w", err)
 	}
-	if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open, b.MaxStore()); err != nil {
+	if cfg.ManagerOnly {
+		if err := checkProvisioned(ctx, nc, cfg.Paths.Space, b.URL()); err != nil {
+			return err
+		}
+	} else if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open, b.MaxStore()); err != nil {
 		return fmt.Errorf("provisioning space %s: %w", cfg.Paths.Space, err)
 	}
 	if err := h.loadResume(); err != nil {
@@ -292,12 +305,10 @@ func (h *Host) startSupervise(ctx context.Context) error {
 
 // mintOperator writes the local user's CLI creds. The lifecycle uid of an
 // existing operator credential is kept, so DMs pending for the operator
-// survive a restart.
+// survive a restart (operatorUID).
 func (h *Host) mintOperator(ctx context.Context, nc *nats.Conn) error {
 	id := broker.Identity{Space: h.cfg.Paths.Space, Principal: issue.OperatorPrincipal(), Profile: wire.ProfileOperator}
-	if old, err := broker.ReadCredsIdentity(h.cfg.Paths.OperatorCreds()); err == nil && old.Principal == id.Principal && wire.ValidLifecycleUID(old.UID) {
-		id.UID = old.UID
-	}
+	id.UID = h.operatorUID(ctx, nc, id.Principal)
 	c, err := h.broker.Authority().Mint(id)
 	if err != nil {
 		return fmt.Errorf("minting operator creds: %w", err)

@@ -27,6 +27,7 @@ type UpOptions struct {
 	Fresh       bool        // discard a preserved inventory instead of resuming it
 	File        FileOptions // -f: the mesh a manifest describes
 	URLs        []string    // --url: an existing NATS server or cluster
+	ManagerOnly bool        // --manager-only: join a mesh another host provisioned there
 }
 
 // FileOptions are up's manifest flags.
@@ -86,6 +87,9 @@ func (o *UpOptions) Check() error {
 	if err := o.checkExternal(); err != nil {
 		return err
 	}
+	if o.ManagerOnly && len(o.URLs) == 0 {
+		return cliargs.Usagef("--manager-only joins a mesh on a NATS cluster another host started it on: name its servers with --url")
+	}
 	return CheckMaxSessions(o.MaxSessions)
 }
 
@@ -128,6 +132,9 @@ func (o *UpOptions) childArgs(p config.Paths, creds string) []string {
 	}
 	if c := o.externalCreds(creds); c != "" {
 		args = append(args, "--creds", c)
+	}
+	if o.ManagerOnly {
+		args = append(args, "--manager-only")
 	}
 	return args
 }

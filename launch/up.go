@@ -44,7 +44,7 @@ func Up(ctx context.Context, c Caller, o UpOptions) error {
 		return detach(ctx, c, o)
 	}
 	h, err := host.Start(ctx, host.Config{Data: c.data, Paths: p, Open: o.Open, Sync: o.Sync, Log: c.Err, Verbose: o.Verbose, MaxSessions: o.MaxSessions,
-		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds)})
+		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds), ManagerOnly: o.ManagerOnly})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(c.Out, running.Error())
@@ -60,7 +60,7 @@ func Up(ctx context.Context, c Caller, o UpOptions) error {
 		custody = m.CustodyReport().Lines()
 	}
 	clirender.Up(c.Out, clirender.Started{Space: p.Space, URL: h.Broker().URL(), PID: os.Getpid(), Open: o.Open, Store: p.StoreDir, MaxStore: h.Broker().MaxStore(),
-		External: h.External(), Sync: o.Sync, Custody: custody, Foreground: !detachedChild()})
+		External: h.External(), ManagerOnly: o.ManagerOnly, Sync: o.Sync, Custody: custody, Foreground: !detachedChild()})
 	err = h.Run(ctx)
 	clirender.MeshStopped(c.Out, p.Space)
 	return err
@@ -97,6 +97,9 @@ func detach(ctx context.Context, c Caller, o UpOptions) error {
 	}
 	took := time.Since(start)
 	clirender.Detached(c.Out, p.Space, rec, took, p.LogFile(), custodyLines(c))
+	if o.ManagerOnly {
+		clirender.ManagerOnly(c.Out)
+	}
 	return nil
 }
 

@@ -100,6 +100,7 @@ type Service struct {
 	// silent and fence are the run goroutine's alone (standby.go).
 	prober     *ep.Client
 	silent     silence
+	silentFrom time.Time     // the first no-responders of the holder whose lease it took, until it serves
 	fenceLease bool          // the lease was taken from a silent holder: wait LeaseFence before serving
 	probes     atomic.Uint64 // probes made, for tests
 
@@ -218,6 +219,8 @@ func (s *Service) run() {
 				if err := s.serve(); err != nil {
 					s.logf("delivery service could not start serving: %v", err)
 					s.stopServing()
+				} else {
+					s.servedAfterSilence()
 				}
 			}
 		} else {

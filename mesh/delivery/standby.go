@@ -72,7 +72,7 @@ func (s *Service) takeSilentLease(ent jetstream.KeyValueEntry, l lease, b []byte
 	}
 	s.logf("delivery service took over the lease of %s: its delivery endpoint %s had no responder anywhere on the mesh in %d probes over %s",
 		l.Holder, l.Endpoint, run.count, time.Since(run.since).Round(100*time.Millisecond))
-	s.tookOver, s.fenceLease = true, true
+	s.tookOver, s.fenceLease, s.silentFrom = true, true, run.since
 	return rev, nil
 }
 
@@ -83,6 +83,17 @@ func (s *Service) probe(iid string) (ep.Liveness, error) {
 	ctx, cancel := context.WithTimeout(s.ctx, leaseIO)
 	defer cancel()
 	return s.prober.Probe(ctx, wire.DeliveryEndpoint, iid)
+}
+
+// servedAfterSilence says, once a service that took a silent holder's
+// lease serves, how long that took from the first probe that found no
+// responder.
+func (s *Service) servedAfterSilence() {
+	if s.silentFrom.IsZero() {
+		return
+	}
+	s.logf("delivery service serves, %s after the first probe that found the holder's endpoint without a responder", time.Since(s.silentFrom).Round(10*time.Millisecond))
+	s.silentFrom = time.Time{}
 }
 
 // fenced waits LeaseFence after a lease taken from a silent holder; it
