@@ -14,8 +14,6 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
-	"github.com/cotal-go/cotal/mesh"
-	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
 )
@@ -38,17 +36,13 @@ func (g *globals) caller() clirun.Caller {
 }
 
 // The caller's calls, for the commands: the space and its paths, the mesh
-// to talk to, an endpoint, the control surface, the
+// to talk to, the
 // managers, one seat on them, and whether this process is a seat's.
 func (g *globals) paths() (string, config.Paths, config.Resolution, error) { return g.caller().Paths() }
 func (g *globals) resolveTarget() (host.Target, error)                     { return g.caller().Target() }
-func (g *globals) endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint, error) {
-	return g.caller().Endpoint(ctx, o)
-}
-func (g *globals) epClient() (*ep.Client, *nats.Conn, error)     { return g.caller().Control() }
-func (g *globals) managers() (*client.Client, *nats.Conn, error) { return g.caller().Managers() }
-func (g *globals) redialer() *client.Redialer                    { return g.caller().Redialer() }
-func (g *globals) inSeat() string                                { return g.caller().InSeat() }
+func (g *globals) managers() (*client.Client, *nats.Conn, error)           { return g.caller().Managers() }
+func (g *globals) redialer() *client.Redialer                              { return g.caller().Redialer() }
+func (g *globals) inSeat() string                                          { return g.caller().InSeat() }
 func ctxTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), clirun.Timeout)
 }
