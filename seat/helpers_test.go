@@ -36,6 +36,10 @@ func TestMain(m *testing.M) {
 		fakeClaude() // a claude seat's stand-in
 		return
 	}
+	if os.Getenv(busyQuitterEnv) == "1" {
+		busyQuitter() // a seat that draws, computes a while and exits
+		return
+	}
 	if os.Getenv(benchReaderEnv) == "1" {
 		benchReader() // a seat of the injection benchmark
 		return

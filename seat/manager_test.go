@@ -3,6 +3,7 @@ package seat_test
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -127,6 +128,37 @@ func TestExitAtOnceFailsWithExitCode(t *testing.T) {
 	}
 	if _, err := h.presenceOf("local.quitter"); err == nil {
 		t.Error("a seat that never came up wrote presence")
+	}
+}
+
+// busyQuitterEnv makes this test binary a seat's program that prints a
+// line, then computes without a pause for 200 ms and exits 7: on a loaded
+// machine, a program that exits at once is this between its write and
+// its exit.
+const busyQuitterEnv = "COTAL_SEAT_TEST_BUSY_QUITTER"
+
+func busyQuitter() {
+	fmt.Println("bye")
+	start := time.Now()
+	for time.Since(start) < 200*time.Millisecond {
+	}
+	os.Exit(7)
+}
+
+// A program whose output pauses while it still computes has not drawn:
+// the spawn waits, sees the exit and fails, instead of saying ready for a
+// program that is about to be gone.
+func TestQuietButComputingIsNotReady(t *testing.T) {
+	h := startMesh(t, 5*time.Second)
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.persona("cruncher", exe, nil, map[string]string{busyQuitterEnv: "1"})
+	acc := mustSpawn(t, h.c, h.iid, client.SpawnArgs{Persona: "cruncher"})
+	res := goal(t, h.c, h.iid, acc.GoalID, 10*time.Second)
+	if res.State != ep.GoalFailed || res.Error == nil || !strings.Contains(res.Error.Message, "exit status 7") {
+		t.Fatalf("goal %s %+v, want failed with exit status 7", res.State, res.Error)
 	}
 }
 

@@ -502,13 +502,14 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 }
 
 // outputQuiet is how long a command seat's output must pause, after its
-// first output, for it to count as drawn: a program that exits at once
-// has exited (a zombie, if not yet reaped) well within it.
+// first output, with every thread of the program asleep, for it to count
+// as drawn: a program that exits at once is never asleep between its last
+// write and its exit, however long a loaded machine makes that.
 const outputQuiet = 40 * time.Millisecond
 
 // drewAndRuns is the output-ready rule once the first output came: the
-// output paused for outputQuiet with the process alive (its pid no
-// zombie), or, for a program that never pauses, the process still runs
+// output paused for outputQuiet with the process alive and waiting (every
+// thread asleep: procid.ID.Waiting), or, for a program that never pauses, the process still runs
 // Settle after. It reports false when the process exits first.
 func (m *Manager) drewAndRuns(ctx context.Context, proc *pty.Seat) bool {
 	out, stop := proc.Subscribe()
@@ -526,11 +527,16 @@ func (m *Manager) drewAndRuns(ctx context.Context, proc *pty.Seat) bool {
 		case <-bound.C:
 			return proc.Running()
 		case <-quiet.C:
-			if proc.Running() && (procid.ID{PID: proc.PID()}).Alive() {
+			id := procid.ID{PID: proc.PID()}
+			if !proc.Running() || !id.Alive() {
+				continue // exited, or exiting: Done says which soon; only the bound calls it ready now
+			}
+			if id.Waiting() {
 				return true
 			}
-			// Exited, or exiting: Done says which soon; only the bound
-			// calls it ready now.
+			// Quiet but still computing (or, on a loaded machine, between
+			// its last write and its exit): drawn only once it waits.
+			quiet.Reset(outputQuiet)
 		case _, ok := <-out:
 			if !ok {
 				out = nil // a lagging subscriber: only the bound decides

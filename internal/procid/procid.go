@@ -5,6 +5,7 @@
 package procid
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -95,6 +96,31 @@ func (id ID) Alive() bool {
 		return false
 	}
 	return st.state != 'Z' && st.state != 'X' && (id.Start == 0 || st.start == id.Start)
+}
+
+// Waiting reports whether the process runs and every thread of it sleeps
+// waiting for something (state S): a program that drew and now waits for
+// input, not one still computing, writing to disk or exiting.
+func (id ID) Waiting() bool {
+	if !id.Alive() {
+		return false
+	}
+	dir := "/proc/" + strconv.Itoa(id.PID) + "/task"
+	ents, err := os.ReadDir(dir)
+	if err != nil || len(ents) == 0 {
+		return false
+	}
+	for _, de := range ents {
+		b, err := os.ReadFile(dir + "/" + de.Name() + "/stat")
+		if err != nil {
+			return false // a thread that just ended: ask again later
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 || i+2 >= len(b) || b[i+2] != 'S' {
+			return false
+		}
+	}
+	return true
 }
 
 // Signal sends sig to exactly this process. The pid is pinned with a pidfd

@@ -69,3 +69,48 @@ func TestSessionAndDescendants(t *testing.T) {
 		t.Errorf("KillAll reached %d", n)
 	}
 }
+
+// Waiting tells a program that waits from one still computing, and from
+// one that has exited but is not yet reaped.
+func TestWaitingIsEveryThreadAsleep(t *testing.T) {
+	sleeper := exec.Command("sleep", "100")
+	busy := exec.Command("sh", "-c", "while :; do :; done")
+	quitter := exec.Command("sh", "-c", "exit 3")
+	for _, c := range []*exec.Cmd{sleeper, busy, quitter} {
+		if err := c.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	}
+	ids := map[string]ID{}
+	for name, c := range map[string]*exec.Cmd{"sleeper": sleeper, "busy": busy, "quitter": quitter} {
+		id, err := Of(c.Process.Pid)
+		if err != nil && name != "quitter" {
+			t.Fatal(err)
+		}
+		ids[name] = ID{PID: c.Process.Pid, Start: id.Start}
+	}
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		if !ids["sleeper"].Waiting() {
+			return fmt.Errorf("sleep 100 does not read waiting")
+		}
+		return nil
+	})
+	// The busy loop may be descheduled but never sleeps: it must never read
+	// waiting, however often asked.
+	for range 200 {
+		if ids["busy"].Waiting() {
+			t.Fatal("a busy loop reads waiting")
+		}
+	}
+	// The quitter exits and stays a zombie until reaped.
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		if ids["quitter"].Alive() {
+			return fmt.Errorf("the quitter still runs")
+		}
+		return nil
+	})
+	if ids["quitter"].Waiting() {
+		t.Error("an exited, unreaped process reads waiting")
+	}
+}
