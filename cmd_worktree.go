@@ -28,33 +28,23 @@ until you merge it (cotal merge) or remove it here.`,
 	var asJSON, force bool
 	ls := &cobra.Command{Use: "ls", Short: "List the seats' worktrees and what is in them", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return clirun.InRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				list, err := r.List(ctx)
-				if err != nil {
-					return err
-				}
-				return clirender.Worktrees(g.stdout, list, r.Dir(), asJSON)
-			})
+			list, dir, err := clirun.Worktrees(context.Background())
+			if err != nil {
+				return err
+			}
+			return clirender.Worktrees(g.stdout, list, dir, asJSON)
 		}}
 	rm := &cobra.Command{Use: "rm <seat>", Short: "Remove a seat's worktree (its branch stays if it has commits)", Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return clirun.InRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				res, err := r.Remove(ctx, args[0], force)
-				if err != nil {
-					return err
-				}
-				clirender.Removed(g.stdout, res, asJSON)
-				return nil
-			})
+			res, err := clirun.RemoveWorktree(context.Background(), args[0], force)
+			return shown(err, func() { clirender.Removed(g.stdout, res, asJSON) })
 		}}
 	rm.Flags().BoolVar(&force, "force", false, "remove it even with uncommitted changes (they are lost) or while a seat holds it")
 	prune := &cobra.Command{Use: "prune", Short: "Remove every worktree no seat holds that has nothing to lose", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return clirun.InRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				done, err := r.Prune(ctx)
-				clirender.Pruned(g.stdout, done, err != nil, asJSON)
-				return err
-			})
+			done, err := clirun.PruneWorktrees(context.Background())
+			clirender.Pruned(g.stdout, done, err != nil, asJSON)
+			return err
 		}}
 	for _, c := range []*cobra.Command{ls, rm, prune} {
 		c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -97,19 +87,13 @@ making a merge commit. Uncommitted changes in the worktree are refused: only
 commits are merged.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return clirun.InRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				m, err := r.Merge(ctx, args[0], rebase)
-				var ce *worktree.ConflictError
-				if errors.As(err, &ce) && asJSON {
-					clirender.MergeConflict(g.stdout, ce)
-					return exitError{exitFail}
-				}
-				if err != nil {
-					return err
-				}
-				clirender.Merged(g.stdout, m, asJSON)
-				return nil
-			})
+			m, err := clirun.Merge(context.Background(), args[0], rebase)
+			var ce *worktree.ConflictError
+			if errors.As(err, &ce) && asJSON {
+				clirender.MergeConflict(g.stdout, ce)
+				return exitError{exitFail}
+			}
+			return shown(err, func() { clirender.Merged(g.stdout, m, asJSON) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")

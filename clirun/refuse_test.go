@@ -75,6 +75,10 @@ func TestBadInputIsRefusedBeforeAnythingConnects(t *testing.T) {
 		{"screen --follow --interval 1ms", second(FollowScreen(t.Context(), c, "shell", "", time.Millisecond, show, nil))},
 		{"attach with a detach key of Enter", attachErr},
 		{"mcp as no identity", ServeMCP(t.Context(), c, "", "--creds", "dev", nil)},
+		{"worktree ls outside a project", second(second3(Worktrees(t.Context())))},
+		{"worktree rm outside a project", second(RemoveWorktree(t.Context(), "shell", false))},
+		{"worktree prune outside a project", second(PruneWorktrees(t.Context()))},
+		{"merge outside a project", second(Merge(t.Context(), "shell", false))},
 		{"diff outside a project", second(Diff(t.Context(), "shell"))},
 		{"review outside a project", second(StartReview(t.Context(), c, "shell"))},
 	} {

@@ -13,30 +13,31 @@ import (
 	"github.com/cotal-go/cotal/worktree"
 )
 
-// InRepo runs fn on the git repository of the project holding the working
-// directory, with a bound on its git work; no project here is bad input.
-// A worktree refusal fn returns gets its exit code (TreeError).
-func InRepo(ctx context.Context, fn func(context.Context, *worktree.Repo) error) error {
+// inRepo runs fn on the git repository of the project holding the
+// working directory, with a bound on its git work; no project here is bad
+// input. A worktree refusal fn returns gets its exit code (treeError).
+func inRepo[T any](ctx context.Context, fn func(context.Context, *worktree.Repo) (T, error)) (v T, err error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	cwd, err := os.Getwd()
 	if err != nil {
-		return err
+		return v, err
 	}
 	dir := config.ProjectDir(cwd)
 	if dir == "" {
-		return usagef("no project here: no .cotal directory in %s or above (cotal init makes one)", cwd)
+		return v, usagef("no project here: no .cotal directory in %s or above (cotal init makes one)", cwd)
 	}
 	r, err := worktree.Open(ctx, dir)
 	if err != nil {
-		return err
+		return v, err
 	}
-	return TreeError(fn(ctx, r))
+	v, err = fn(ctx, r)
+	return v, treeError(err)
 }
 
-// TreeError gives a worktree refusal its exit code: a bad name, a missing
+// treeError gives a worktree refusal its exit code: a bad name, a missing
 // worktree or no editor is the person's input (2), the rest a failure (1).
-func TreeError(err error) error {
+func treeError(err error) error {
 	for _, e := range []error{worktree.ErrBadName, worktree.ErrNoWorktree, worktree.ErrNoEditor} {
 		if errors.Is(err, e) {
 			return bad(err)
@@ -45,14 +46,43 @@ func TreeError(err error) error {
 	return err
 }
 
+// Worktrees are the seats' worktrees and what is in them, and the folder
+// that holds them.
+func Worktrees(ctx context.Context) (list []*worktree.Status, dir string, err error) {
+	list, err = inRepo(ctx, func(ctx context.Context, r *worktree.Repo) ([]*worktree.Status, error) {
+		dir = r.Dir()
+		return r.List(ctx)
+	})
+	return list, dir, err
+}
+
+// RemoveWorktree removes a seat's worktree; its branch stays if it has
+// commits. force removes uncommitted changes, and one a seat holds.
+func RemoveWorktree(ctx context.Context, seat string, force bool) (*worktree.Removed, error) {
+	return inRepo(ctx, func(ctx context.Context, r *worktree.Repo) (*worktree.Removed, error) {
+		return r.Remove(ctx, seat, force)
+	})
+}
+
+// PruneWorktrees removes every worktree no seat holds that has nothing to
+// lose, and says which, also when one failed.
+func PruneWorktrees(ctx context.Context) ([]*worktree.Removed, error) {
+	return inRepo(ctx, func(ctx context.Context, r *worktree.Repo) ([]*worktree.Removed, error) { return r.Prune(ctx) })
+}
+
 // Diff is what a seat changed in its worktree since its branch left its
 // base.
-func Diff(ctx context.Context, seat string) (d *worktree.Diff, err error) {
-	err = InRepo(ctx, func(ctx context.Context, r *worktree.Repo) (err error) {
-		d, err = r.Diff(ctx, seat)
-		return err
+func Diff(ctx context.Context, seat string) (*worktree.Diff, error) {
+	return inRepo(ctx, func(ctx context.Context, r *worktree.Repo) (*worktree.Diff, error) { return r.Diff(ctx, seat) })
+}
+
+// Merge merges a seat's branch into its base in the main checkout, or
+// rebases it there and fast-forwards; a merge that would conflict is a
+// *worktree.ConflictError, and nothing changed.
+func Merge(ctx context.Context, seat string, rebase bool) (*worktree.Merged, error) {
+	return inRepo(ctx, func(ctx context.Context, r *worktree.Repo) (*worktree.Merged, error) {
+		return r.Merge(ctx, seat, rebase)
 	})
-	return d, err
 }
 
 // Review is a review of a seat's diff under way: the person's editor to
@@ -66,18 +96,14 @@ type Review struct {
 // StartReview writes the seat's diff into a review file and finds the
 // editor to write the comments in.
 func StartReview(ctx context.Context, c Caller, seat string) (*Review, error) {
-	var rv *worktree.Review
-	err := InRepo(ctx, func(ctx context.Context, r *worktree.Repo) (err error) {
-		rv, err = r.StartReview(ctx, seat)
-		return err
-	})
+	rv, err := inRepo(ctx, func(ctx context.Context, r *worktree.Repo) (*worktree.Review, error) { return r.StartReview(ctx, seat) })
 	if err != nil {
 		return nil, err
 	}
 	editor, err := rv.Editor(os.Getenv)
 	if err != nil {
 		rv.Close()
-		return nil, TreeError(err)
+		return nil, treeError(err)
 	}
 	return &Review{Editor: editor, c: c, rv: rv}, nil
 }
