@@ -78,7 +78,7 @@ func TestConformanceAnAgentsSeatCommandsGetTheRealAnswer(t *testing.T) {
 	// attach locates the seat the same way and is granted a session.
 	g := c.globals()
 	g.creds = boss
-	cl, nc, err := g.managers()
+	cl, nc, err := g.caller().Managers()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,16 +6,13 @@ import (
 	"io"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
-	"github.com/cotal-go/cotal/config"
-	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
+	"github.com/cotal-go/cotal/launch"
 	"github.com/cotal-go/cotal/seat"
-	"github.com/cotal-go/cotal/seat/client"
 )
 
 // globals are the flags every command shares, and the streams.
@@ -35,43 +32,13 @@ func (g *globals) caller() clirun.Caller {
 		Logf: func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal: "+format+"\n", args...) }}
 }
 
-// The caller's calls, for the commands: the space and its paths, the mesh
-// to talk to, the
-// managers, one seat on them, and whether this process is a seat's.
-func (g *globals) paths() (string, config.Paths, config.Resolution, error) { return g.caller().Paths() }
-func (g *globals) resolveTarget() (host.Target, error)                     { return g.caller().Target() }
-func (g *globals) managers() (*client.Client, *nats.Conn, error)           { return g.caller().Managers() }
-func (g *globals) redialer() *client.Redialer                              { return g.caller().Redialer() }
-func (g *globals) inSeat() string                                          { return g.caller().InSeat() }
-func ctxTimeout() (context.Context, context.CancelFunc) {
-	return context.WithTimeout(context.Background(), clirun.Timeout)
-}
-func usagef(format string, a ...any) error { return cliargs.Usagef(format, a...) }
-func usage(err error) error                { return cliargs.UsageError{Err: err} }
-func printJSON(w io.Writer, v any)         { clirender.JSON(w, v) }
-func (g *globals) resultJSON(v any) error  { printJSON(g.stdout, v); return nil }
+// resultJSON prints a command's result as JSON.
+func (g *globals) resultJSON(v any) error { clirender.JSON(g.stdout, v); return nil }
 
 // exitError carries an exit code without printing anything more.
 type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
-
-// epFailure is err as a refusal when it is one (clirun.Refused): execute
-// prints it the way a person reads it, and the command exits 1.
-func epFailure(_ *globals, err error) error { return clirun.Refused(err) }
-
-// onSeat locates a seat over the managers (or only on) and makes one call
-// on it; a name no manager has is a usage error.
-func onSeat(g *globals, name, on string, call func(context.Context, *client.Client, client.Seat) error) error {
-	return clirun.Refused(g.caller().OnSeat(name, on, call))
-}
-
-// locate finds a seat over the managers (or only on): a name no manager
-// has is a usage error.
-func locate(_ *globals, cl *client.Client, name, on string) (client.CensusRow, error) {
-	row, err := clirun.Locate(cl, name, on)
-	return row, clirun.Refused(err)
-}
 
 // shown has print say a command's result when its call did not fail, and
 // returns the call's error.
@@ -97,7 +64,7 @@ func addCompletions(root *cobra.Command, g *globals) {
 	}
 	seats, channels := names(clirun.SeatNames), names(clirun.ChannelNames)
 	peers, roles := names(clirun.PeerNames), names(clirun.RoleNames)
-	personas := names(func(context.Context, clirun.Caller) []string { return seat.ListPersonas(personaDir()) })
+	personas := names(func(context.Context, clirun.Caller) []string { return seat.ListPersonas(launch.PersonaDir()) })
 	spaces := names(func(context.Context, clirun.Caller) []string { return clirun.SpaceNames() })
 	cliargs.Complete(root, map[string]cobra.CompletionFunc{
 		"send msg": channels, "send dm": peers, "send ask": roles, "send msg --mention": peers,

@@ -1,13 +1,12 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"os"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
@@ -32,39 +31,21 @@ Several people may attach to one seat at once; --read-only watches without
 typing.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			key, err := tty.ParseDetachKey(os.Getenv(tty.DetachKeyEnv))
-			if err != nil {
-				return usage(err)
+			ctx, stop := untilQuit(cmd.Context(), nil)
+			defer stop()
+			o := tty.Options{Name: args[0], In: os.Stdin, Out: g.stdout, ReadOnly: readOnly, NoReconnect: noReconnect}
+			end, err := clirun.Attach(ctx, g.caller(), on, o)
+			if end == tty.Failed {
+				return err
 			}
-			o := tty.Options{Name: args[0], In: os.Stdin, Out: g.stdout, DetachKey: key, ReadOnly: readOnly, NoReconnect: noReconnect}
-			return runAttach(cmd.Context(), g, on, o)
+			if clirender.AttachEnd(g.stderr, end, o.Name) {
+				return exitError{exitFail}
+			}
+			return nil
 		},
 	}
 	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "watch without typing: your keys are not sent")
 	cmd.Flags().BoolVar(&noReconnect, "no-reconnect", false, "one session: end when the connection is lost instead of reconnecting")
 	return cmd
-}
-
-// runAttach locates the seat and attaches the terminal to it until it
-// ends, then says how it ended.
-func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error {
-	d, row, err := located(g, o.Name, on)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	ctx, stop := untilQuit(ctx, nil)
-	defer stop()
-	end, err := tty.RunSeat(ctx, o, d.Client, row)
-	if end == tty.Failed {
-		if errors.Is(err, tty.ErrGone) {
-			return err
-		}
-		return epFailure(g, err)
-	}
-	if clirender.AttachEnd(g.stderr, end, o.Name) {
-		return exitError{exitFail}
-	}
-	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/bench"
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/internal/quit"
 )
 
@@ -30,13 +31,13 @@ Paths: ` + strings.Join(bench.Paths(), "; ") + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if quick && cmd.Flags().Changed("time") {
-				return usagef("--quick and --time both set how long to measure: give one")
+				return cliargs.Usagef("--quick and --time both set how long to measure: give one")
 			}
 			if quick {
 				o.Budget = 10 * time.Second
 			}
 			if err := o.Check(); err != nil {
-				return usage(err)
+				return cliargs.UsageError{Err: err}
 			}
 			ctx, stop := quit.Until(cmd.Context(), nil)
 			defer stop()

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/clirun"
 )
 
 func newBrokerCmd(g *globals) *cobra.Command {
@@ -39,15 +39,11 @@ and reload after one. Nothing in the block is secret; the keys stay in the
 store. The first run creates the space's keys.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			_, p, _, err := g.paths()
-			if err != nil {
+			auth, err := clirun.Authority(g.caller())
+			switch {
+			case err != nil:
 				return err
-			}
-			auth, err := broker.LoadAuthority(p)
-			if err != nil {
-				return fmt.Errorf("reading the keys of space %s: %w", p.Space, err)
-			}
-			if asJSON {
+			case asJSON:
 				return g.resultJSON(auth.Trusted())
 			}
 			fmt.Fprint(g.stdout, auth.ServerConfig())

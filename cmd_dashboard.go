@@ -5,6 +5,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/launch"
 	"github.com/cotal-go/cotal/tui"
 )
@@ -21,9 +22,9 @@ func addDashboardFlags(fs *pflag.FlagSet) {
 func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	fs := cmd.Flags()
 	if fs.Changed("file") || fs.Changed("apply") || fs.Changed("prune") {
-		return usagef("-f, --apply and --prune apply a manifest: run `cotal up -f FILE`, then `cotal` for the dashboard")
+		return cliargs.Usagef("-f, --apply and --prune apply a manifest: run `cotal up -f FILE`, then `cotal` for the dashboard")
 	}
-	o := launch.DashboardOptions{Up: launch.UpOptions{Sync: config.SyncAlways}, Diff: diffText, Review: dashboardReview(g)}
+	o := launch.DashboardOptions{Up: launch.UpOptions{Sync: config.SyncAlways}}
 	o.Up.Detach, _ = fs.GetBool("detach")
 	o.Up.Open, _ = fs.GetBool("open")
 	o.Up.Verbose, _ = fs.GetBool("verbose")
@@ -36,6 +37,3 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	o.NoNotify, _ = fs.GetBool("no-notify")
 	return reported(launch.Dashboard(cmd.Context(), g.launcher(), o))
 }
-
-// personaDir is the project whose personas the spawn picker lists.
-func personaDir() string { return launch.PersonaDir() }

@@ -27,7 +27,7 @@ most 48 000 characters a read, clearing only what it printed, and it says how
 many are left for the next read.`,
 		Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			if g.inSeat() != "" {
+			if g.caller().InSeat() != "" {
 				w, err := clirun.SeatInbox(g.caller(), peek)
 				return shown(err, func() { clirender.SeatInbox(g.stdout, w, asJSON) })
 			}

@@ -28,7 +28,7 @@ until you leave.
 ` + line.Help,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if g.inSeat() != "" {
+			if g.caller().InSeat() != "" {
 				return clirun.SeatJoin(g.caller(), j.Channels, func(r client.JoinedReply) { fmt.Fprintln(g.stdout, r.Summary) })
 			}
 			ctx, stop := untilQuit(cmd.Context(), nil)

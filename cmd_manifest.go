@@ -2,15 +2,11 @@ package main
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/launch"
 )
-
-// checkReadiness refuses a --readiness out of the agent file's range.
-func checkReadiness(d time.Duration) error { return launch.CheckReadiness(d) }
 
 func newPlanCmd(g *globals) *cobra.Command {
 	var file string

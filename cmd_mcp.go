@@ -3,16 +3,17 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/clirun"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mcp"
+	"github.com/cotal-go/cotal/seat/client"
 )
+
+// The commands a harness runs: its MCP server and its hooks.
 
 func newMCPCmd(g *globals) *cobra.Command {
 	var name string
@@ -32,43 +33,16 @@ tools say so until the mesh is back.
 "cotal mcp config claude|codex|opencode --creds FILE" prints what to add to
 that client's configuration.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runMCP(g, name, credsSource(cmd)) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := untilQuit(context.Background(), nil)
+			defer stop()
+			logf := func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal mcp: "+format+"\n", args...) }
+			return clirun.ServeMCP(ctx, g.caller(), name, cliargs.CredsSource(cmd), version, logf)
+		},
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", "", "on an open mesh (no credentials): the name to appear as")
-	cmd.AddCommand(newMCPConfigCmd(g, &name))
-	return cmd
-}
-
-// runMCP wires the server to the mesh: managed inside a seat, standalone
-// otherwise.
-func runMCP(g *globals, name, source string) error {
-	a := mcp.Acting{Creds: g.creds, Source: source, URL: g.server, Space: g.space, Name: name}.InSeat(os.Getenv)
-	self := mcp.Identity{Name: a.Name, Space: a.Space}
-	if a.Creds != "" {
-		info, err := loadCreds(a.Creds, a.Source)
-		if err != nil {
-			return err
-		}
-		a.Space = clirender.OrDefault(a.Space, info.Space)
-		self = a.Self(info)
-	} else if a.Name == "" {
-		return usagef("cotal mcp acts as one identity: pass --creds FILE (mint one with `cotal mint <name>`), or --name on an open mesh, or run it inside a seat")
-	}
-	g.space = a.Space
-	logf := func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal mcp: "+format+"\n", args...) }
-	dial := a.Dialer(func() (mcp.Target, error) {
-		t, err := g.resolveTarget()
-		return mcp.Target{URL: t.URL, Space: t.Paths.Space, Open: t.Record.Mode == config.ModeOpen}, err
-	}, logf)
-	srv := mcp.New(mcp.Options{Dial: dial, Manager: a.Manager, Self: self, Version: version, Logf: logf})
-	ctx, stop := untilQuit(context.Background(), nil)
-	defer stop()
-	return srv.Run(ctx, &sdk.StdioTransport{})
-}
-
-func newMCPConfigCmd(g *globals, name *string) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
+	cmd.AddCommand(withJSON(&cobra.Command{
 		Use:   "config <claude|codex|opencode>",
 		Short: "Print what to add to an MCP client's configuration to run cotal mcp",
 		Long: `Print exactly what to add to Claude Code's, Codex's or opencode's
@@ -77,31 +51,64 @@ on an open mesh, as --name). Paths are made absolute.`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: mcp.Clients,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			exe, err := os.Executable()
-			if err == nil {
-				exe, err = filepath.EvalSymlinks(exe)
+			argv, out, err := clirun.MCPConfig(g.caller(), args[0], name, cliargs.CredsSource(cmd))
+			return shown(err, func() { clirender.MCPConfig(g.stdout, args[0], argv, out, asJSON) })
+		},
+	}, &asJSON, "print the command that runs the server, and the instructions, as JSON"))
+	return cmd
+}
+
+func newHookCmd(g *globals) *cobra.Command {
+	var stream bool
+	cmd := &cobra.Command{
+		Use:   "hook <event> | hook --stream",
+		Short: "Inside a seat: what the harness's hooks run (Claude Code's settings call it for each event)",
+		Long: `Run by a seat's harness for one of its hook events, with the event's JSON
+on stdin: it hands the event to the seat's connector (through the manager
+hosting the seat, as the seat) and prints what the hook answers: the
+messages waiting for the model as added context, a person's approve or deny
+for a permission prompt. It never breaks the harness's session: on any
+failure it prints nothing, exits 0, and says why on stderr and, when it can,
+in the manager's log. Outside a seat it does nothing.
+
+With --stream it stays up for a harness plugin that lives as long as its
+harness (opencode's): one event a line on stdin, {"id": N, "event": E,
+"input": {...}}, and one line back on stdout for each, {"id": N,
+"output": "..."} (with "error" when it failed), each event handled as its
+own hook would be. It ends when stdin does. Unable to act for a seat (not
+in one, no creds, no mesh), it exits 1 at once, saying why on stderr, so
+that the plugin runs a hook per event instead.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if stream {
+				return cobra.NoArgs(cmd, args)
 			}
-			creds := g.creds
-			if err == nil && creds != "" {
-				if creds, err = filepath.Abs(creds); err == nil {
-					_, err = loadCreds(creds, credsSource(cmd))
+			return cobra.ExactArgs(1)(cmd, args)
+		},
+		// Its creds are read when it runs, so a bad one is reported, not
+		// an exit status the harness would show.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return nil },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			ctx := cmd.Context()
+			if stream { // not in a seat, or not reaching the mesh, it fails at once: its plugin goes back to a hook per event
+				err := clirun.AsSeat(ctx, g.caller(), func(ctx context.Context, s client.Self) error {
+					return s.RunHookStream(ctx, g.stdin, g.stdout, g.stderr)
+				})
+				if err != nil {
+					fmt.Fprintf(g.stderr, "cotal hook --stream: %v\n", err)
+					return exitError{exitFail}
 				}
+				return nil
 			}
-			if err != nil {
-				return err
+			input, err := client.ReadHookInput(g.stdin)
+			if err == nil {
+				err = clirun.AsSeat(ctx, g.caller(), func(ctx context.Context, s client.Self) error { return s.RunHook(ctx, args[0], input, g.stdout) })
 			}
-			argv, err := mcp.Command(exe, creds, *name, g.space, g.server)
-			if err != nil {
-				return usage(err)
+			if err != nil { // only printed: a hook never breaks its harness's session
+				fmt.Fprintf(g.stderr, "cotal hook %s: %v\n", args[0], err)
 			}
-			out, err := mcp.ClientConfig(args[0], argv)
-			if err != nil {
-				return usage(err)
-			}
-			clirender.MCPConfig(g.stdout, args[0], argv, out, asJSON)
 			return nil
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the command that runs the server, and the instructions, as JSON")
+	cmd.Flags().BoolVar(&stream, "stream", false, "stay up and take one event a line of JSON on stdin, answering each with a line on stdout")
 	return cmd
 }

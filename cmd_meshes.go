@@ -29,9 +29,6 @@ func newMeshesCmd(g *globals) *cobra.Command {
 	return cmd
 }
 
-// useReport is `cotal use --json`.
-type useReport = clirender.UseJSON
-
 func newUseCmd(g *globals) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{

@@ -1,24 +1,35 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/seat/client"
-	"github.com/cotal-go/cotal/seat/pty"
 )
 
+// seatFlags are the flags of a command on one seat: the manager it is on,
+// and --json.
+type seatFlags struct {
+	on     string
+	asJSON bool
+}
+
+// add gives cmd the flags; jsonUsage says what --json prints.
+func (f *seatFlags) add(cmd *cobra.Command, jsonUsage string) *cobra.Command {
+	cmd.Flags().StringVar(&f.on, "on", "", "the manager instance")
+	cmd.Flags().BoolVar(&f.asJSON, "json", false, jsonUsage)
+	return cmd
+}
+
 func newScreenCmd(g *globals) *cobra.Command {
-	var on string
-	var asJSON, follow bool
+	var f seatFlags
+	var follow bool
 	var every time.Duration
-	cmd := &cobra.Command{
+	cmd := f.add(&cobra.Command{
 		Use:   "screen <name>",
 		Short: "Print a seat's current screen (--follow: each time it changes, until Ctrl-C)",
 		Long: `Print a seat's current screen as text. --follow keeps asking, every
@@ -29,68 +40,44 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
 			if !follow {
-				return onSeat(g, name, on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
-					r, err := cl.Screen(ctx, s)
-					if err == nil {
-						clirender.Screen(g.stdout, g.stderr, r, asJSON, false)
-					}
-					return err
-				})
+				r, err := clirun.Screen(g.caller(), name, f.on)
+				return shown(err, func() { clirender.Screen(g.stdout, g.stderr, r, f.asJSON, false) })
 			}
-			if err := client.CheckFollowEvery(every); err != nil {
-				return usage(err)
-			}
-			d, row, err := located(g, name, on)
-			if err != nil {
-				return err
-			}
-			defer d.Close()
 			ctx, stop := untilQuit(cmd.Context(), nil)
 			defer stop()
-			show, failed := clirender.ScreenFollower(g.stdout, g.stderr, name, asJSON)
-			err = d.FollowScreen(ctx, row.Seat(), every, show, failed)
-			if errors.Is(err, client.ErrSeatGone) {
+			show, failed := clirender.ScreenFollower(g.stdout, g.stderr, name, f.asJSON)
+			gone, err := clirun.FollowScreen(ctx, g.caller(), name, f.on, every, show, failed)
+			if gone {
 				fmt.Fprintf(g.stderr, "seat %s is gone\n", name)
-				return nil
 			}
 			return err
 		},
-	}
-	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON (with --follow, one object per line)")
+	}, "print as JSON (with --follow, one object per line)")
 	cmd.Flags().BoolVar(&follow, "follow", false, "print the screen each time it changes, until Ctrl-C")
 	cmd.Flags().DurationVar(&every, "interval", 250*time.Millisecond, "with --follow: how often to ask for the screen")
 	return cmd
 }
 
 func newStopCmd(g *globals) *cobra.Command {
-	var on string
-	var force, asJSON bool
-	cmd := &cobra.Command{
+	var f seatFlags
+	var force bool
+	cmd := f.add(&cobra.Command{
 		Use:   "stop <name>",
 		Short: "Stop a seat: SIGTERM, then SIGKILL after 3 s (--force: at once)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
-				r, err := cl.Stop(ctx, s, !force)
-				if err != nil {
-					return err
-				}
-				clirender.Stopped(g.stdout, r, !force, asJSON)
-				return nil
-			})
+			r, err := clirun.Stop(g.caller(), args[0], f.on, !force)
+			return shown(err, func() { clirender.Stopped(g.stdout, r, !force, f.asJSON) })
 		},
-	}
-	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
+	}, "print the stopped seat's row as JSON")
 	cmd.Flags().BoolVar(&force, "force", false, "SIGKILL at once")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the stopped seat's row as JSON")
 	return cmd
 }
 
 func newInputCmd(g *globals) *cobra.Command {
-	var on string
-	var noEnter, keys, asJSON bool
-	cmd := &cobra.Command{
+	var f seatFlags
+	var noEnter, keys bool
+	cmd := f.add(&cobra.Command{
 		Use:   "input <name> <text...>",
 		Short: "Type text into a seat (then Enter, unless --no-enter), or named keys with --keys",
 		Long: `Type text into a seat's terminal as a paste, then a separate Enter unless
@@ -107,48 +94,42 @@ single character. An unknown name is refused before anything is typed:
 cotal input --keys vi Escape : q ! Enter`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(_ *cobra.Command, args []string) error {
-			text, names := strings.Join(args[1:], " "), args[1:]
-			if err := client.CheckTyped(text, names, keys, !noEnter); err != nil {
-				return usage(err)
-			}
-			if keys {
-				if _, err := pty.ParseKeys(names...); err != nil {
-					return usagef("%v; nothing was typed", err) // a misspelt key is never sent
-				}
-			}
-			return onSeat(g, args[0], on, func(ctx context.Context, cl *client.Client, s client.Seat) error {
-				var r client.InputReply
-				var err error
-				if keys {
-					r, err = cl.Keys(ctx, s, names...)
-				} else {
-					r, err = cl.Input(ctx, s, text, !noEnter)
-				}
-				if err == nil {
-					clirender.Typed(g.stdout, r, asJSON)
-				}
-				return err
-			})
+			r, err := clirun.Type(g.caller(), args[0], f.on, args[1:], keys, !noEnter)
+			return shown(err, func() { clirender.Typed(g.stdout, r, f.asJSON) })
 		},
-	}
-	cmd.Flags().StringVar(&on, "on", "", "the manager instance")
+	}, "print the bytes the seat accepted as JSON")
 	cmd.Flags().BoolVar(&noEnter, "no-enter", false, "do not press Enter after the text")
 	cmd.Flags().BoolVar(&keys, "keys", false, "the arguments after the name are key names, typed raw")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bytes the seat accepted as JSON")
 	return cmd
 }
 
-// located finds a seat over the managers (or only on), on a client that
-// dials again after the mesh went away.
-func located(g *globals, name, on string) (*client.Redialer, client.CensusRow, error) {
-	d := g.redialer()
-	c, err := d.Client()
-	if err == nil {
-		var row client.CensusRow
-		if row, err = locate(g, c, name, on); err == nil {
-			return d, row, nil
-		}
+// newAnswerCmd is `cotal approve` (decision allow) or `cotal deny`: a
+// person's answer to the permission prompt a seat waits on, sent back
+// through the hook that holds it, so no keystroke answers the dialog.
+func newAnswerCmd(g *globals, decision string) *cobra.Command {
+	var f seatFlags
+	use, short, long := "approve <name>", "Approve what a seat waits on (its permission prompt)",
+		`Approve the permission prompt a seat waits on ("approve Bash(touch x)", as ps
+and the dashboard show it). The answer goes back through the seat's harness
+hook that holds the prompt, as the harness's own allow: nothing is typed
+into the seat. A seat waiting on something cotal cannot answer (a question,
+a dialog at its start) says so: attach to answer it. Only the local operator
+may answer.`
+	if decision == client.AnswerDeny {
+		use, short, long = "deny <name> [reason...]", "Deny what a seat waits on (its permission prompt), telling its model why",
+			`Deny the permission prompt a seat waits on. The reason, when given, is told
+to its model with the refusal. Like approve, the answer goes back through the
+seat's hook; nothing is typed into the seat. Only the local operator may
+answer.`
 	}
-	d.Close()
-	return nil, client.CensusRow{}, err
+	return f.add(&cobra.Command{
+		Use:   use,
+		Short: short,
+		Long:  long,
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			r, err := clirun.Answer(g.caller(), args[0], f.on, decision, args[1:])
+			return shown(err, func() { clirender.Answered(g.stdout, r, f.asJSON) })
+		},
+	}, "print the answer as JSON")
 }

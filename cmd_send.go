@@ -67,9 +67,6 @@ message, or one larger than the mesh takes, is refused and nothing is sent.`,
 	return cmd
 }
 
-// sendError gives a send failure its exit code and words (clirun.SendError).
-func sendError(err error) error { return clirun.SendError(err) }
-
 func newHistoryCmd(g *globals) *cobra.Command {
 	var limit int
 	var asJSON bool

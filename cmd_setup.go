@@ -7,9 +7,6 @@ import (
 	"github.com/cotal-go/cotal/launch"
 )
 
-// setupReport is `cotal setup --json`.
-type setupReport = clirender.SetupJSON
-
 func newSetupCmd(g *globals) *cobra.Command {
 	var dir string
 	var asJSON bool

@@ -9,7 +9,7 @@ import (
 
 func newStatusCmd(g *globals) *cobra.Command {
 	var asJSON bool
-	cmd := &cobra.Command{
+	return withJSON(&cobra.Command{
 		Use:   "status",
 		Short: "Say whether the space's mesh is up, and how it is doing",
 		Long: `Report whether the space's mesh is up: its url, auth mode, sync mode,
@@ -25,7 +25,7 @@ Exits 0 when the mesh is up and answering, 1 otherwise.`,
 			case err != nil:
 				return err
 			case asJSON:
-				printJSON(g.stdout, statusJSON(g, r))
+				clirender.JSON(g.stdout, launch.StatusJSON(g.launcher(), r))
 			default:
 				clirender.Status(g.stdout, r)
 			}
@@ -34,7 +34,5 @@ Exits 0 when the mesh is up and answering, 1 otherwise.`,
 			}
 			return nil
 		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
-	return cmd
+	}, &asJSON, "print the report as JSON")
 }

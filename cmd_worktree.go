@@ -3,50 +3,17 @@ package main
 import (
 	"context"
 	"errors"
-	"os"
-	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/worktree"
 )
 
 // worktreeCommands are the commands on seats' git worktrees.
 func worktreeCommands(g *globals) []*cobra.Command {
 	return []*cobra.Command{newWorktreeCmd(g), newDiffCmd(g), newMergeCmd(g), newReviewCmd(g)}
-}
-
-// inRepo runs fn on the git repository of the project holding the working
-// directory, with a bound on its git work.
-func inRepo(ctx context.Context, fn func(context.Context, *worktree.Repo) error) error {
-	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
-	cwd, err := os.Getwd()
-	if err != nil {
-		return err
-	}
-	dir := config.ProjectDir(cwd)
-	if dir == "" {
-		return usagef("no project here: no .cotal directory in %s or above (cotal init makes one)", cwd)
-	}
-	r, err := worktree.Open(ctx, dir)
-	if err != nil {
-		return err
-	}
-	return fn(ctx, r)
-}
-
-// treeError gives a worktree refusal its exit code: a bad name, a missing
-// worktree or no editor is the person's input (2), the rest a failure (1).
-func treeError(err error) error {
-	for _, e := range []error{worktree.ErrBadName, worktree.ErrNoWorktree, worktree.ErrNoEditor} {
-		if errors.Is(err, e) {
-			return usage(err)
-		}
-	}
-	return err
 }
 
 func newWorktreeCmd(g *globals) *cobra.Command {
@@ -61,33 +28,23 @@ until you merge it (cotal merge) or remove it here.`,
 	var asJSON, force bool
 	ls := &cobra.Command{Use: "ls", Short: "List the seats' worktrees and what is in them", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				list, err := r.List(ctx)
-				if err != nil {
-					return err
-				}
-				return clirender.Worktrees(g.stdout, list, r.Dir(), asJSON)
-			})
+			list, dir, err := clirun.Worktrees(context.Background())
+			if err != nil {
+				return err
+			}
+			return clirender.Worktrees(g.stdout, list, dir, asJSON)
 		}}
 	rm := &cobra.Command{Use: "rm <seat>", Short: "Remove a seat's worktree (its branch stays if it has commits)", Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				res, err := r.Remove(ctx, args[0], force)
-				if err != nil {
-					return treeError(err)
-				}
-				clirender.Removed(g.stdout, res, asJSON)
-				return nil
-			})
+			res, err := clirun.RemoveWorktree(context.Background(), args[0], force)
+			return shown(err, func() { clirender.Removed(g.stdout, res, asJSON) })
 		}}
 	rm.Flags().BoolVar(&force, "force", false, "remove it even with uncommitted changes (they are lost) or while a seat holds it")
 	prune := &cobra.Command{Use: "prune", Short: "Remove every worktree no seat holds that has nothing to lose", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
-			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				done, err := r.Prune(ctx)
-				clirender.Pruned(g.stdout, done, err != nil, asJSON)
-				return err
-			})
+			done, err := clirun.PruneWorktrees(context.Background())
+			clirender.Pruned(g.stdout, done, err != nil, asJSON)
+			return err
 		}}
 	for _, c := range []*cobra.Command{ls, rm, prune} {
 		c.Flags().BoolVar(&asJSON, "json", false, "print as JSON")
@@ -95,10 +52,6 @@ until you merge it (cotal merge) or remove it here.`,
 	cmd.AddCommand(ls, rm, prune)
 	return cmd
 }
-
-// worktreeNote says, for ps, where a seat works and what its ended
-// worktree kept.
-var worktreeNote = clirender.WorktreeNote
 
 func newDiffCmd(g *globals) *cobra.Command {
 	var asJSON, stat bool
@@ -111,31 +64,13 @@ with line counts and then the diff. Files its persona's setup copied in (.env)
 are left out. --stat prints the file list alone.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				d, err := r.Diff(ctx, args[0])
-				if err != nil {
-					return treeError(err)
-				}
-				clirender.Diff(g.stdout, d, stat, asJSON)
-				return nil
-			})
+			d, err := clirun.Diff(context.Background(), args[0])
+			return shown(err, func() { clirender.Diff(g.stdout, d, stat, asJSON) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON (the file list, counts and the patch)")
 	cmd.Flags().BoolVar(&stat, "stat", false, "print the file list and counts only")
 	return cmd
-}
-
-// diffText is a seat's diff as the dashboard's D shows it.
-func diffText(ctx context.Context, seat string) (text string, err error) {
-	err = inRepo(ctx, func(ctx context.Context, r *worktree.Repo) error {
-		d, err := r.Diff(ctx, seat)
-		if err == nil {
-			text = clirender.DiffText(d)
-		}
-		return err
-	})
-	return text, err
 }
 
 func newMergeCmd(g *globals) *cobra.Command {
@@ -152,19 +87,13 @@ making a merge commit. Uncommitted changes in the worktree are refused: only
 commits are merged.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
-			return inRepo(context.Background(), func(ctx context.Context, r *worktree.Repo) error {
-				m, err := r.Merge(ctx, args[0], rebase)
-				var ce *worktree.ConflictError
-				if errors.As(err, &ce) && asJSON {
-					clirender.MergeConflict(g.stdout, ce)
-					return exitError{exitFail}
-				}
-				if err != nil {
-					return treeError(err)
-				}
-				clirender.Merged(g.stdout, m, asJSON)
-				return nil
-			})
+			m, err := clirun.Merge(context.Background(), args[0], rebase)
+			var ce *worktree.ConflictError
+			if errors.As(err, &ce) && asJSON {
+				clirender.MergeConflict(g.stdout, ce)
+				return exitError{exitFail}
+			}
+			return shown(err, func() { clirender.Merged(g.stdout, m, asJSON) })
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print as JSON")

@@ -33,7 +33,7 @@ func TestEveryCommandRefusesUnusableCredsAlike(t *testing.T) {
 	walk = func(cmd *cobra.Command, path []string) {
 		// A harness's hook never fails its harness: it exits 0 whatever is
 		// wrong (TestHookNeverBreaksItsHarness).
-		if cmd.Runnable() && cmd.HasParent() && takesCreds(cmd) && !cmd.HasSubCommands() && cmd.Name() != "hook" {
+		if cmd.Runnable() && cmd.HasParent() && cliargs.TakesCreds(cmd) && !cmd.HasSubCommands() && cmd.Name() != "hook" {
 			args := append([]string{}, path...)
 			for range cliargs.Required(cmd.Use) {
 				args = append(args, "x")

@@ -18,7 +18,7 @@ var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
 	"launch":                {"broker", "clirender", "clirun", "config", "host", "internal/cliargs", "internal/quit", "manifest", "manifest/apply", "mesh", "mesh/wire", "seat", "seat/attach/tty", "seat/client", "tui"},
 	"clirender":             {"bench", "clirun", "config", "host", "internal/cliargs", "manifest", "manifest/apply", "mcp", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client", "seat/sandbox", "worktree"},
-	"clirun":                {"broker", "config", "host", "internal/cliargs", "issue", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat/client", "tui/line"},
+	"clirun":                {"broker", "config", "host", "internal/cliargs", "internal/quit", "issue", "mcp", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat/attach/tty", "seat/client", "seat/pty", "tui/line", "worktree"},
 	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
 	"bench":                 {"broker", "config", "host", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/render", "mesh/wire", "seat/client", "seat/pty", "seat/sandbox"},
 	"issue":                 {"broker", "config", "internal/procid", "mesh/wire", "seat"},

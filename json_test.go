@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/config"
 )
@@ -63,13 +64,13 @@ func TestVersionUseAndSetupPrintJSON(t *testing.T) {
 		t.Errorf("version --json: exit %d, %v, %+v\n%s%s", code, err, v, out, errOut)
 	}
 	out, errOut, code = c.run("use", "--json")
-	var u useReport
+	var u clirender.UseJSON
 	if err := json.Unmarshal([]byte(out), &u); err != nil || code != 0 || u.Space != "json" || u.Default != "" {
 		t.Errorf("use --json: exit %d, %v, %+v\n%s%s", code, err, u, out, errOut)
 	}
 	dir := t.TempDir()
 	out, errOut, code = c.run("setup", "--dir", dir, "--json")
-	var s setupReport
+	var s clirender.SetupJSON
 	if err := json.Unmarshal([]byte(out), &s); err != nil || code != 0 || !s.Created || s.Persona != filepath.Join(dir, ".cotal", "agents", "default.md") || strings.Join(s.Personas, ",") != "default" {
 		t.Errorf("setup --json: exit %d, %v, %+v\n%s%s", code, err, s, out, errOut)
 	}

@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/internal/quit"
+	"github.com/cotal-go/cotal/launch"
 	"github.com/cotal-go/cotal/seat/client"
 	"github.com/cotal-go/cotal/seat/sandbox"
 )
@@ -32,17 +32,8 @@ func main() {
 // signals (internal/quit); those that host a mesh catch them in launch.
 var untilQuit = quit.Until
 
-// hostQuit is what a hosting command's untilQuit accepts: the host's quit
-// rule, a SIGTERM forcing it, each refusal naming the live seats.
-func hostQuit(g *globals, h *host.Host) func(os.Signal) bool {
-	return func(s os.Signal) bool {
-		live, ok := h.AskQuit(s == syscall.SIGTERM)
-		if !ok {
-			clirender.QuitRefused(g.stderr, live, host.QuitWindow)
-		}
-		return ok
-	}
-}
+// hostQuit is the quit rule of a command hosting h (launch.HostQuit).
+func hostQuit(g *globals, h *host.Host) func(os.Signal) bool { return launch.HostQuit(g.stderr, h) }
 
 // Exit codes, documented in `cotal --help`.
 const (

@@ -73,7 +73,7 @@ func (c cli) corrupt() {
 func TestACrashedMeshIsNotRunningWhateverItsPidNames(t *testing.T) {
 	c := newCLI(t, "crashed")
 	c.crashed()
-	if _, err := c.globals().resolveTarget(); !errors.Is(err, host.ErrNotRunning) {
+	if _, err := c.globals().caller().Target(); !errors.Is(err, host.ErrNotRunning) {
 		t.Errorf("resolveTarget: %v, want %v", err, host.ErrNotRunning)
 	}
 	if nc, err := host.ConnectIfRunning(c.paths, "test"); nc != nil || err != nil {
@@ -96,7 +96,7 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 	c := newCLI(t, "corrupt")
 	c.host()
 	c.corrupt()
-	_, err := c.globals().resolveTarget()
+	_, err := c.globals().caller().Target()
 	var re *host.RecordError
 	if !errors.As(err, &re) || errors.Is(err, host.ErrNotRunning) || !strings.Contains(err.Error(), c.paths.BrokerFile()+" is not valid") {
 		t.Errorf("resolveTarget: %v; want the damage of broker.json named", err)
@@ -132,7 +132,7 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 func TestARunningMeshIsFoundByItsLock(t *testing.T) {
 	c := newCLI(t, "found")
 	h := c.host()
-	tg, err := c.globals().resolveTarget()
+	tg, err := c.globals().caller().Target()
 	if err != nil || tg.URL != h.Broker().URL() || tg.Creds != c.paths.OperatorCreds() {
 		t.Fatalf("resolveTarget: %+v %v", tg, err)
 	}

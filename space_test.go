@@ -32,18 +32,18 @@ func TestAProcessKeepsTheSpaceItResolved(t *testing.T) {
 
 	startFor("first")
 	dash := fresh()
-	if _, p, res, err := dash.paths(); err != nil || p.Space != "first" || res.Source != config.FromRunning {
+	if _, p, res, err := dash.caller().Paths(); err != nil || p.Space != "first" || res.Source != config.FromRunning {
 		t.Fatalf("paths with one mesh for the folder: %s %+v %v", p.Space, res, err)
 	}
 	startFor("second")
 	var amb *config.AmbiguousError
-	if _, _, _, err := fresh().paths(); !errors.As(err, &amb) {
+	if _, _, _, err := fresh().caller().Paths(); !errors.As(err, &amb) {
 		t.Fatalf("a new command with two meshes for the folder: %v, want it refused as ambiguous", err)
 	}
-	if _, p, _, err := dash.paths(); err != nil || p.Space != "first" {
+	if _, p, _, err := dash.caller().Paths(); err != nil || p.Space != "first" {
 		t.Fatalf("the dashboard's next dial: %s %v, want first still", p.Space, err)
 	}
-	if tg, err := dash.resolveTarget(); err != nil || tg.Paths.Space != "first" {
+	if tg, err := dash.caller().Target(); err != nil || tg.Paths.Space != "first" {
 		t.Fatalf("the dashboard's next target: %+v %v", tg, err)
 	}
 }

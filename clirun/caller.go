@@ -1,12 +1,15 @@
 // Package clirun is what the cotal client commands do: the mesh a command
-// reaches and as whom (Caller), and each one-shot command's flow over it
-// (send and follow, history and retention, inbox, deliveries, channels,
-// describe and invoke, a seat's self calls, mint, join, the names a shell
-// completion offers). It hands main values and errors: bad input as an
-// internal/cliargs UsageError (exit 2), a refusal of the control surface
-// as a RefusedError; clirender prints them. It prints nothing itself, and
-// never imports clirender (which imports it) or the dashboard (tui; only
-// tui/line, the terminal join runs).
+// reaches and as whom (Caller), and each command's flow over it (send and
+// follow, history and retention, inbox, deliveries, channels, describe and
+// invoke, a seat's self calls and hooks, mint, join, the names a shell
+// completion offers; the managers' census, a spawn followed to its
+// outcome, a seat's screen, typing, answers and attach; a seat's worktree
+// diff and review; the MCP server and its client configuration). It hands
+// main values and errors: bad input as an internal/cliargs UsageError
+// (exit 2), a refusal of the control surface as a RefusedError; clirender
+// prints them. It prints nothing itself, and never imports clirender
+// (which imports it) or the dashboard (tui; only tui/line, the terminal
+// join runs).
 package clirun
 
 import (

@@ -3,6 +3,7 @@ package clirun
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 
@@ -95,4 +96,18 @@ func nonNil(l []string) []string {
 		return []string{}
 	}
 	return l
+}
+
+// Authority is the space's authority: its operator, accounts and keys,
+// made on the first call.
+func Authority(c Caller) (*broker.Authority, error) {
+	_, p, _, err := c.Paths()
+	if err != nil {
+		return nil, err
+	}
+	auth, err := broker.LoadAuthority(p)
+	if err != nil {
+		return nil, fmt.Errorf("reading the keys of space %s: %w", p.Space, err)
+	}
+	return auth, nil
 }

@@ -6,6 +6,8 @@ import (
 
 	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/mesh/wire"
+	"github.com/cotal-go/cotal/seat/attach/tty"
+	"github.com/cotal-go/cotal/seat/client"
 )
 
 // TestBadInputIsRefusedBeforeAnythingConnects: each flow refuses input it
@@ -27,6 +29,12 @@ func TestBadInputIsRefusedBeforeAnythingConnects(t *testing.T) {
 	if _, err := History(c, "team", 10); err == nil || cliargs.IsUsage(err) {
 		t.Fatalf("good input with no mesh: %v, want a failure that is not bad input (or every case below passes unseen)", err)
 	}
+	if _, err := Type(c, "shell", "", []string{"ls"}, false, true); err == nil || cliargs.IsUsage(err) {
+		t.Fatalf("a seat call with good input and no mesh: %v, want a failure that is not bad input", err)
+	}
+	t.Setenv(tty.DetachKeyEnv, "ctrl-m")
+	_, attachErr := Attach(t.Context(), c, "", tty.Options{Name: "shell"})
+	show := func(client.ScreenReply) {}
 	flagged := []error{second(Send(c, withWait)), second(Send(c, noTimeout))}
 	if read {
 		t.Error("a send refused for its flags read its body")
@@ -59,6 +67,20 @@ func TestBadInputIsRefusedBeforeAnythingConnects(t *testing.T) {
 		{"leave outside a seat", second(Leave(c, "team"))},
 		{"join with a dotted name", Join(t.Context(), c, Joining{Name: "a.b"}, nil, nil, nil)},
 		{"join a bad channel", Join(t.Context(), c, Joining{Name: "ana", Channels: []string{"a b"}}, nil, nil, nil)},
+		{"spawn --name with a dot", second(second3(Spawn(c, Spawning{SpawnArgs: client.SpawnArgs{Persona: "p", Name: "a.b"}})))},
+		{"input of no text", second(Type(c, "shell", "", []string{""}, false, true))},
+		{"input --keys of no such key", second(Type(c, "shell", "", []string{"Hyper"}, true, true))},
+		{"input --keys --no-enter", second(Type(c, "shell", "", []string{"Enter"}, true, false))},
+		{"approve with a reason", second(Answer(c, "shell", "", client.AnswerAllow, []string{"because"}))},
+		{"screen --follow --interval 1ms", second(FollowScreen(t.Context(), c, "shell", "", time.Millisecond, show, nil))},
+		{"attach with a detach key of Enter", attachErr},
+		{"mcp as no identity", ServeMCP(t.Context(), c, "", "--creds", "dev", nil)},
+		{"worktree ls outside a project", second(second3(Worktrees(t.Context())))},
+		{"worktree rm outside a project", second(RemoveWorktree(t.Context(), "shell", false))},
+		{"worktree prune outside a project", second(PruneWorktrees(t.Context()))},
+		{"merge outside a project", second(Merge(t.Context(), "shell", false))},
+		{"diff outside a project", second(Diff(t.Context(), "shell"))},
+		{"review outside a project", second(StartReview(t.Context(), c, "shell"))},
 	} {
 		if !cliargs.IsUsage(tc.err) {
 			t.Errorf("%s: %v, want bad input", tc.name, tc.err)
@@ -68,3 +90,6 @@ func TestBadInputIsRefusedBeforeAnythingConnects(t *testing.T) {
 
 // second is the error of a call that returns a value too.
 func second[T any](_ T, err error) error { return err }
+
+// second3 drops the first of three results.
+func second3[A, B any](_ A, b B, err error) (B, error) { return b, err }

@@ -4,9 +4,11 @@ import (
 	"errors"
 	"io"
 	"os"
+	"syscall"
 
 	"github.com/charmbracelet/x/term"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
@@ -51,6 +53,18 @@ func (c Caller) withManifest(file string) (Caller, *manifest.Manifest, error) {
 	}
 	c, _, err = c.resolved(m.Space)
 	return c, m, err
+}
+
+// HostQuit is the quit rule of a command hosting h (host.AskQuit): a
+// SIGTERM forces it; a quit it refuses names the live seats on errw.
+func HostQuit(errw io.Writer, h *host.Host) func(os.Signal) bool {
+	return func(s os.Signal) bool {
+		live, ok := h.AskQuit(s == syscall.SIGTERM)
+		if !ok {
+			clirender.QuitRefused(errw, live, host.QuitWindow)
+		}
+		return ok
+	}
 }
 
 // Terminal reports whether a person is at a terminal on both ends: out

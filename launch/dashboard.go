@@ -20,13 +20,10 @@ import (
 	"github.com/cotal-go/cotal/tui"
 )
 
-// DashboardOptions are the flags of bare `cotal` and the reads of a
-// seat's work its D and R keys show.
+// DashboardOptions are the flags of bare `cotal`.
 type DashboardOptions struct {
 	Up               UpOptions
 	NoBell, NoNotify bool
-	Diff             tui.DiffFunc
-	Review           tui.ReviewFunc
 }
 
 // screen is how the dashboard reaches a person away from it and the key
@@ -148,7 +145,7 @@ func Dashboard(ctx context.Context, c Caller, do DashboardOptions) error {
 	}, func(context.Context) ([]client.PersonaChoice, error) { return seat.PersonaChoices(project) }, local)
 	defer desk.Close()
 	desk.SetDeclared(func() []string { return manifest.DeclaredSeats(p) })
-	cfg.SeatSource, cfg.SeatControl, cfg.Diff, cfg.Review = desk, desk, do.Diff, do.Review
+	cfg.SeatSource, cfg.SeatControl, cfg.Diff, cfg.Review = desk, desk, diffText, review(c)
 	if c.Server != "" && !hosting {
 		cfg.URL, cfg.PID, cfg.Mode, cfg.Sync = c.Server, 0, "", ""
 	} else if !hosting {

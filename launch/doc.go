@@ -10,7 +10,8 @@
 //
 // It holds the rules of those commands (which flags go together, when the
 // mesh is started in the background first, what a closed terminal leaves
-// running); the host holds the process, manifest/apply the plan, tui the
+// running, when a quit signal stops a mesh with live seats: HostQuit);
+// the host holds the process, manifest/apply the plan, tui the
 // screen, clirender the words. It prints, through clirender, what a person
 // reads while a command waits or steps; main prints the result. Nothing
 // below main imports it.

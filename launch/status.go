@@ -2,7 +2,9 @@ package launch
 
 import (
 	"context"
+	"time"
 
+	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/seat/client"
@@ -27,4 +29,23 @@ func Status(c Caller) (host.Status, error) {
 			ms, _, err := cl.Managers(ctx)
 			return ms, err
 		}}), nil
+}
+
+// StatusJSON is `cotal status --json`: the report r, and each seat's cost
+// and activity where its harness says them (none when the mesh is down or
+// no census answers within 5 s).
+func StatusJSON(c Caller, r host.Status) any {
+	var rows []client.CensusRow
+	if !r.Up || !r.Reachable {
+		return clirender.StatusJSON(r, rows)
+	}
+	if cl, nc, err := c.Managers(); err == nil {
+		defer nc.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if cs, err := cl.Census(ctx, ""); err == nil {
+			rows = cs.Rows
+		}
+	}
+	return clirender.StatusJSON(r, rows)
 }

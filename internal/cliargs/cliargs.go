@@ -3,8 +3,10 @@
 // unexpected argument is named from the command's usage line, and every
 // such refusal is a UsageError, which the program exits 2 on. Cobra's own
 // answers print help and exit 0 for an unknown subcommand of a group, and
-// count arguments without naming them. It imports no package of this
-// module.
+// count arguments without naming them. It also holds the rules of the
+// flags every command shares: which commands act as the --creds identity,
+// and that identity's creds checked before anything connects (creds.go).
+// Of this module it imports only config and mesh/wire.
 package cliargs
 
 import (

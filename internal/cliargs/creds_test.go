@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/cliargs"
 )
@@ -58,5 +60,50 @@ func TestNamedCredsSaysHowTheFileWasGiven(t *testing.T) {
 	other := errors.New("boom")
 	if err := cliargs.NamedCreds(other, "--creds"); err != other || cliargs.NamedCreds(nil, "--creds") != nil {
 		t.Errorf("other errors: %v", err)
+	}
+}
+
+// TestCheckCredsOnlyWhereACommandActsAsTheIdentity: a command that never
+// acts as one (version, up, a shell's completion request, and what is
+// under them) is not stopped by unusable creds, nor are they looked at;
+// bare cotal and any other command are refused before anything runs,
+// naming how the creds were given.
+func TestCheckCredsOnlyWhereACommandActsAsTheIdentity(t *testing.T) {
+	root := &cobra.Command{Use: "cotal"}
+	root.PersistentFlags().String("creds", "", "")
+	cmds := map[string]*cobra.Command{}
+	for _, n := range []string{"version", "up", cobra.ShellCompRequestCmd, "send"} {
+		cmds[n] = &cobra.Command{Use: n}
+		root.AddCommand(cmds[n])
+	}
+	msg := &cobra.Command{Use: "msg"}
+	cmds["send"].AddCommand(msg)
+	missing := filepath.Join(t.TempDir(), "missing.creds")
+	paths := func() (config.Paths, error) {
+		t.Fatal("a path is no bare name: the space is not resolved")
+		return config.Paths{}, nil
+	}
+	for _, cmd := range []*cobra.Command{cmds["version"], cmds["up"], cmds[cobra.ShellCompRequestCmd]} {
+		creds := missing
+		if cliargs.TakesCreds(cmd) || cliargs.CheckCreds(cmd, &creds, paths) != nil {
+			t.Errorf("%s acts as the identity in --creds", cmd.Name())
+		}
+	}
+	for _, cmd := range []*cobra.Command{root, cmds["send"], msg} {
+		creds := missing
+		err := cliargs.CheckCreds(cmd, &creds, paths)
+		if !cliargs.TakesCreds(cmd) || !cliargs.IsUsage(err) || !strings.HasPrefix(err.Error(), "COTAL_CREDS="+missing+": no such file") {
+			t.Errorf("%s with unusable creds: %v, want bad input naming COTAL_CREDS=", cmd.CommandPath(), err)
+		}
+	}
+	if err := root.PersistentFlags().Set("creds", missing); err != nil {
+		t.Fatal(err)
+	}
+	creds := missing
+	if err := cliargs.CheckCreds(msg, &creds, paths); err == nil || !strings.HasPrefix(err.Error(), "--creds "+missing+": ") {
+		t.Errorf("send msg --creds %s: %v, want it named as --creds", missing, err)
+	}
+	if creds = ""; cliargs.CheckCreds(msg, &creds, paths) != nil {
+		t.Error("no creds at all is refused")
 	}
 }
