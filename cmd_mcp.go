@@ -1,16 +1,13 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
-	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/launch"
 	"github.com/cotal-go/cotal/mcp"
 )
 
@@ -32,38 +29,13 @@ tools say so until the mesh is back.
 "cotal mcp config claude|codex|opencode --creds FILE" prints what to add to
 that client's configuration.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return runMCP(g, name, credsSource(cmd)) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return launch.MCP(g.launcher(), launch.MCPOptions{Name: name, Source: credsSource(cmd), Version: version})
+		},
 	}
 	cmd.PersistentFlags().StringVar(&name, "name", "", "on an open mesh (no credentials): the name to appear as")
 	cmd.AddCommand(newMCPConfigCmd(g, &name))
 	return cmd
-}
-
-// runMCP wires the server to the mesh: managed inside a seat, standalone
-// otherwise.
-func runMCP(g *globals, name, source string) error {
-	a := mcp.Acting{Creds: g.creds, Source: source, URL: g.server, Space: g.space, Name: name}.InSeat(os.Getenv)
-	self := mcp.Identity{Name: a.Name, Space: a.Space}
-	if a.Creds != "" {
-		info, err := loadCreds(a.Creds, a.Source)
-		if err != nil {
-			return err
-		}
-		a.Space = clirender.OrDefault(a.Space, info.Space)
-		self = a.Self(info)
-	} else if a.Name == "" {
-		return usagef("cotal mcp acts as one identity: pass --creds FILE (mint one with `cotal mint <name>`), or --name on an open mesh, or run it inside a seat")
-	}
-	g.space = a.Space
-	logf := func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal mcp: "+format+"\n", args...) }
-	dial := a.Dialer(func() (mcp.Target, error) {
-		t, err := g.resolveTarget()
-		return mcp.Target{URL: t.URL, Space: t.Paths.Space, Open: t.Record.Mode == config.ModeOpen}, err
-	}, logf)
-	srv := mcp.New(mcp.Options{Dial: dial, Manager: a.Manager, Self: self, Version: version, Logf: logf})
-	ctx, stop := untilQuit(context.Background(), nil)
-	defer stop()
-	return srv.Run(ctx, &sdk.StdioTransport{})
 }
 
 func newMCPConfigCmd(g *globals, name *string) *cobra.Command {

@@ -16,7 +16,7 @@ import (
 // does not exist, fails the test.
 var importRules = map[string][]string{
 	".":                     {"*"}, // main wires everything
-	"launch":                {"broker", "clirender", "clirun", "config", "host", "internal/cliargs", "internal/quit", "manifest", "manifest/apply", "mesh", "mesh/wire", "seat", "seat/attach/tty", "seat/client", "tui"},
+	"launch":                {"broker", "clirender", "clirun", "config", "host", "internal/cliargs", "internal/quit", "manifest", "manifest/apply", "mcp", "mesh", "mesh/wire", "seat", "seat/attach/tty", "seat/client", "tui"},
 	"clirender":             {"bench", "clirun", "config", "host", "internal/cliargs", "manifest", "manifest/apply", "mcp", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client", "seat/sandbox", "worktree"},
 	"clirun":                {"broker", "config", "host", "internal/cliargs", "issue", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat/client", "tui/line"},
 	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
