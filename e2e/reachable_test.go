@@ -133,6 +133,19 @@ func TestMeshReachableFromAnotherMachine(t *testing.T) {
 		t.Fatalf("send with a malformed pin: exit %d %q; want 2", code, stderr)
 	}
 
+	// cotal mcp on the other machine dials the same way; with a wrong pin
+	// its tools say why they cannot reach the mesh.
+	mc := startMCP(t, cotalEnv(other), cotalBin, "--server", remote, "--creds", alice, "--tls-pin", up.TLSPin, "mcp")
+	mc.ok("cotal_dm", map[string]any{"to": "bob", "text": "from mcp elsewhere"})
+	inboxOf("from mcp elsewhere")
+	bad := startMCP(t, cotalEnv(other), cotalBin, "--server", remote, "--creds", alice, "--tls-pin", wrong, "mcp")
+	waitFor(t, 20*time.Second, func() error {
+		if text, isErr := bad.call("cotal_dm", map[string]any{"to": "bob", "text": "to an impostor"}); !isErr || !strings.Contains(text+bad.stderr.String(), "does not match the pin") {
+			return fmt.Errorf("cotal_dm with a wrong pin: error %v %q, stderr %q; want it to say the fingerprint did not match", isErr, text, bad.stderr)
+		}
+		return nil
+	})
+
 	// A seat started by the manager sends through the same listener.
 	if out, stderr, code := runIn(t, home, dir, "spawn", "shell"); code != 0 {
 		t.Fatalf("spawn: exit %d\n%s%s", code, out, stderr)
