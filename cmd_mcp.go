@@ -62,7 +62,7 @@ on an open mesh, as --name). Paths are made absolute.`,
 			if err != nil {
 				return err
 			}
-			argv, err := mcp.Command(exe, creds, *name, g.space, g.server)
+			argv, err := mcp.Command(exe, creds, *name, g.space, g.server, g.tls.Pin, g.tls.CA)
 			if err != nil {
 				return usage(err)
 			}
