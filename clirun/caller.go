@@ -76,8 +76,13 @@ func Refused(err error) error {
 
 // Paths resolves the space and its paths. When nothing names the space,
 // the one mesh running for this folder is it; several are bad input. The
-// first resolution holds for the rest of the process.
+// first resolution holds for the rest of the process. A --tls-pin or
+// --tls-ca no connection could use is bad input too, whatever the command
+// does next.
 func (c Caller) Paths() (string, config.Paths, config.Resolution, error) {
+	if err := c.TLS.Check(); err != nil {
+		return "", config.Paths{}, config.Resolution{}, bad(err)
+	}
 	data, err := config.DataDir()
 	if err != nil {
 		return "", config.Paths{}, config.Resolution{}, err
@@ -108,9 +113,6 @@ func (c Caller) Paths() (string, config.Paths, config.Resolution, error) {
 // --server, --creds and --tls-pin or --tls-ca win; else the process
 // holding the space's store lock, as the local operator.
 func (c Caller) Target() (host.Target, error) {
-	if err := c.TLS.Check(); err != nil {
-		return host.Target{}, bad(err)
-	}
 	data, p, res, err := c.Paths()
 	if err != nil {
 		return host.Target{}, err
