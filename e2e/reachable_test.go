@@ -1,8 +1,18 @@
 package e2e
 
 import (
+	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math/big"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -122,6 +132,16 @@ func TestMeshReachableFromAnotherMachine(t *testing.T) {
 	if code != 1 || !strings.Contains(stderr, "does not match the pin "+wrong) || !strings.Contains(stderr, up.TLSPin) || !strings.Contains(stderr, "not even the credential") {
 		t.Fatalf("send with a wrong pin: exit %d %q; want 1 saying the fingerprint %s did not match and nothing was sent", code, stderr, up.TLSPin)
 	}
+	// An impostor elsewhere, showing a certificate of its own: the client
+	// holding the real pin sends it nothing, not even its credential.
+	addr, sent := impostor(t)
+	_, stderr, code = runCotal(t, other, "--server", "tls://"+addr, "--creds", alice, "--tls-pin", up.TLSPin, "send", "dm", "bob", "to an impostor")
+	if code != 1 || !strings.Contains(stderr, "does not match the pin "+up.TLSPin) {
+		t.Fatalf("send to an impostor: exit %d %q; want 1 saying its fingerprint does not match", code, stderr)
+	}
+	if got := <-sent; strings.Contains(got, "CONNECT") || strings.Contains(got, credsJWT(t, alice)) {
+		t.Fatalf("the impostor got %q from a client pinning another certificate", got)
+	}
 	if _, stderr, code := as(alice, "", "send", "dm", "bob", "unverified"); code != 1 || !strings.Contains(stderr, "certificate") {
 		t.Fatalf("send with no pin to a self-signed certificate: exit %d %q; want 1 naming the certificate", code, stderr)
 	}
@@ -175,4 +195,59 @@ func mintIn(t *testing.T, home, dir, name string) string {
 		t.Fatalf("mint %s: exit %d\n%s%s", name, code, out, stderr)
 	}
 	return m.Creds
+}
+
+// impostor listens on loopback as a NATS server demanding TLS with a
+// self-signed certificate of its own, for one client; sent gives what
+// that client wrote after the handshake.
+func impostor(t *testing.T) (addr string, sent <-chan string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(7), Subject: pkix.Name{CommonName: "impostor"}, NotBefore: time.Now().Add(-time.Hour),
+		NotAfter: time.Now().Add(time.Hour), IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1)}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	got := make(chan string, 1)
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			got <- ""
+			return
+		}
+		defer c.Close()
+		_ = c.SetDeadline(time.Now().Add(15 * time.Second))
+		_, _ = io.WriteString(c, `INFO {"server_id":"impostor","version":"2.12.0","auth_required":true,"tls_required":true,"nonce":"abcdefgh","max_payload":1048576,"proto":1}`+"\r\n")
+		var read bytes.Buffer
+		tc := tls.Server(c, &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}})
+		if tc.Handshake() == nil {
+			_, _ = io.Copy(&read, tc)
+		}
+		got <- read.String()
+	}()
+	return ln.Addr().String(), got
+}
+
+// credsJWT is the user JWT a creds file holds.
+func credsJWT(t *testing.T, creds string) string {
+	t.Helper()
+	b, err := os.ReadFile(creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, ok := strings.Cut(string(b), "-----BEGIN NATS USER JWT-----")
+	jwt, _, _ := strings.Cut(strings.TrimSpace(rest), "\n")
+	if !ok || len(jwt) < 20 {
+		t.Fatalf("no user JWT in %s", creds)
+	}
+	return jwt
 }
