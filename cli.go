@@ -10,6 +10,7 @@ import (
 
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/launch"
 	"github.com/cotal-go/cotal/seat"
@@ -18,6 +19,7 @@ import (
 // globals are the flags every command shares, and the streams.
 type globals struct {
 	space, storeDir, creds, server string
+	tls                            config.TLSTrust // --tls-pin, --tls-ca
 	stdin                          io.Reader
 	stdout, stderr                 io.Writer
 	// resolved is the space this process resolved first; it keeps it
@@ -28,7 +30,7 @@ type globals struct {
 // caller is who and where the command acts, as the flags say now: how a
 // command reaches the mesh (clirun.Caller).
 func (g *globals) caller() clirun.Caller {
-	return clirun.Caller{Space: g.space, StoreDir: g.storeDir, Creds: g.creds, Server: g.server, Resolved: &g.resolved, AsAgent: g.actsAsAgent,
+	return clirun.Caller{Space: g.space, StoreDir: g.storeDir, Creds: g.creds, Server: g.server, TLS: g.tls, Resolved: &g.resolved, AsAgent: g.actsAsAgent,
 		Logf: func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal: "+format+"\n", args...) }}
 }
 

@@ -24,6 +24,9 @@ func runDashboardCmd(cmd *cobra.Command, g *globals) error {
 	if fs.Changed("file") || fs.Changed("apply") || fs.Changed("prune") {
 		return cliargs.Usagef("-f, --apply and --prune apply a manifest: run `cotal up -f FILE`, then `cotal` for the dashboard")
 	}
+	if fs.Changed("host") || fs.Changed("tls-cert") || fs.Changed("tls-key") {
+		return cliargs.Usagef("--host starts a mesh other machines reach: run `cotal up --host ADDR --detach`, then `cotal` for the dashboard")
+	}
 	o := launch.DashboardOptions{Up: launch.UpOptions{Sync: config.SyncAlways}}
 	o.Up.Detach, _ = fs.GetBool("detach")
 	o.Up.Open, _ = fs.GetBool("open")

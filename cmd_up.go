@@ -34,6 +34,13 @@ with a manager and seats of its own: it provisions nothing, needs the
 space's keys copied from the first host, and its delivery service serves
 only once the serving one is gone.
 
+With --host ADDR the broker listens there instead of on loopback, so other
+machines reach it: every client connection must then be TLS and carry a
+credential (--open is refused). The certificate is --tls-cert/--tls-key, or
+a self-signed pair generated into the store; up prints the URL to dial and
+the certificate's SHA-256 fingerprint, which a client elsewhere pins:
+"cotal --server tls://ADDR:PORT --creds FILE --tls-pin SHA256 send ...".
+
 If the space is already running, up says so and exits 0. Seats left in
 their keepers are taken back; seats "down --preserve-state" preserved are
 resumed (--fresh discards them, naming them).
@@ -58,6 +65,9 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.DurationVar(&f.Readiness, "readiness", 0, launch.ReadinessHelp)
 	fl.StringSliceVar(&f.URLs, "url", nil, "run the mesh on an existing NATS server or cluster with JetStream (`nats://a,nats://b,...`), starting no broker; --creds names the credential it connects with")
 	fl.BoolVar(&f.ManagerOnly, "manager-only", false, "with --url: join the mesh another host provisioned there, with this host's manager and seats; provisions nothing, and its delivery service serves only if the serving one goes")
+	fl.StringVar(&f.Host, "host", "", "listen on this `address` (an IP, a host name, 0.0.0.0 for every interface) so other machines reach the mesh: TLS only, credentials required, the certificate's fingerprint printed for them to pin")
+	fl.StringVar(&f.TLSCert, "tls-cert", "", "with --host: the certificate `file` (PEM) to serve, signed by --tls-ca if given (default: a self-signed one generated into the store and reused)")
+	fl.StringVar(&f.TLSKey, "tls-key", "", "with --tls-cert: its private key `file` (PEM)")
 	fl.BoolVar(&f.Fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	fl.StringVarP(&f.File.File, "file", "f", "", "apply this manifest (a cotal.yaml, or a folder holding one): start the mesh in the background if none runs, then its registry, credentials and seats")
 	fl.BoolVar(&f.File.Apply, "apply", false, "with -f: restart the seats whose launch changed without asking")

@@ -95,7 +95,9 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 	pf.StringVar(&g.space, "space", os.Getenv("COTAL_SPACE"), "the `name` of the space to act on (env COTAL_SPACE; default: the one the --creds credential names, else the one set with cotal use, else the one mesh running for this folder, else the nearest project .cotal folder's name, else default)")
 	pf.StringVar(&g.storeDir, "store-dir", "", "the space's store directory (default: remembered, else under the data dir)")
 	pf.StringVar(&g.creds, "creds", os.Getenv("COTAL_CREDS"), "act as the identity in this creds `file`, or in the one `cotal mint <name>` kept under the store for this name (env COTAL_CREDS)")
-	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json)")
+	pf.StringVar(&g.server, "server", os.Getenv("COTAL_URL"), "mesh URL to connect to (env COTAL_URL; default: from the space's broker.json); tls://host:port for a mesh started with up --host")
+	pf.StringVar(&g.tls.Pin, "tls-pin", os.Getenv("COTAL_TLS_PIN"), "the `SHA256` fingerprint of the certificate the mesh serves, as `cotal up --host` prints it: a server showing another is refused before the credential is sent (env COTAL_TLS_PIN; default: the one broker.json records)")
+	pf.StringVar(&g.tls.CA, "tls-ca", os.Getenv("COTAL_TLS_CA"), "verify the mesh's TLS certificate against the CA certificates in this PEM `file` instead of a pin; with up --host: the CA that signed --tls-cert (env COTAL_TLS_CA)")
 	root.PersistentPreRunE = checkCreds(g)
 
 	up := newUpCmd(g)

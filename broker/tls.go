@@ -203,3 +203,63 @@ func clientURL(raw string, secure bool) string {
 	}
 	return u.String()
 }
+
+// RemoteURLs are the URLs another machine dials to reach a mesh listening
+// on host whose client URL is url: url itself for a named address; for an
+// unspecified one (every interface), url on each up interface's
+// non-loopback address, or url alone when there is none. Nil when host
+// is loopback.
+func RemoteURLs(host, raw string) []string {
+	if host == "" || Loopback(host) {
+		return nil
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || !ip.IsUnspecified() {
+		return []string{raw}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return []string{raw}
+	}
+	_, port, err := net.SplitHostPort(u.Host)
+	if err != nil {
+		return []string{raw}
+	}
+	var out []string
+	for _, a := range interfaceIPs(ip.To4() != nil) {
+		v := *u
+		v.Host = net.JoinHostPort(a, port)
+		out = append(out, v.String())
+	}
+	if len(out) == 0 {
+		return []string{raw}
+	}
+	return out
+}
+
+// interfaceIPs are the non-loopback, non-link-local addresses of the
+// interfaces that are up (IPv4 only when v4).
+func interfaceIPs(v4 bool) []string {
+	ifs, err := net.Interfaces()
+	if err != nil {
+		return nil
+	}
+	var out []string
+	for _, ifc := range ifs {
+		if ifc.Flags&net.FlagUp == 0 || ifc.Flags&net.FlagLoopback != 0 {
+			continue
+		}
+		addrs, err := ifc.Addrs()
+		if err != nil {
+			continue
+		}
+		for _, a := range addrs {
+			n, ok := a.(*net.IPNet)
+			if !ok || n.IP.IsLoopback() || n.IP.IsLinkLocalUnicast() || (v4 && n.IP.To4() == nil) {
+				continue
+			}
+			out = append(out, n.IP.String())
+		}
+	}
+	return out
+}

@@ -16,6 +16,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -289,4 +290,31 @@ func selfSigned(t *testing.T, name string) tls.Certificate {
 
 func pemOf(der []byte) []byte {
 	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+}
+
+// TestRemoteURLsAreWhatAnotherMachineDials: none for loopback, the URL
+// itself for a named address, and for every interface the URL on each
+// address of the machine (the client URL alone when it has none).
+func TestRemoteURLsAreWhatAnotherMachineDials(t *testing.T) {
+	for _, h := range []string{"", "127.0.0.1", "localhost", "::1"} {
+		if got := broker.RemoteURLs(h, "tls://127.0.0.1:4222"); got != nil {
+			t.Errorf("host %q: %q, want none", h, got)
+		}
+	}
+	if got := broker.RemoteURLs("192.0.2.9", "tls://192.0.2.9:4222"); len(got) != 1 || got[0] != "tls://192.0.2.9:4222" {
+		t.Errorf("named address: %q", got)
+	}
+	got := broker.RemoteURLs("0.0.0.0", "tls://127.0.0.1:4222")
+	if len(got) == 0 {
+		t.Fatal("every interface: no URL")
+	}
+	ip := testutil.ReachableIP()
+	for _, u := range got {
+		if !strings.HasPrefix(u, "tls://") || !strings.HasSuffix(u, ":4222") {
+			t.Errorf("every interface: %q is not a tls:// URL on the port", u)
+		}
+	}
+	if want := "tls://" + ip + ":4222"; ip != "127.0.0.1" && !slices.Contains(got, want) {
+		t.Errorf("every interface: %q, want %s among them", got, want)
+	}
 }

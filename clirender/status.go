@@ -37,6 +37,12 @@ func Status(w io.Writer, r host.Status) {
 	if r.URL != "" {
 		say("  url        %s", r.URL)
 	}
+	if r.Host != "" {
+		say("  listens    on %s beyond loopback, TLS only; other machines dial %s", r.Host, strings.Join(r.RemoteURLs, " or "))
+	}
+	if r.TLSPin != "" {
+		say("  tls pin    %s (--tls-pin for a client elsewhere)", r.TLSPin)
+	}
 	if pr := r.Preserved; pr != nil {
 		next := "the next up resumes them; up --fresh discards them"
 		if !pr.Ready {

@@ -3,6 +3,7 @@ package clirender
 import (
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/cotal-go/cotal/config"
@@ -20,6 +21,36 @@ type UpJSON struct {
 	ReadyMs        int64  `json:"readyMs,omitempty"` // how long the start took
 	Store          string `json:"store,omitempty"`
 	Log            string `json:"log"`
+	// Host, RemoteURLs and TLSPin are a mesh reachable from other
+	// machines (up --host): where it listens, what they dial, and the
+	// certificate fingerprint they pin (--tls-pin).
+	Host       string   `json:"host,omitempty"`
+	RemoteURLs []string `json:"remoteUrls,omitempty"`
+	TLSPin     string   `json:"tlsPin,omitempty"`
+}
+
+// Remote is how other machines reach a mesh started with --host: the
+// address it listens on, the URLs they dial, the certificate's pin.
+type Remote struct {
+	Host string
+	URLs []string
+	Pin  string
+}
+
+// remote says how another machine reaches the mesh, with the command it
+// runs there.
+func remote(w io.Writer, r Remote) {
+	if r.Host == "" {
+		return
+	}
+	urls := r.URLs
+	if len(urls) == 0 { // loopback named as --host: this machine only, still TLS
+		fmt.Fprintf(w, "listening on %s (loopback), TLS only; tls pin %s\n", r.Host, r.Pin)
+		return
+	}
+	fmt.Fprintf(w, "reachable from other machines at %s (TLS only, credentials required)\n", strings.Join(urls, " or "))
+	fmt.Fprintf(w, "tls pin %s\n", r.Pin)
+	fmt.Fprintf(w, "on another machine: cotal --server %s --creds FILE --tls-pin %s send ... (FILE from `cotal mint <name>` here)\n", urls[0], r.Pin)
 }
 
 // Started is a mesh up in this process, as `cotal up` says it.
@@ -35,6 +66,7 @@ type Started struct {
 	Sync        string
 	Custody     []string // what the start made of the seats its keepers held
 	Foreground  bool     // a person's terminal, not the child of up --detach
+	Remote      Remote   // how other machines reach it (up --host)
 }
 
 // openExternal is said of an open mesh on servers other machines reach.
@@ -50,6 +82,7 @@ func Up(w io.Writer, s Started) {
 	}
 	fmt.Fprintf(w, "mesh %s up on %s (pid %d, %s)\n", s.Space, s.URL, s.PID, mode)
 	fmt.Fprintf(w, "store %s (limit %s)\n", s.Store, render.Bytes(s.MaxStore))
+	remote(w, s.Remote)
 	if s.External != "" {
 		fmt.Fprintln(w, s.External)
 		if s.Open {
@@ -98,12 +131,13 @@ func Lines(w io.Writer, lines []string) {
 // Detached says a mesh started in the background is ready (took is how
 // long that took): its mode, the cluster it lives on, the warning its
 // sync mode calls for, the lines custody says of its seats, where its log
-// is.
-func Detached(w io.Writer, space string, rec config.BrokerRecord, took time.Duration, logFile string, custody []string) {
+// is; r is how other machines reach it.
+func Detached(w io.Writer, space string, rec config.BrokerRecord, r Remote, took time.Duration, logFile string, custody []string) {
 	fmt.Fprintf(w, "mesh %s up on %s (pid %d, %s mode, sync %s) in %s\n", space, rec.URL, rec.PID, rec.Mode, rec.Sync, took.Round(time.Millisecond))
 	if rec.Mode == config.ModeOpen {
 		fmt.Fprintln(w, "OPEN mode: no authentication; anyone on this machine can read and post as anyone")
 	}
+	remote(w, r)
 	if rec.External {
 		fmt.Fprintf(w, "on external NATS servers %s (`cotal status` shows the cluster and each stream's replicas)\n", rec.URL)
 		if rec.Mode == config.ModeOpen {

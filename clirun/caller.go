@@ -39,6 +39,10 @@ const Timeout = 10 * time.Second
 // are when the call is made, and the space the process resolved first.
 type Caller struct {
 	Space, StoreDir, Creds, Server string
+	// TLS is how a mesh taking TLS only is verified (--tls-pin,
+	// --tls-ca); zero: the pin broker.json records, when it names the
+	// URL dialled.
+	TLS config.TLSTrust
 	// Logf is where an endpoint's log goes when the options name none.
 	Logf func(format string, args ...any)
 	// AsAgent says whether Creds names an agent's (or an observer's)
@@ -75,8 +79,13 @@ func Refused(err error) error {
 
 // Paths resolves the space and its paths. When nothing names the space,
 // the one mesh running for this folder is it; several are bad input. The
-// first resolution holds for the rest of the process.
+// first resolution holds for the rest of the process. A --tls-pin or
+// --tls-ca no connection could use is bad input too, whatever the command
+// does next.
 func (c Caller) Paths() (string, config.Paths, config.Resolution, error) {
+	if err := c.TLS.Check(); err != nil {
+		return "", config.Paths{}, config.Resolution{}, bad(err)
+	}
 	data, err := config.DataDir()
 	if err != nil {
 		return "", config.Paths{}, config.Resolution{}, err
@@ -104,14 +113,14 @@ func (c Caller) Paths() (string, config.Paths, config.Resolution, error) {
 }
 
 // Target finds the mesh a client command talks to (host.Resolve):
-// --server and --creds win; else the process holding the space's store
-// lock, as the local operator.
+// --server, --creds and --tls-pin or --tls-ca win; else the process
+// holding the space's store lock, as the local operator.
 func (c Caller) Target() (host.Target, error) {
 	data, p, res, err := c.Paths()
 	if err != nil {
 		return host.Target{}, err
 	}
-	t, err := host.Resolve(p, c.Server, c.Creds)
+	t, err := host.Resolve(p, c.Server, c.Creds, c.TLS)
 	if errors.Is(err, host.ErrNotRunning) {
 		return t, host.NotRunning(data, p, res)
 	}
@@ -126,6 +135,9 @@ func (c Caller) Endpoint(ctx context.Context, o mesh.Options) (*mesh.Endpoint, e
 		return nil, err
 	}
 	o.URL, o.Creds = t.URL, t.Creds
+	if o.TLS, err = t.TLS(); err != nil {
+		return nil, err
+	}
 	if o.Creds == "" || c.Space != "" {
 		o.Space = t.Paths.Space
 	}

@@ -15,9 +15,15 @@ import (
 // ServeMCP serves the cotal_* tools over stdio until ctx ends, as one
 // identity: inside a seat the seat, through its connector; else the
 // caller's creds (source says how they were named), or name on an open
-// mesh. With none of them it is bad input. version is the binary's.
+// mesh. With none of them it is bad input. It dials as the caller does:
+// --server, --tls-pin or --tls-ca, else the record. version is the
+// binary's.
 func ServeMCP(ctx context.Context, c Caller, name, source, version string, logf func(string, ...any)) error {
-	a := mcp.Acting{Creds: c.Creds, Source: source, URL: c.Server, Space: c.Space, Name: name}.InSeat(os.Getenv)
+	tlsCfg, err := c.TLS.ClientConfig()
+	if err != nil {
+		return bad(err)
+	}
+	a := mcp.Acting{Creds: c.Creds, Source: source, URL: c.Server, TLS: tlsCfg, Space: c.Space, Name: name}.InSeat(os.Getenv)
 	self := mcp.Identity{Name: a.Name, Space: a.Space}
 	if a.Creds != "" {
 		info, err := cliargs.LoadCreds(a.Creds, a.Source)
@@ -34,7 +40,11 @@ func ServeMCP(ctx context.Context, c Caller, name, source, version string, logf 
 	c.Space = a.Space
 	dial := a.Dialer(func() (mcp.Target, error) {
 		t, err := c.Target()
-		return mcp.Target{URL: t.URL, Space: t.Paths.Space, Open: t.Record.Mode == config.ModeOpen}, err
+		if err != nil {
+			return mcp.Target{}, err
+		}
+		tc, err := t.TLS()
+		return mcp.Target{URL: t.URL, TLS: tc, Space: t.Paths.Space, Open: t.Record.Mode == config.ModeOpen}, err
 	}, logf)
 	srv := mcp.New(mcp.Options{Dial: dial, Manager: a.Manager, Self: self, Version: version, Logf: logf})
 	return srv.Run(ctx, &sdk.StdioTransport{})
@@ -58,7 +68,7 @@ func MCPConfig(c Caller, to, name, source string) (argv []string, text string, e
 	if err != nil {
 		return nil, "", err
 	}
-	if argv, err = mcp.Command(exe, creds, name, c.Space, c.Server); err == nil {
+	if argv, err = mcp.Command(exe, creds, name, c.Space, c.Server, c.TLS.Pin, c.TLS.CA); err == nil {
 		text, err = mcp.ClientConfig(to, argv)
 	}
 	if err != nil {

@@ -46,6 +46,9 @@ type BrokerRecord struct {
 	// reachable from other machines (up --host): every client must dial
 	// it with TLS, and a client of this machine pins it.
 	TLSPin string `json:"tlsPin,omitempty"`
+	// Host is the address the mesh listens on beyond loopback (up --host;
+	// 0.0.0.0 is every interface), "" for loopback only.
+	Host string `json:"host,omitempty"`
 }
 
 // ReadBrokerRecord reads broker.json from a store dir. A missing file is

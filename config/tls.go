@@ -86,7 +86,7 @@ func (t TLSTrust) ClientConfig() (*tls.Config, error) {
 				return fmt.Errorf("%w: it sent no certificate", ErrUntrustedServer)
 			}
 			if seen := Fingerprint(cs.PeerCertificates[0].Raw); seen != pin {
-				return fmt.Errorf("%w: its certificate has SHA-256 %s, the pin is %s", ErrUntrustedServer, seen, pin)
+				return fmt.Errorf("%w: its certificate's SHA-256 fingerprint %s does not match the pin %s; nothing was sent to it, not even the credential", ErrUntrustedServer, seen, pin)
 			}
 			return nil
 		}
@@ -110,7 +110,7 @@ func (t TLSTrust) ClientConfig() (*tls.Config, error) {
 			inter.AddCert(c)
 		}
 		if _, err := leaf.Verify(x509.VerifyOptions{Roots: roots, Intermediates: inter, DNSName: cs.ServerName}); err != nil {
-			return fmt.Errorf("%w: its certificate (SHA-256 %s) does not verify against %s for %s: %v", ErrUntrustedServer, Fingerprint(leaf.Raw), t.CA, cs.ServerName, err)
+			return fmt.Errorf("%w: its certificate (SHA-256 %s) does not verify against %s for %s (%v); nothing was sent to it, not even the credential", ErrUntrustedServer, Fingerprint(leaf.Raw), t.CA, cs.ServerName, err)
 		}
 		return nil
 	}

@@ -183,6 +183,12 @@ func TestBadInputExitsTwo(t *testing.T) {
 		{name: "url not nats", args: []string{"up", "--url", "http://a:4222"}, want: `"http"`},
 		{name: "url with password", args: []string{"up", "--url", "nats://u:secret@a:4222"}, want: "--creds"},
 		{name: "url with sync interval", args: []string{"up", "--url", "nats://a:4222", "--sync", "interval"}, want: "--sync interval"},
+		{name: "open beyond loopback", args: []string{"up", "--open", "--host", "0.0.0.0"}, want: "--open with --host 0.0.0.0 refused"},
+		{name: "host with a port", args: []string{"up", "--host", "10.1.2.3:4222"}, want: "carries a port"},
+		{name: "host with url", args: []string{"up", "--host", "0.0.0.0", "--url", "nats://a:4222"}, want: "--host is where the embedded broker listens"},
+		{name: "half a TLS pair", args: []string{"up", "--host", "0.0.0.0", "--tls-key", "k.pem"}, want: "--tls-cert and --tls-key go together"},
+		{name: "host on the dashboard", args: []string{"--host", "0.0.0.0"}, want: "cotal up --host ADDR --detach"},
+		{name: "malformed pin", args: []string{"status", "--tls-pin", "abc"}, want: "not a SHA-256 fingerprint"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

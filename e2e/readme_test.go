@@ -23,6 +23,9 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"./cotal deny ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code"},
 	{"./cotal bench", "measures for a minute or more; TestBenchQuickJSON runs it"},
 	{"./cotal up --detach --url ", "needs a NATS cluster the person runs (TestUpOnATrustedCluster runs this path on one the test starts)"},
+	{"./cotal up --detach --host ", "listens beyond loopback, on every interface of the machine the test runs on (TestMeshReachableFromAnotherMachine runs this path on the machine's own address)"},
+	{"./cotal mint carol", "belongs to the mesh up --host starts, which this test does not"},
+	{"./cotal --server tls://", "runs on another machine, with the pin the mesh printed (TestMeshReachableFromAnotherMachine does this from a cotal home of its own)"},
 }
 
 // readmeBlock is one ```sh block's command lines, or one ```yaml <file>

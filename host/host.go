@@ -57,6 +57,13 @@ type Config struct {
 	// stands by, serving only once the lease holder is gone.
 	ManagerOnly bool
 
+	// Host, when set, is the address the embedded broker listens on
+	// beyond loopback (0.0.0.0: every interface): clients must then dial
+	// it with TLS, serving TLS's pair (none: a self-signed one generated
+	// into the store), and broker.json records the certificate's pin.
+	Host string
+	TLS  broker.TLSFiles
+
 	// Supervise, when set, makes this a supervise host: it serves only a
 	// manager, on the mesh another process runs, and holds no lock.
 	Supervise *Supervise
@@ -81,8 +88,9 @@ type Config struct {
 // says whether that mesh runs open.
 type Supervise struct {
 	URL          string
-	Creds        string // the local operator's creds file; "" in open mode
-	InstanceFile string // where the manager keeps its instance id; default the store's supervise.id
+	Creds        string          // the local operator's creds file; "" in open mode
+	Trust        config.TLSTrust // how a TLS server at URL is verified
+	InstanceFile string          // where the manager keeps its instance id; default the store's supervise.id
 }
 
 // Host is one cotal process serving a space: Start gives it ready (the
@@ -193,6 +201,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	b, err := broker.Start(broker.Options{
 		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: h.port(),
 		Log: cfg.Log, Verbose: cfg.Verbose, URLs: cfg.Servers, Creds: cfg.Creds,
+		Host: cfg.Host, TLS: cfg.TLS,
 	})
 	if err != nil {
 		return err
@@ -232,7 +241,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 			return err
 		}
 		h.mnc = mnc
-		if err := h.startManager(ctx, mnc, b.URL(), ManagerFile(cfg.Paths)); err != nil {
+		if err := h.startManager(ctx, mnc, b.URL(), config.TLSTrust{Pin: b.TLSPin()}, ManagerFile(cfg.Paths)); err != nil {
 			return err
 		}
 	}
@@ -248,7 +257,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	if err := config.WriteBrokerRecord(cfg.Paths, config.BrokerRecord{
 		Space: cfg.Paths.Space, URL: b.URL(), PID: os.Getpid(), Mode: mode, Sync: cfg.Sync,
 		Started: h.started.UTC(), StoreDir: cfg.Paths.StoreDir, MaxStore: b.MaxStore(),
-		Folder: cfg.ProjectDir, External: b.External(),
+		Folder: cfg.ProjectDir, External: b.External(), TLSPin: b.TLSPin(), Host: cfg.Host,
 	}); err != nil {
 		return err
 	}
@@ -284,23 +293,16 @@ func (h *Host) startDelivery(ctx context.Context) error {
 // startSupervise connects to the running mesh and serves a manager on it.
 func (h *Host) startSupervise(ctx context.Context) error {
 	s := h.cfg.Supervise
-	opts := []nats.Option{nats.Name("cotal supervise"), nats.Timeout(5 * time.Second), nats.MaxReconnects(0)}
-	if s.Creds != "" {
-		if _, err := os.Stat(s.Creds); err != nil {
-			return fmt.Errorf("creds file: %w", err)
-		}
-		opts = append(opts, nats.UserCredentials(s.Creds))
-	}
-	nc, err := nats.Connect(s.URL, opts...)
+	nc, err := dial(s.URL, s.Creds, s.Trust, "cotal supervise")
 	if err != nil {
-		return fmt.Errorf("connecting to %s: %w", s.URL, err)
+		return err
 	}
 	h.mnc = nc
 	file := s.InstanceFile
 	if file == "" {
 		file = filepath.Join(h.cfg.Paths.StoreDir, "supervise.id")
 	}
-	return h.startManager(ctx, nc, s.URL, file)
+	return h.startManager(ctx, nc, s.URL, s.Trust, file)
 }
 
 // mintOperator writes the local user's CLI creds. The lifecycle uid of an

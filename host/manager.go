@@ -17,12 +17,13 @@ import (
 )
 
 // startManager serves the manager endpoint from this process on nc, a
-// connection to the mesh at url; the manager's instance id lives in
-// idFile. Hosted or supervising, it is the same manager.
-func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url, idFile string) error {
+// connection to the mesh at url, which seats dial verifying it as trust
+// says; the manager's instance id lives in idFile. Hosted or supervising,
+// it is the same manager.
+func (h *Host) startManager(ctx context.Context, nc *nats.Conn, url string, trust config.TLSTrust, idFile string) error {
 	cfg := h.cfg
 	mgr, err := seat.New(seat.Options{
-		Space: cfg.Paths.Space, URL: url, Conn: nc,
+		Space: cfg.Paths.Space, URL: url, TLS: trust, Conn: nc,
 		Identity:     ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_manager"}, UID: wire.NewLifecycleUID()},
 		InstanceFile: idFile, ProjectDir: cfg.ProjectDir, Declared: declared(cfg.Paths),
 		Minter: issue.NewSeatMinter(cfg.Paths, nc, cfg.Open), Open: cfg.Open,

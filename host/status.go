@@ -36,6 +36,12 @@ type Status struct {
 	StoreLimit int64     `json:"storeLimit,omitempty"`
 	StoreDir   string    `json:"storeDir"`
 	Streams    int       `json:"streams,omitempty"`
+	// Host is the address the mesh listens on beyond loopback (up
+	// --host), with RemoteURLs what other machines dial there and TLSPin
+	// the certificate's fingerprint they pin: every client must use TLS.
+	Host       string   `json:"host,omitempty"`
+	RemoteURLs []string `json:"remoteUrls,omitempty"`
+	TLSPin     string   `json:"tlsPin,omitempty"`
 	// Cluster is the NATS cluster a mesh on external servers lives on:
 	// its meta leader and each stream's replicas and lag.
 	Cluster *broker.Cluster `json:"cluster,omitempty"`
@@ -72,6 +78,7 @@ type StatusQuery struct {
 	Paths  config.Paths
 	Server string // a mesh reached there, whatever the store lock says
 	Creds  string
+	Trust  config.TLSTrust // how a TLS server is verified (--tls-pin, --tls-ca)
 	// Managers scatters a status request over the registered managers.
 	Managers func(ctx context.Context) ([]client.ManagerStatus, error)
 }
@@ -94,6 +101,7 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 	_, serr := s.Serving()
 	if rec := s.Record; s.RecordErr == nil && (!s.Running || serr == nil) {
 		r.URL, r.PID, r.Mode, r.Sync, r.Started, r.Stopped, r.StoreLimit = rec.URL, rec.PID, rec.Mode, rec.Sync, rec.Started, rec.Stopped, rec.MaxStore
+		r.Host, r.RemoteURLs, r.TLSPin = rec.Host, broker.RemoteURLs(rec.Host, rec.URL), rec.TLSPin
 	}
 	r.Up = s.Running
 	meshPID := 0 // the live process holding this store, when there is one
@@ -112,7 +120,7 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 	if !r.Up && q.Server == "" {
 		return r
 	}
-	t, err := Resolve(p, q.Server, q.Creds)
+	t, err := Resolve(p, q.Server, q.Creds, q.Trust)
 	if err != nil {
 		r.Error = err.Error()
 		return r
@@ -124,6 +132,9 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 	}
 	defer nc.Close()
 	r.Reachable, r.Up, r.URL = true, true, t.URL
+	if cs, err := nc.TLSConnectionState(); err == nil && len(cs.PeerCertificates) > 0 {
+		r.TLSPin = config.Fingerprint(cs.PeerCertificates[0].Raw) // the certificate this connection verified
+	}
 	js, err := jetstream.New(nc)
 	if err != nil {
 		r.Error = err.Error()

@@ -1,6 +1,7 @@
 package host
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"os"
@@ -21,21 +22,28 @@ type Target struct {
 	Record config.BrokerRecord // what broker.json says (zero when it cannot be read)
 	URL    string
 	Creds  string // the credential it acts with; "" on an open mesh
+	// Trust is how the server is verified when it takes TLS: the pin or
+	// CA given, else the pin the record names for the URL it names.
+	Trust config.TLSTrust
 }
 
 // RecordWait bounds how long a client waits for a starting mesh to say
 // where it listens.
 const RecordWait = 10 * time.Second
 
-// Resolve finds the mesh a client of space p talks to: server and creds,
-// when given, win; else the process holding the space's store lock,
-// reached as its broker.json says, as the local operator. A mesh that has
+// Resolve finds the mesh a client of space p talks to: server, creds and
+// trust, when given, win; else the process holding the space's store
+// lock, reached as its broker.json says (pinning the certificate it
+// records), as the local operator. A mesh that has
 // just taken its lock writes broker.json a moment later, so a starting one
 // is waited for (RecordWait). No process holding the lock is
 // ErrNotRunning; a mesh stopping or whose broker.json is damaged says what
 // to do.
-func Resolve(p config.Paths, server, creds string) (Target, error) {
-	t := Target{Paths: p, URL: server, Creds: creds}
+func Resolve(p config.Paths, server, creds string, trust config.TLSTrust) (Target, error) {
+	if err := trust.Check(); err != nil {
+		return Target{}, err
+	}
+	t := Target{Paths: p, URL: server, Creds: creds, Trust: trust}
 	if t.URL != "" {
 		t.Record, _ = config.ReadBrokerRecord(p)
 	} else {
@@ -69,21 +77,49 @@ func Resolve(p config.Paths, server, creds string) (Target, error) {
 	if t.Creds == "" && t.Record.Mode != config.ModeOpen && server == "" {
 		t.Creds = p.OperatorCreds()
 	}
+	t.Trust = recordedTrust(t.Record, t.URL, t.Trust)
 	return t, nil
 }
 
+// recordedTrust is how a client dialling url verifies the mesh: trust when
+// given; else, when url is where the record says this machine's mesh
+// listens with TLS, the certificate it records.
+func recordedTrust(rec config.BrokerRecord, url string, trust config.TLSTrust) config.TLSTrust {
+	if trust.IsZero() && rec.TLSPin != "" && url == rec.URL {
+		trust.Pin = rec.TLSPin
+	}
+	return trust
+}
+
+// TLS is the TLS configuration the target is dialled with, nil when the
+// server decides (no pin, no CA).
+func (t Target) TLS() (*tls.Config, error) { return t.Trust.ClientConfig() }
+
 // Connect opens a client connection to the target, named name.
 func (t Target) Connect(name string, extra ...nats.Option) (*nats.Conn, error) {
+	return dial(t.URL, t.Creds, t.Trust, name, extra...)
+}
+
+// dial connects to url as creds (none: ""), verifying a TLS server as
+// trust says.
+func dial(url, creds string, trust config.TLSTrust, name string, extra ...nats.Option) (*nats.Conn, error) {
 	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second), nats.MaxReconnects(0)}
-	if t.Creds != "" {
-		if _, err := os.Stat(t.Creds); err != nil {
+	if creds != "" {
+		if _, err := os.Stat(creds); err != nil {
 			return nil, fmt.Errorf("creds file: %w", err)
 		}
-		opts = append(opts, nats.UserCredentials(t.Creds))
+		opts = append(opts, nats.UserCredentials(creds))
 	}
-	nc, err := nats.Connect(t.URL, append(opts, extra...)...)
+	cfg, err := trust.ClientConfig()
 	if err != nil {
-		return nil, fmt.Errorf("connecting to %s: %w", t.URL, err)
+		return nil, err
+	}
+	if cfg != nil {
+		opts = append(opts, nats.Secure(cfg))
+	}
+	nc, err := nats.Connect(url, append(opts, extra...)...)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to %s: %w", url, err)
 	}
 	return nc, nil
 }
@@ -101,7 +137,7 @@ func ConnectIfRunning(p config.Paths, name string) (*nats.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	t := Target{Paths: p, Record: rec, URL: rec.URL}
+	t := Target{Paths: p, Record: rec, URL: rec.URL, Trust: recordedTrust(rec, rec.URL, config.TLSTrust{})}
 	if rec.Mode != config.ModeOpen {
 		t.Creds = p.OperatorCreds()
 	}

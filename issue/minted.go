@@ -177,7 +177,11 @@ func pushAccount(ctx context.Context, auth *broker.Authority, nc *nats.Conn, ajw
 	if ip := nc.Opts.InProcessServer; ip != nil {
 		sys, err = auth.ConnectSystem("", nats.InProcessServer(ip))
 	} else if url := nc.ConnectedUrl(); url != "" {
-		sys, err = auth.ConnectSystem(url, nats.Timeout(5*time.Second))
+		opts := []nats.Option{nats.Timeout(5 * time.Second)}
+		if nc.Opts.TLSConfig != nil { // verified as nc's server was (a pin or a CA)
+			opts = append(opts, nats.Secure(nc.Opts.TLSConfig))
+		}
+		sys, err = auth.ConnectSystem(url, opts...)
 	} else {
 		err = errors.New("the connection to the mesh is down")
 	}

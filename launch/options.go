@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"time"
 
@@ -28,6 +29,11 @@ type UpOptions struct {
 	File        FileOptions // -f: the mesh a manifest describes
 	URLs        []string    // --url: an existing NATS server or cluster
 	ManagerOnly bool        // --manager-only: join a mesh another host provisioned there
+	// Host (--host) is the address the broker listens on beyond
+	// loopback, TLS only: TLSCert and TLSKey (--tls-cert, --tls-key) its
+	// pair, none for a self-signed one generated into the store; TLSCA
+	// (the root --tls-ca) the CA that signed it.
+	Host, TLSCert, TLSKey, TLSCA string
 }
 
 // FileOptions are up's manifest flags.
@@ -87,6 +93,9 @@ func (o *UpOptions) Check() error {
 	if err := o.checkExternal(); err != nil {
 		return err
 	}
+	if err := o.checkHost(); err != nil {
+		return err
+	}
 	if o.ManagerOnly && len(o.URLs) == 0 {
 		return cliargs.Usagef("--manager-only joins a mesh on a NATS cluster another host started it on: name its servers with --url")
 	}
@@ -106,6 +115,48 @@ func (o *UpOptions) checkExternal() error {
 		return cliargs.Usagef("--sync %s applies to the embedded broker; with --url the cluster's servers decide how they sync (sync_interval in their jetstream block)", o.Sync)
 	}
 	return nil
+}
+
+// checkHost refuses a --host no broker can listen on, an open mesh
+// beyond loopback, --host with --url (there is no broker of cotal's to
+// bind), and half a TLS pair or a pair without --host.
+func (o *UpOptions) checkHost() error {
+	if (o.TLSCert == "") != (o.TLSKey == "") {
+		return cliargs.Usagef("--tls-cert and --tls-key go together: give the certificate and its key, or neither for a self-signed pair generated into the store")
+	}
+	if o.Host == "" {
+		if o.TLSCert != "" {
+			return cliargs.Usagef("--tls-cert and --tls-key are the pair a mesh reachable from other machines serves: they go with --host ADDR")
+		}
+		return nil
+	}
+	if err := broker.CheckHost(o.Host); err != nil {
+		return cliargs.Usagef("--host: %v", err)
+	}
+	if len(o.URLs) > 0 {
+		return cliargs.Usagef("--host is where the embedded broker listens; with --url the mesh lives on servers you run, which listen where their configuration says")
+	}
+	if o.Open && !broker.Loopback(o.Host) {
+		return cliargs.Usagef("--open with --host %s refused: that address is reachable from other machines, and anyone there could read and post as anyone; drop --open (every client then needs a credential and TLS)", o.Host)
+	}
+	return nil
+}
+
+// tlsFiles are the --tls-* files as the broker takes them, absolute, so
+// the child of --detach finds them wherever it runs.
+func (o *UpOptions) tlsFiles() broker.TLSFiles {
+	return broker.TLSFiles{Cert: absPath(o.TLSCert), Key: absPath(o.TLSKey), CA: absPath(o.TLSCA)}
+}
+
+// absPath is p made absolute; "" stays "".
+func absPath(p string) string {
+	if p == "" {
+		return ""
+	}
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
 }
 
 // externalCreds is the credential `up --url` connects with: --creds when
@@ -135,6 +186,15 @@ func (o *UpOptions) childArgs(p config.Paths, creds string) []string {
 	}
 	if o.ManagerOnly {
 		args = append(args, "--manager-only")
+	}
+	if o.Host != "" {
+		args = append(args, "--host", o.Host)
+		f := o.tlsFiles()
+		for _, kv := range [][2]string{{"--tls-cert", f.Cert}, {"--tls-key", f.Key}, {"--tls-ca", f.CA}} {
+			if kv[1] != "" {
+				args = append(args, kv[0], kv[1])
+			}
+		}
 	}
 	return args
 }

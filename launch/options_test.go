@@ -28,6 +28,14 @@ func TestFlagsNoMeshRunsWithAreBadInput(t *testing.T) {
 		{with(func(o *UpOptions) { o.File.Apply = true }), "--apply and --prune go with -f FILE"},
 		{with(func(o *UpOptions) { o.File.File = "x"; o.Open = true }), "--open with -f"},
 		{with(func(o *UpOptions) { o.File.File = "x"; o.Sync = "never" }), ""}, // up -f's sync is the file's start
+		{with(func(o *UpOptions) { o.Host = "0.0.0.0"; o.Open = true }), "--open with --host 0.0.0.0 refused"},
+		{with(func(o *UpOptions) { o.Host = "192.0.2.7"; o.Open = true }), "reachable from other machines"},
+		{with(func(o *UpOptions) { o.Host = "127.0.0.1"; o.Open = true }), ""}, // loopback: this machine only
+		{with(func(o *UpOptions) { o.Host = "0.0.0.0"; o.TLSCert = "c.pem" }), "--tls-cert and --tls-key go together"},
+		{with(func(o *UpOptions) { o.TLSCert, o.TLSKey = "c.pem", "k.pem" }), "they go with --host"},
+		{with(func(o *UpOptions) { o.Host = "0.0.0.0"; o.URLs = []string{"nats://a:4222"} }), "--host is where the embedded broker listens"},
+		{with(func(o *UpOptions) { o.Host = "10.0.0.1:4222" }), "--host: \"10.0.0.1:4222\" carries a port"},
+		{with(func(o *UpOptions) { o.Host = "0.0.0.0"; o.TLSCert, o.TLSKey = "c.pem", "k.pem" }), ""},
 	} {
 		err := c.o.Check()
 		if c.want == "" && err != nil || c.want != "" && (err == nil || !cliargs.IsUsage(err) || !strings.Contains(err.Error(), c.want)) {
@@ -56,5 +64,15 @@ func TestTheBackgroundUpGetsTheSameFlags(t *testing.T) {
 	got = o.childArgs(p, "/c.creds")
 	if !slices.Equal(got[len(got)-4:], []string{"--url", "nats://a:4222", "--creds", "/c.creds"}) {
 		t.Errorf("external: %q", got)
+	}
+	o.URLs, o.Host, o.TLSCert, o.TLSKey, o.TLSCA = nil, "0.0.0.0", "/p/c.pem", "/p/k.pem", "/p/ca.pem"
+	got = o.childArgs(p, "/c.creds")
+	if !slices.Equal(got[len(got)-8:], []string{"--host", "0.0.0.0", "--tls-cert", "/p/c.pem", "--tls-key", "/p/k.pem", "--tls-ca", "/p/ca.pem"}) {
+		t.Errorf("reachable: %q", got)
+	}
+	o.TLSCert, o.TLSKey, o.TLSCA = "", "", ""
+	got = o.childArgs(p, "/c.creds")
+	if !slices.Equal(got[len(got)-2:], []string{"--host", "0.0.0.0"}) {
+		t.Errorf("reachable, self-signed: %q", got)
 	}
 }

@@ -19,7 +19,7 @@ func Status(c Caller) (host.Status, error) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), clirun.Timeout)
 	defer cancel()
-	return host.ReportStatus(ctx, host.StatusQuery{Paths: c.paths, Server: c.Server, Creds: c.Creds,
+	return host.ReportStatus(ctx, host.StatusQuery{Paths: c.paths, Server: c.Server, Creds: c.Creds, Trust: c.TLS,
 		Managers: func(ctx context.Context) ([]client.ManagerStatus, error) {
 			cl, nc, err := c.Managers()
 			if err != nil {

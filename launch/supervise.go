@@ -32,7 +32,7 @@ func Supervise(ctx context.Context, c Caller, o SuperviseOptions) error {
 	h, err := host.Start(ctx, host.Config{
 		Paths: t.Paths, Open: t.Record.Mode == config.ModeOpen, Log: c.Err,
 		ProjectDir: o.Project, Readiness: o.Readiness, MaxSessions: o.MaxSessions,
-		Supervise: &host.Supervise{URL: t.URL, Creds: t.Creds, InstanceFile: o.IDFile},
+		Supervise: &host.Supervise{URL: t.URL, Creds: t.Creds, Trust: t.Trust, InstanceFile: o.IDFile},
 	})
 	if err != nil {
 		return err

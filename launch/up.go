@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/host"
@@ -20,6 +21,9 @@ import (
 // a quit signal its rule accepts, or, with --detach, starts in the
 // background. A space that already runs is said, not an error.
 func Up(ctx context.Context, c Caller, o UpOptions) error {
+	if o.Host != "" {
+		o.TLSCA = c.TLS.CA
+	}
 	if err := o.Check(); err != nil {
 		return err
 	}
@@ -44,7 +48,7 @@ func Up(ctx context.Context, c Caller, o UpOptions) error {
 		return detach(ctx, c, o)
 	}
 	h, err := host.Start(ctx, host.Config{Data: c.data, Paths: p, Open: o.Open, Sync: o.Sync, Log: c.Err, Verbose: o.Verbose, MaxSessions: o.MaxSessions,
-		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds), ManagerOnly: o.ManagerOnly})
+		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds), ManagerOnly: o.ManagerOnly, Host: o.Host, TLS: o.tlsFiles()})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(c.Out, running.Error())
@@ -60,7 +64,8 @@ func Up(ctx context.Context, c Caller, o UpOptions) error {
 		custody = m.CustodyReport().Lines()
 	}
 	clirender.Up(c.Out, clirender.Started{Space: p.Space, URL: h.Broker().URL(), PID: os.Getpid(), Open: o.Open, Store: p.StoreDir, MaxStore: h.Broker().MaxStore(),
-		External: h.External(), ManagerOnly: o.ManagerOnly, Sync: o.Sync, Custody: custody, Foreground: !detachedChild()})
+		External: h.External(), ManagerOnly: o.ManagerOnly, Sync: o.Sync, Custody: custody, Foreground: !detachedChild(),
+		Remote: remoteOf(o.Host, h.Broker().URL(), h.Broker().TLSPin())})
 	err = h.Run(ctx)
 	clirender.MeshStopped(c.Out, p.Space)
 	return err
@@ -91,12 +96,13 @@ func detach(ctx context.Context, c Caller, o UpOptions) error {
 		return err
 	}
 	if o.JSON {
+		r := remoteOf(rec.Host, rec.URL, rec.TLSPin)
 		clirender.JSON(c.Out, clirender.UpJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
-			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile()})
+			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile(), Host: r.Host, RemoteURLs: r.URLs, TLSPin: r.Pin})
 		return nil
 	}
 	took := time.Since(start)
-	clirender.Detached(c.Out, p.Space, rec, took, p.LogFile(), custodyLines(c))
+	clirender.Detached(c.Out, p.Space, rec, remoteOf(rec.Host, rec.URL, rec.TLSPin), took, p.LogFile(), custodyLines(c))
 	if o.ManagerOnly {
 		clirender.ManagerOnly(c.Out)
 	}
@@ -118,4 +124,13 @@ func custodyLines(c Caller) []string {
 		return nil
 	}
 	return seat.CustodyOf(cs.Rows).Lines()
+}
+
+// remoteOf is how other machines reach a mesh listening on host at url
+// serving the certificate pin; zero when it listens on loopback only.
+func remoteOf(host, url, pin string) clirender.Remote {
+	if host == "" {
+		return clirender.Remote{}
+	}
+	return clirender.Remote{Host: host, URLs: broker.RemoteURLs(host, url), Pin: pin}
 }

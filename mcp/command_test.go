@@ -14,20 +14,22 @@ import (
 // on an open mesh; with neither it says what to pass.
 func TestCommandNamesWhoTheAgentIs(t *testing.T) {
 	for _, tc := range []struct {
-		creds, name, space, server string
-		want                       []string
+		creds, name, space, server, pin, ca string
+		want                                []string
 	}{
-		{"/c/a.creds", "x", "s", "", []string{"/bin/cotal", "mcp", "--creds", "/c/a.creds"}},
-		{"/c/a.creds", "", "", "nats://h:1", []string{"/bin/cotal", "mcp", "--creds", "/c/a.creds", "--server", "nats://h:1"}},
-		{"", "x", "s", "", []string{"/bin/cotal", "mcp", "--name", "x", "--space", "s"}},
-		{"", "x", "", "", []string{"/bin/cotal", "mcp", "--name", "x"}},
+		{"/c/a.creds", "x", "s", "", "", "", []string{"/bin/cotal", "mcp", "--creds", "/c/a.creds"}},
+		{"/c/a.creds", "", "", "nats://h:1", "", "", []string{"/bin/cotal", "mcp", "--creds", "/c/a.creds", "--server", "nats://h:1"}},
+		{"/c/a.creds", "", "", "tls://h:1", "ab12", "", []string{"/bin/cotal", "mcp", "--creds", "/c/a.creds", "--server", "tls://h:1", "--tls-pin", "ab12"}},
+		{"/c/a.creds", "", "", "tls://h:1", "", "/ca.pem", []string{"/bin/cotal", "mcp", "--creds", "/c/a.creds", "--server", "tls://h:1", "--tls-ca", "/ca.pem"}},
+		{"", "x", "s", "", "", "", []string{"/bin/cotal", "mcp", "--name", "x", "--space", "s"}},
+		{"", "x", "", "", "", "", []string{"/bin/cotal", "mcp", "--name", "x"}},
 	} {
-		got, err := mcp.Command("/bin/cotal", tc.creds, tc.name, tc.space, tc.server)
+		got, err := mcp.Command("/bin/cotal", tc.creds, tc.name, tc.space, tc.server, tc.pin, tc.ca)
 		if err != nil || !slices.Equal(got, tc.want) {
-			t.Errorf("Command(%q, %q, %q, %q) = %q, %v; want %q", tc.creds, tc.name, tc.space, tc.server, got, err, tc.want)
+			t.Errorf("Command(%q, %q, %q, %q, %q, %q) = %q, %v; want %q", tc.creds, tc.name, tc.space, tc.server, tc.pin, tc.ca, got, err, tc.want)
 		}
 	}
-	if _, err := mcp.Command("/bin/cotal", "", "", "s", ""); err == nil || !strings.Contains(err.Error(), "say who the agent is") {
+	if _, err := mcp.Command("/bin/cotal", "", "", "s", "", "", ""); err == nil || !strings.Contains(err.Error(), "say who the agent is") {
 		t.Errorf("Command with no one to act as: %v", err)
 	}
 }

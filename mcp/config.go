@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"strings"
 )
 
@@ -16,7 +17,7 @@ const ServerName = "cotal"
 // Command is the command line an MCP client starts the server with: exe
 // (the cotal binary, by absolute path) acting as creds (an absolute path),
 // or with none as name (in space) on an open mesh, at server when set.
-func Command(exe, creds, name, space, server string) ([]string, error) {
+func Command(exe, creds, name, space, server, tlsPin, tlsCA string) ([]string, error) {
 	argv := []string{exe, "mcp"}
 	switch {
 	case creds != "":
@@ -31,6 +32,16 @@ func Command(exe, creds, name, space, server string) ([]string, error) {
 	}
 	if server != "" {
 		argv = append(argv, "--server", server)
+	}
+	if tlsPin != "" {
+		argv = append(argv, "--tls-pin", tlsPin)
+	}
+	if tlsCA != "" {
+		abs, err := filepath.Abs(tlsCA)
+		if err != nil {
+			return nil, err
+		}
+		argv = append(argv, "--tls-ca", abs)
 	}
 	return argv, nil
 }

@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"crypto/tls"
 	"fmt"
 
 	"github.com/cotal-go/cotal/mesh"
@@ -16,6 +17,7 @@ type Acting struct {
 	Creds   string
 	Source  string // how Creds was named, for a refusal: "--creds", "the seat's creds"
 	URL     string
+	TLS     *tls.Config // how a TLS server at URL is verified (--tls-pin, --tls-ca); nil: the server decides
 	Space   string
 	Name    string
 	UID     string
@@ -48,10 +50,12 @@ func (a Acting) Self(info wire.CredsInfo) Identity {
 	return Identity{ID: info.Principal.ID(), Name: info.Principal.Actor, Role: info.Role, Space: firstSet(info.Space, a.Space)}
 }
 
-// Target is the mesh a server with no URL dials: where it listens, its
-// space, and whether it runs open (without credentials).
+// Target is the mesh a server with no URL dials: where it listens, how
+// its TLS server is verified, its space, and whether it runs open
+// (without credentials).
 type Target struct {
 	URL, Space string
+	TLS        *tls.Config
 	Open       bool
 }
 
@@ -61,7 +65,7 @@ type Target struct {
 // finds the mesh at each dial.
 func (a Acting) Dialer(resolve func() (Target, error), logf func(string, ...any)) func(context.Context) (*mesh.Endpoint, error) {
 	return func(ctx context.Context) (*mesh.Endpoint, error) {
-		o := mesh.Options{Creds: a.Creds, URL: a.URL, Space: a.Space, OneShot: a.Manager != "", Logf: logf}
+		o := mesh.Options{Creds: a.Creds, URL: a.URL, TLS: a.TLS, Space: a.Space, OneShot: a.Manager != "", Logf: logf}
 		if a.Manager != "" {
 			o.Subscribe = []string{}
 		}
@@ -76,7 +80,7 @@ func (a Acting) Dialer(resolve func() (Target, error), logf func(string, ...any)
 			if a.Creds == "" && !t.Open {
 				return nil, fmt.Errorf("mesh %s needs a credential: pass --creds (mint one with `cotal mint %s`)", t.Space, a.Name)
 			}
-			o.URL, o.Space = t.URL, t.Space
+			o.URL, o.TLS, o.Space = t.URL, t.TLS, t.Space
 		}
 		return mesh.Connect(ctx, o)
 	}

@@ -16,6 +16,7 @@ package mesh
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"maps"
@@ -56,6 +57,10 @@ type Options struct {
 	URL   string     // the mesh's nats:// URL; ignored when Conn is set
 	Creds string     // creds file; empty means open mode
 	Conn  *nats.Conn // an existing connection (in-process); the endpoint does not close it
+	// TLS, when set, is how the server at URL is verified (a pin or a CA,
+	// config.TLSTrust): every connection is then TLS, and one to a server
+	// it refuses fails in the handshake, before the credential is sent.
+	TLS *tls.Config
 
 	// Open mode identity (with creds these come from the file; a Name
 	// that disagrees with the creds is refused).
@@ -321,6 +326,9 @@ func (e *Endpoint) dial() error {
 		}
 		if e.opts.Creds != "" {
 			nopts = append(nopts, nats.UserCredentials(e.opts.Creds))
+		}
+		if e.opts.TLS != nil {
+			nopts = append(nopts, nats.Secure(e.opts.TLS))
 		}
 		if e.opts.Redial != nil {
 			nopts = append(nopts, nats.SetCustomDialer(redialer(e.opts.Redial)))

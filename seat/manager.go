@@ -10,6 +10,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -61,8 +62,12 @@ type Minter interface {
 
 // Options configure a manager instance.
 type Options struct {
-	Space        string
-	URL          string     // the mesh URL seats connect to
+	Space string
+	URL   string // the mesh URL seats connect to
+	// TLS is how seats verify the server at URL when it takes TLS only
+	// (a mesh reachable from other machines): their COTAL_TLS_PIN or
+	// COTAL_TLS_CA.
+	TLS          config.TLSTrust
 	Conn         *nats.Conn // the manager's own (operator) connection
 	Identity     ep.Identity
 	InstanceFile string // the persisted instance id

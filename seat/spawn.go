@@ -211,7 +211,7 @@ func (m *Manager) seatEnv(s *Seat, p *Persona) []string {
 
 // seatKnobs are the seat's COTAL_* variables, KEY=VALUE.
 func (m *Manager) seatKnobs(s *Seat) []string {
-	return []string{
+	knobs := []string{
 		"COTAL_SPACE=" + m.opts.Space,
 		"COTAL_NAME=" + s.name,
 		"COTAL_ROLE=" + s.role,
@@ -222,6 +222,13 @@ func (m *Manager) seatKnobs(s *Seat) []string {
 		"COTAL_MANAGER_INSTANCE=" + m.iid,
 		"COTAL_LAUNCH_MATERIAL=" + filepath.Join(s.launchDir, materialFile),
 	}
+	if m.opts.TLS.Pin != "" {
+		knobs = append(knobs, "COTAL_TLS_PIN="+m.opts.TLS.Pin)
+	}
+	if m.opts.TLS.CA != "" {
+		knobs = append(knobs, "COTAL_TLS_CA="+m.opts.TLS.CA)
+	}
+	return knobs
 }
 
 // envNames are the names of KEY=VALUE pairs.
