@@ -9,6 +9,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 
 	"github.com/nats-io/nats.go"
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -33,7 +34,7 @@ func (c *Call) Decode(v any) *proto.Error {
 	if len(c.Request.Args) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(c.Request.Args, v); err != nil {
+	if err := fastjson.Unmarshal(c.Request.Args, v); err != nil {
 		return proto.Refuse(proto.CodeBadRequest, "%s args do not fit the command: %v", c.Request.Op.Command, err)
 	}
 	return nil
@@ -232,7 +233,7 @@ func encodeData(v any) (json.RawMessage, error) {
 	case json.RawMessage:
 		return d, nil
 	}
-	return json.Marshal(v)
+	return fastjson.Marshal(v)
 }
 
 func modePhrase(m proto.Mode) string {
@@ -255,7 +256,7 @@ func (s *Server) answer(subj proto.Request, id string, data json.RawMessage, e *
 	if e != nil {
 		r = proto.ErrorReply(id, e)
 	}
-	b, err := json.Marshal(r)
+	b, err := fastjson.Marshal(r)
 	if err != nil {
 		return
 	}
