@@ -114,6 +114,7 @@ func (s *Server) work(j job) {
 	defer idle.Stop()
 	for {
 		s.run(j)
+		j = job{} // hold no request while idle
 		idle.Reset(workerIdle)
 		select {
 		case j = <-s.jobs:
