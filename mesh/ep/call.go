@@ -10,6 +10,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 
 	"github.com/nats-io/nats.go"
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -87,7 +88,7 @@ func encodeArgs(args any) (json.RawMessage, *proto.Error) {
 	case []byte:
 		return json.RawMessage(a), nil
 	}
-	b, err := json.Marshal(args)
+	b, err := fastjson.Marshal(args)
 	if err != nil {
 		return nil, proto.Refuse(proto.CodeBadRequest, "args cannot be encoded: %v; the command did not run", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
@@ -102,34 +103,73 @@ func ReadRegistration(ctx context.Context, kv jetstream.KeyValue, endpoint, inst
 
 // ListRegistrations reads every registered instance of endpoint; an instance whose spec is gone is not listed.
 func ListRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint string) ([]Registration, error) {
+	all, err := snapshotRegistrations(ctx, kv, endpoint)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Registration, 0, len(all))
+	for _, r := range all {
+		if r.SpecRevision > 0 {
+			out = append(out, *r)
+		}
+	}
+	slices.SortFunc(out, func(a, b Registration) int { return strings.Compare(a.InstanceID, b.InstanceID) })
+	return out, nil
+}
+
+// snapshotRegistrations reads the last spec and status record of every
+// instance of endpoint in one pass: one watch of the endpoint's svc keys,
+// delivering each key's last entry, delete markers included, instead of a
+// listing and two reads per instance. An instance whose spec was deleted
+// is there with Deregistered set; one never registered is absent.
+func snapshotRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint string) (map[string]*Registration, error) {
 	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return nil, err
 	}
-	lister, err := kv.ListKeysFiltered(ctx, "svc."+tok+".*.spec")
+	w, err := kv.WatchFiltered(ctx, []string{"svc." + tok + ".*.spec", "svc." + tok + ".*.status"})
 	if err != nil {
-		if errors.Is(err, jetstream.ErrNoKeysFound) {
-			return nil, nil
-		}
-		return nil, fmt.Errorf("listing svc records of %s: %w", endpoint, err)
+		return nil, fmt.Errorf("reading the svc records of %s: %w", endpoint, err)
 	}
-	var ids []string
-	for k := range lister.Keys() {
-		parts := strings.Split(k, ".")
-		if len(parts) == 4 {
-			ids = append(ids, parts[2])
+	defer func() { _ = w.Stop() }()
+	out := map[string]*Registration{}
+	for {
+		var e jetstream.KeyValueEntry
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("reading the svc records of %s: %w", endpoint, ctx.Err())
+		case e = <-w.Updates():
+		}
+		if e == nil {
+			return out, nil // caught up
+		}
+		parts := strings.Split(e.Key(), ".")
+		if len(parts) != 4 {
+			continue
+		}
+		r := out[parts[2]]
+		if r == nil {
+			r = &Registration{InstanceID: parts[2]}
+			out[parts[2]] = r
+		}
+		put := e.Operation() == jetstream.KeyValuePut
+		switch parts[3] {
+		case "spec":
+			r.Deregistered = !put
+			if put {
+				if err := json.Unmarshal(e.Value(), &r.Spec); err != nil {
+					return nil, fmt.Errorf("reading %s: %w", e.Key(), err)
+				}
+				r.SpecRevision = e.Revision()
+			}
+		case "status":
+			if put {
+				var st SvcStatus
+				if err := json.Unmarshal(e.Value(), &st); err != nil {
+					return nil, fmt.Errorf("reading %s: %w", e.Key(), err)
+				}
+				r.Status, r.StatusRevision = &st, e.Revision()
+			}
 		}
 	}
-	out := make([]Registration, 0, len(ids))
-	for _, iid := range ids {
-		r, err := ReadRegistration(ctx, kv, endpoint, iid)
-		if errors.Is(err, ErrNotRegistered) {
-			continue // deregistered between list and read
-		}
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, r)
-	}
-	return out, nil
 }

@@ -2,11 +2,11 @@ package ep
 
 import (
 	"context"
-	"encoding/json"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 
 	"github.com/nats-io/nats.go"
+	fastjson "github.com/segmentio/encoding/json"
 )
 
 // isNoResponders reports a broker-authored 503 on the sentinel: nobody holds the rail.
@@ -27,7 +27,7 @@ func (c *Client) prepare(req proto.Request, body proto.EndpointRequest) (prepare
 	if err != nil {
 		return prepared{}, proto.Refuse(proto.CodeBadRequest, "cannot address the request: %v", err)
 	}
-	b, err := json.Marshal(body)
+	b, err := fastjson.Marshal(body)
 	if err != nil {
 		return prepared{}, proto.Refuse(proto.CodeBadRequest, "cannot encode the request: %v", err)
 	}

@@ -3,7 +3,6 @@ package ep
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -294,7 +293,7 @@ func (g *gather) result() *ScatterResult {
 	return &g.res
 }
 
-// reconcile re-reads each frozen registration after T: an advanced revision makes the slot churn (uncounted), an explicit deregistration keeps a reply given and excuses a silent slot, and a registration gone without a trace or behind the freeze is failed-precondition.
+// reconcile re-reads the frozen registrations after T, in one pass: an advanced revision makes the slot churn (uncounted), an explicit deregistration keeps a reply given and excuses a silent slot, and a registration gone without a trace or behind the freeze is failed-precondition.
 func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterResult) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
@@ -302,11 +301,18 @@ func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterRes
 	if err != nil {
 		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
 	}
+	now, err := snapshotRegistrations(rctx, kv, endpoint)
+	if err != nil {
+		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
+	}
 	var bad []string
 	for _, s := range res.Expected {
-		r, err := ReadRegistration(rctx, kv, endpoint, s.InstanceID)
+		r := now[s.InstanceID]
+		if r == nil {
+			r = &Registration{InstanceID: s.InstanceID}
+		}
 		switch {
-		case err != nil && r.Deregistered:
+		case r.SpecRevision == 0 && r.Deregistered:
 			res.Missing = slices.DeleteFunc(res.Missing, func(m MissingSlot) bool {
 				if m.InstanceID == s.InstanceID {
 					res.Churn = append(res.Churn, ChurnReply{InstanceID: s.InstanceID, Reason: ChurnDeregistered})
@@ -314,10 +320,7 @@ func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterRes
 				}
 				return false
 			})
-		case err != nil:
-			if !errors.Is(err, ErrNotRegistered) {
-				return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
-			}
+		case r.SpecRevision == 0:
 			bad = append(bad, s.InstanceID+" (registration missing)")
 		case r.SpecRevision > s.RegistrationRevision:
 			res.Missing = slices.DeleteFunc(res.Missing, func(m MissingSlot) bool { return m.InstanceID == s.InstanceID })

@@ -9,6 +9,7 @@ import (
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 
 	"github.com/nats-io/nats.go"
+	fastjson "github.com/segmentio/encoding/json"
 
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -33,7 +34,7 @@ func (c *Call) Decode(v any) *proto.Error {
 	if len(c.Request.Args) == 0 {
 		return nil
 	}
-	if err := json.Unmarshal(c.Request.Args, v); err != nil {
+	if err := fastjson.Unmarshal(c.Request.Args, v); err != nil {
 		return proto.Refuse(proto.CodeBadRequest, "%s args do not fit the command: %v", c.Request.Op.Command, err)
 	}
 	return nil
@@ -48,7 +49,7 @@ func (c *Call) Epoch() uint64 { return c.server.Epoch() }
 // Fingerprint is the request's §5 identity.
 func (c *Call) Fingerprint() (string, error) { return proto.RequestFingerprint(c.Subject, c.Request) }
 
-// dispatch admits a request into the in-flight set, or refuses it when the server is saturated; the handler runs off the subscription's goroutine.
+// dispatch admits a request into the in-flight set, or refuses it when the server is saturated; the handler runs off the subscription's goroutine, on an idle worker if one waits.
 func (s *Server) dispatch(m *nats.Msg, c *command) {
 	if s.fenced.Load() || wire.ServerAuthored(m.Header) {
 		return // a request reflected through the server is no caller's: never served, never answered
@@ -83,12 +84,53 @@ func (s *Server) dispatch(m *nats.Msg, c *command) {
 	}
 	s.inflight.Add(1)
 	s.gate.RUnlock()
-	go func() {
-		defer s.inflight.Done()
-		defer func() { <-s.sem }()
-		defer s.releaseCaller(who)
-		s.serve(m, subj, c, received)
-	}()
+	j := job{m: m, subj: subj, c: c, received: received, who: who}
+	select {
+	case s.jobs <- j: // an idle worker took it
+	default:
+		go s.work(j)
+	}
+}
+
+// job is one admitted request on its way to a worker.
+type job struct {
+	m        *nats.Msg
+	subj     proto.Request
+	c        *command
+	received time.Time
+	who      string
+}
+
+// workerIdle is how long a worker waits for its next request before it
+// ends. A worker kept between calls spares each call a goroutine start
+// and the growth of a fresh goroutine's stack through the pipeline.
+const workerIdle = 2 * time.Second
+
+// work runs j, then each request handed to it while it waits idle, until
+// it has waited workerIdle for none or the server closes. The workers are
+// as many as the requests that ever ran at once (at most MaxInFlight).
+func (s *Server) work(j job) {
+	idle := time.NewTimer(workerIdle)
+	defer idle.Stop()
+	for {
+		s.run(j)
+		j = job{} // hold no request while idle
+		idle.Reset(workerIdle)
+		select {
+		case j = <-s.jobs:
+		case <-idle.C:
+			return
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+func (s *Server) run(j job) {
+	defer s.inflight.Done()
+	defer func() { <-s.sem }()
+	defer s.releaseCaller(j.who)
+	s.serve(j.m, j.subj, j.c, j.received)
 }
 
 // admitCaller takes one of the caller's MaxPerCaller slots, if it has one.
@@ -232,7 +274,7 @@ func encodeData(v any) (json.RawMessage, error) {
 	case json.RawMessage:
 		return d, nil
 	}
-	return json.Marshal(v)
+	return fastjson.Marshal(v)
 }
 
 func modePhrase(m proto.Mode) string {
@@ -255,7 +297,7 @@ func (s *Server) answer(subj proto.Request, id string, data json.RawMessage, e *
 	if e != nil {
 		r = proto.ErrorReply(id, e)
 	}
-	b, err := json.Marshal(r)
+	b, err := fastjson.Marshal(r)
 	if err != nil {
 		return
 	}

@@ -115,6 +115,7 @@ type Server struct {
 	perMu    sync.Mutex
 	per      map[string]int // caller principal -> its handlers running; under perMu
 	inflight sync.WaitGroup
+	jobs     chan job // unbuffered: a send succeeds only into an idle worker's hands
 	ctx      context.Context
 	cancel   context.CancelFunc
 	watchers sync.WaitGroup
@@ -155,7 +156,7 @@ func NewServer(nc *nats.Conn, opts ServerOptions) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{nc: nc, js: js, opts: opts, token: tok, contracts: store, cmds: map[string]*command{}, sem: make(chan struct{}, opts.MaxInFlight), per: map[string]int{}}
+	s := &Server{nc: nc, js: js, opts: opts, token: tok, contracts: store, cmds: map[string]*command{}, sem: make(chan struct{}, opts.MaxInFlight), jobs: make(chan job), per: map[string]int{}}
 	store.logf = s.logf
 	s.ctx, s.cancel = context.WithCancel(context.Background())
 	if err := s.register(describeCommand(s), true); err != nil {

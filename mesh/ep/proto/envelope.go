@@ -1,8 +1,12 @@
 package proto
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+
+	fastjson "github.com/segmentio/encoding/json"
 )
 
 // Version is the envelope version; any other v is unsupported-version.
@@ -87,28 +91,29 @@ func ErrorReply(id string, e *Error) EndpointReply {
 	return EndpointReply{V: Version, ID: id, Error: e}
 }
 
-// DecodeRequest parses a request body; the version is judged before any other field, so version skew never reads as a shape error.
+// DecodeRequest parses a request body (the result points into data); the version is judged before any other field, so version skew never reads as a shape error. A well-formed v1 body is read in one pass; only a body that fails is read again for its version.
 func DecodeRequest(data []byte) (EndpointRequest, *Error) {
+	var r EndpointRequest
+	err := decodeAliasing(data, &r)
+	if err == nil && r.V == Version {
+		return r, nil
+	}
 	var probe struct {
 		V json.RawMessage `json:"v"`
 	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return EndpointRequest{}, Refuse(CodeBadRequest, "request body is not a JSON object: %v", err)
+	if perr := fastjson.Unmarshal(data, &probe); perr != nil {
+		return EndpointRequest{}, Refuse(CodeBadRequest, "request body is not a JSON object: %v", perr)
 	}
 	if string(probe.V) != "1" {
 		return EndpointRequest{}, Refuse(CodeUnsupportedVersion, "request envelope version %s is not %d", orAbsent(probe.V), Version)
 	}
-	var r EndpointRequest
-	if err := json.Unmarshal(data, &r); err != nil {
-		return EndpointRequest{}, Refuse(CodeBadRequest, "request body does not fit the envelope: %v", err)
-	}
-	return r, nil
+	return EndpointRequest{}, Refuse(CodeBadRequest, "request body does not fit the envelope: %v", err)
 }
 
-// DecodeReply parses a reply body at the caller: v must be 1, an ok reply carries no error and a failed one carries an error with a known code and outcome.
+// DecodeReply parses a reply body at the caller (the result points into data): v must be 1, an ok reply carries no error and a failed one carries an error with a known code and outcome.
 func DecodeReply(data []byte) (EndpointReply, error) {
 	var r EndpointReply
-	if err := json.Unmarshal(data, &r); err != nil {
+	if err := decodeAliasing(data, &r); err != nil {
 		return EndpointReply{}, fmt.Errorf("ep: reply body does not fit the envelope: %w", err)
 	}
 	switch {
@@ -124,6 +129,21 @@ func DecodeReply(data []byte) (EndpointReply, error) {
 		return EndpointReply{}, fmt.Errorf("ep: reply %q carries unknown outcome %q", r.ID, r.Error.Outcome)
 	}
 	return r, nil
+}
+
+// decodeAliasing reads one JSON value into v, its strings and raw
+// messages pointing into data instead of copies: a message's data is its
+// own (nats.go copies each payload it delivers), and the decoded envelope
+// lives as long as the message.
+func decodeAliasing(data []byte, v any) error {
+	rest, err := fastjson.Parse(data, v, fastjson.ZeroCopy)
+	if err != nil {
+		return err
+	}
+	if len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
+		return errors.New("invalid character after top-level value")
+	}
+	return nil
 }
 
 func orAbsent(raw json.RawMessage) string {

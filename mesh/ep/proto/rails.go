@@ -116,8 +116,12 @@ type tokens struct {
 	err   error
 }
 
+// subjectTokens is room for the longest ep subject (an inst-rail handle- or exact-mode request), so building one grows no slice.
+const subjectTokens = 16
+
 func newTokens(space string, plane ...string) *tokens {
-	return &tokens{parts: append([]string{wire.Root(space)}, plane...)}
+	parts := make([]string, 0, subjectTokens)
+	return &tokens{parts: append(append(parts, wire.Root(space)), plane...)}
 }
 
 func (t *tokens) lit(s ...string) {

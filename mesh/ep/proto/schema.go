@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+	fastjson "github.com/segmentio/encoding/json"
 )
 
 // Contract document limits of spec §7.
@@ -24,6 +25,7 @@ type Schema struct {
 	artifact string // Digest of doc
 	closure  string // ClosureDigest(artifact, no members): what op.inputDigest carries
 	sch      *jsonschema.Schema
+	quick    *shape // sure of most valid values in one pass; the rest go to sch
 }
 
 // refuseLoads keeps bundles closed: a $ref that leaves the document is a contract error, never a fetch.
@@ -68,7 +70,7 @@ func CompileSchema(doc json.RawMessage) (*Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Schema{doc: c, artifact: artifact, closure: closure, sch: sch}, nil
+	return &Schema{doc: c, artifact: artifact, closure: closure, sch: sch, quick: shapeOf(sch, map[*jsonschema.Schema]*shape{})}, nil
 }
 
 // Digest is the closure digest, the value op.inputDigest and op.outputDigest carry.
@@ -85,11 +87,14 @@ func (s *Schema) Validate(v json.RawMessage) error {
 	if len(bytes.TrimSpace(v)) == 0 {
 		v = json.RawMessage("null")
 	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(v))
+	if s.quick.accepts(v) {
+		return nil
+	}
+	inst, err := instance(v)
 	if err != nil {
 		return fmt.Errorf("not one JSON value: %w", err)
 	}
-	if err := s.sch.Validate(inst); err != nil {
+	if err := s.check(inst); err != nil {
 		var ve *jsonschema.ValidationError
 		if errors.As(err, &ve) {
 			return errors.New(flatValidation(ve))
@@ -97,6 +102,35 @@ func (s *Schema) Validate(v json.RawMessage) error {
 		return err
 	}
 	return nil
+}
+
+// check runs the validator on inst. The validator dereferences a nil
+// number when a bound meets a number math/big will not read (1e2000000
+// against a maximum), which would take the process down with it; such a
+// value is refused instead.
+func (s *Schema) check(inst any) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("a value the validator cannot compare (%v)", r)
+		}
+	}()
+	return s.sch.Validate(inst)
+}
+
+// instance reads one JSON value into the form the validator walks (maps,
+// slices, strings, bools, nil and json.Number), refusing anything after
+// it. It is the validator's own reading, in one pass without a Decoder:
+// every call validates twice on each side.
+func instance(v json.RawMessage) (any, error) {
+	var inst any
+	rest, err := fastjson.Parse(v, &inst, fastjson.UseNumber)
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimLeft(rest, " \t\r\n")) != 0 {
+		return nil, errors.New("invalid character after top-level value")
+	}
+	return inst, nil
 }
 
 // flatValidation renders the deepest causes on one line, the part a person can act on.

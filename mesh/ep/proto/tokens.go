@@ -45,7 +45,7 @@ func validEndpointToken(tok string) bool {
 	if tok == "" || len(tok) > MaxEndpointToken {
 		return false
 	}
-	for _, l := range strings.Split(tok, "_") {
+	for l := range strings.SplitSeq(tok, "_") {
 		if !validLabel(l) {
 			return false
 		}
