@@ -32,8 +32,12 @@ func leafPair(t *testing.T, open bool) (hub, leaf side, link *testutil.Link) {
 	hb, hop := testmesh.StartWith(t, leafSpace, broker.Options{Open: open,
 		Leaf: broker.Leaf{Domain: "hub", Listen: "127.0.0.1:0", Peers: []string{"lap"}}})
 	link = testutil.NewLink(t, hb.LeafAddr())
+	creds := ""
+	if !open {
+		creds = linkCreds(t, hb, "lap", "hub")
+	}
 	lb, lop := testmesh.StartWith(t, leafSpace, broker.Options{Open: open,
-		Leaf: broker.Leaf{Domain: "lap", Remote: "nats://" + link.Addr(), Peers: []string{"hub"}}})
+		Leaf: broker.Leaf{Domain: "lap", Remote: "nats://" + link.Addr(), Creds: creds, Peers: []string{"hub"}}})
 	for _, s := range []struct {
 		b  *broker.Broker
 		nc *nats.Conn
