@@ -115,3 +115,29 @@ and the file is ignored.`,
 	fl.StringVarP(&r.Out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/<name>.creds, which seats cannot read; elsewhere a seat can, and mint warns)")
 	return cmd
 }
+
+func newLeafCredsCmd(g *globals) *cobra.Command {
+	var out string
+	cmd := &cobra.Command{
+		Use:   "leaf-creds <leaf>",
+		Short: "On a hub: mint the credential another machine's mesh links to this one with (up --leaf)",
+		Long: `Mint the link credential for the leaf whose JetStream domain is <leaf>
+(lower case, like lap), record it as a leaf of this hub, and on a hub that
+runs (up --leaf-listen) have its streams source that leaf at once. The file
+(0600) lets its holder connect as a leafnode only, with the sourcing of the
+space's posts and DMs and nothing else: no subject of the space, no
+JetStream API, no bucket. Every post and DM of the space crosses that link,
+so hand it over as you would the space's keys. On the leaf's machine:
+cotal up --leaf nats://HUB:PORT --leaf-creds FILE.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			m, err := clirun.MintLink(g.caller(), args[0], out)
+			if err == nil {
+				clirender.LinkMinted(g.stdout, m)
+			}
+			return err
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/link-<leaf>.creds)")
+	return cmd
+}

@@ -34,6 +34,12 @@ with a manager and seats of its own: it provisions nothing, needs the
 space's keys copied from the first host, and its delivery service serves
 only once the serving one is gone.
 
+With --leaf-listen ADDR the mesh is a hub other machines' meshes of the same
+space link to: "cotal leaf-creds NAME" mints each one's link credential, and
+there "cotal up --leaf nats://HUB:PORT --leaf-creds FILE" links it. Posts and
+DMs cross the link both ways; each side keeps working alone while it is down,
+and what was sent meanwhile crosses once when it is back.
+
 If the space is already running, up says so and exits 0. Seats left in
 their keepers are taken back; seats "down --preserve-state" preserved are
 resumed (--fresh discards them, naming them).
@@ -58,6 +64,10 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.DurationVar(&f.Readiness, "readiness", 0, launch.ReadinessHelp)
 	fl.StringSliceVar(&f.URLs, "url", nil, "run the mesh on an existing NATS server or cluster with JetStream (`nats://a,nats://b,...`), starting no broker; --creds names the credential it connects with")
 	fl.BoolVar(&f.ManagerOnly, "manager-only", false, "with --url: join the mesh another host provisioned there, with this host's manager and seats; provisions nothing, and its delivery service serves only if the serving one goes")
+	fl.StringVar(&f.Leaf.Remote, "leaf", "", "join a hub's mesh of the same space as a leaf (`nats://hub:7422`), with --leaf-creds; each side keeps working alone while the link is down")
+	fl.StringVar(&f.Leaf.Creds, "leaf-creds", "", "with --leaf: the link credential the hub minted for this machine (`cotal leaf-creds NAME` there)")
+	fl.StringVar(&f.Leaf.Listen, "leaf-listen", "", "be a hub other machines' meshes link to with --leaf: the leafnode listener's `host:port`")
+	fl.StringVar(&f.Leaf.Domain, "domain", "", "with --leaf-listen: this hub's JetStream domain (default hub); a leaf's comes from its link credential")
 	fl.BoolVar(&f.Fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	fl.StringVarP(&f.File.File, "file", "f", "", "apply this manifest (a cotal.yaml, or a folder holding one): start the mesh in the background if none runs, then its registry, credentials and seats")
 	fl.BoolVar(&f.File.Apply, "apply", false, "with -f: restart the seats whose launch changed without asking")
