@@ -23,6 +23,8 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"./cotal deny ", "answers a Claude Code seat's permission prompt; the README's folder runs no Claude Code"},
 	{"./cotal bench", "measures for a minute or more; TestBenchQuickJSON runs it"},
 	{"./cotal up --detach --url ", "needs a NATS cluster the person runs (TestUpOnATrustedCluster runs this path on one the test starts)"},
+	{"./cotal up --detach --leaf-listen ", "binds a fixed port on every interface (TestLeafPairSharesASpaceAndOutlivesACut runs a hub on a loopback port)"},
+	{"./cotal up --detach --leaf ", "needs a hub on another machine (TestLeafPairSharesASpaceAndOutlivesACut runs the pair)"},
 }
 
 // readmeBlock is one ```sh block's command lines, or one ```yaml <file>
