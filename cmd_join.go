@@ -125,9 +125,11 @@ func newLeafCredsCmd(g *globals) *cobra.Command {
 (lower case, like lap), record it as a leaf of this hub, and on a hub that
 runs (up --leaf-listen) have its streams source that leaf at once. The file
 (0600) lets its holder connect as a leafnode only, with the sourcing of the
-space's posts and DMs and nothing else: no subject of the space, no
-JetStream API, no bucket. Every post and DM of the space crosses that link,
-so hand it over as you would the space's keys. On the leaf's machine:
+space's posts and DMs: no subject of the space, no other JetStream API, no
+bucket. Every post and DM of the space crosses that link, and its right to
+create consumers on the hub's origin streams is not yet narrowed to the
+link's own, so hand it only to a machine you would give the space's keys.
+On the leaf's machine:
 cotal up --leaf nats://HUB:PORT --leaf-creds FILE.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {

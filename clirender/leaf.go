@@ -26,7 +26,7 @@ func LeafLine(w io.Writer, l config.LeafRecord) {
 // person runs with it.
 func LinkMinted(w io.Writer, m host.LinkMinted) {
 	fmt.Fprintf(w, "link credential for leaf %s of space %s (hub domain %s): %s\n", m.Leaf, m.Space, m.Hub, m.Path)
-	fmt.Fprintln(w, "it lets its holder link a leaf to this hub and nothing else; it carries every post and DM of the space both ways, so hand it over as you would the space's keys")
+	fmt.Fprintln(w, "it lets its holder link a leaf to this hub; every post and DM of the space crosses that link, and it may create consumers on the hub's origin streams, so hand it only to a machine you would give the space's keys")
 	hub := "HUB:7422"
 	if m.Listen != "" {
 		hub = m.Listen
