@@ -12,7 +12,6 @@ import (
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/config"
-	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/seat"
 	"github.com/cotal-go/cotal/seat/client"
@@ -36,12 +35,9 @@ func (g *globals) caller() clirun.Caller {
 }
 
 // The caller's calls, for the commands: the space and its paths, the mesh
-// to talk to, the
-// managers, one seat on them, and whether this process is a seat's.
+// to talk to, the managers, and whether this process is a seat's.
 func (g *globals) paths() (string, config.Paths, config.Resolution, error) { return g.caller().Paths() }
-func (g *globals) resolveTarget() (host.Target, error)                     { return g.caller().Target() }
 func (g *globals) managers() (*client.Client, *nats.Conn, error)           { return g.caller().Managers() }
-func (g *globals) redialer() *client.Redialer                              { return g.caller().Redialer() }
 func (g *globals) inSeat() string                                          { return g.caller().InSeat() }
 func ctxTimeout() (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), clirun.Timeout)
@@ -56,21 +52,10 @@ type exitError struct{ code int }
 
 func (e exitError) Error() string { return fmt.Sprintf("exit %d", e.code) }
 
-// epFailure is err as a refusal when it is one (clirun.Refused): execute
-// prints it the way a person reads it, and the command exits 1.
-func epFailure(_ *globals, err error) error { return clirun.Refused(err) }
-
 // onSeat locates a seat over the managers (or only on) and makes one call
 // on it; a name no manager has is a usage error.
 func onSeat(g *globals, name, on string, call func(context.Context, *client.Client, client.Seat) error) error {
 	return clirun.Refused(g.caller().OnSeat(name, on, call))
-}
-
-// locate finds a seat over the managers (or only on): a name no manager
-// has is a usage error.
-func locate(_ *globals, cl *client.Client, name, on string) (client.CensusRow, error) {
-	row, err := clirun.Locate(cl, name, on)
-	return row, clirun.Refused(err)
 }
 
 // shown has print say a command's result when its call did not fail, and

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/seat/attach/tty"
 )
 
@@ -49,7 +50,7 @@ typing.`,
 // runAttach locates the seat and attaches the terminal to it until it
 // ends, then says how it ended.
 func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error {
-	d, row, err := located(g, o.Name, on)
+	d, row, err := g.caller().Located(o.Name, on)
 	if err != nil {
 		return err
 	}
@@ -61,7 +62,7 @@ func runAttach(ctx context.Context, g *globals, on string, o tty.Options) error 
 		if errors.Is(err, tty.ErrGone) {
 			return err
 		}
-		return epFailure(g, err)
+		return clirun.Refused(err)
 	}
 	if clirender.AttachEnd(g.stderr, end, o.Name) {
 		return exitError{exitFail}

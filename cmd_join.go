@@ -118,28 +118,18 @@ and the file is ignored.`,
 
 func newLeafCredsCmd(g *globals) *cobra.Command {
 	var out string
-	cmd := &cobra.Command{
+	var asJSON bool
+	cmd := withJSON(&cobra.Command{
 		Use:   "leaf-creds <leaf>",
 		Short: "On a hub: mint the credential another machine's mesh links to this one with (up --leaf)",
-		Long: `Mint the link credential for the leaf whose JetStream domain is <leaf>
-(lower case, like lap), record it as a leaf of this hub, and on a hub that
-runs (up --leaf-listen) have its streams source that leaf at once. The file
-(0600) lets its holder connect as a leafnode only, with the sourcing of the
-space's posts and DMs: no subject of the space, no other JetStream API, no
-bucket. Every post and DM of the space crosses that link, and its right to
-create consumers on the hub's origin streams is not yet narrowed to the
-link's own, so hand it only to a machine you would give the space's keys.
-On the leaf's machine:
-cotal up --leaf nats://HUB:PORT --leaf-creds FILE.`,
+		Long: `Mint the 0600 link credential of leaf <leaf> (its JetStream domain, lower case) and
+record it as this hub's leaf, sourced at once on a running hub (README: "Past one machine").`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			m, err := clirun.MintLink(g.caller(), args[0], out)
-			if err == nil {
-				clirender.LinkMinted(g.stdout, m)
-			}
-			return err
+			return shown(err, func() { clirender.LinkMinted(g.stdout, asJSON, m) })
 		},
-	}
+	}, &asJSON, "print the result as JSON")
 	cmd.Flags().StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/link-<leaf>.creds)")
 	return cmd
 }

@@ -57,7 +57,7 @@ func runMCP(g *globals, name, source string) error {
 	g.space = a.Space
 	logf := func(format string, args ...any) { fmt.Fprintf(g.stderr, "cotal mcp: "+format+"\n", args...) }
 	dial := a.Dialer(func() (mcp.Target, error) {
-		t, err := g.resolveTarget()
+		t, err := g.caller().Target()
 		return mcp.Target{URL: t.URL, Space: t.Paths.Space, Open: t.Record.Mode == config.ModeOpen}, err
 	}, logf)
 	srv := mcp.New(mcp.Options{Dial: dial, Manager: a.Manager, Self: self, Version: version, Logf: logf})

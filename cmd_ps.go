@@ -4,6 +4,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/cotal-go/cotal/clirender"
+	"github.com/cotal-go/cotal/clirun"
 )
 
 func newPsCmd(g *globals) *cobra.Command {
@@ -27,7 +28,7 @@ the command then exits 1: the census is incomplete.`,
 			defer cancel()
 			cs, err := cl.Census(ctx, on)
 			if err != nil {
-				return epFailure(g, err)
+				return clirun.Refused(err)
 			}
 			if asJSON {
 				printJSON(g.stdout, cs)

@@ -40,7 +40,7 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 			if err := client.CheckFollowEvery(every); err != nil {
 				return usage(err)
 			}
-			d, row, err := located(g, name, on)
+			d, row, err := g.caller().Located(name, on)
 			if err != nil {
 				return err
 			}
@@ -136,19 +136,4 @@ cotal input --keys vi Escape : q ! Enter`,
 	cmd.Flags().BoolVar(&keys, "keys", false, "the arguments after the name are key names, typed raw")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the bytes the seat accepted as JSON")
 	return cmd
-}
-
-// located finds a seat over the managers (or only on), on a client that
-// dials again after the mesh went away.
-func located(g *globals, name, on string) (*client.Redialer, client.CensusRow, error) {
-	d := g.redialer()
-	c, err := d.Client()
-	if err == nil {
-		var row client.CensusRow
-		if row, err = locate(g, c, name, on); err == nil {
-			return d, row, nil
-		}
-	}
-	d.Close()
-	return nil, client.CensusRow{}, err
 }

@@ -34,11 +34,9 @@ with a manager and seats of its own: it provisions nothing, needs the
 space's keys copied from the first host, and its delivery service serves
 only once the serving one is gone.
 
-With --leaf-listen ADDR the mesh is a hub other machines' meshes of the same
-space link to: "cotal leaf-creds NAME" mints each one's link credential, and
-there "cotal up --leaf nats://HUB:PORT --leaf-creds FILE" links it. Posts and
-DMs cross the link both ways; each side keeps working alone while it is down,
-and what was sent meanwhile crosses once when it is back.
+--leaf-listen ADDR makes the mesh a hub ("cotal leaf-creds NAME" mints a
+leaf's credential); --leaf URL --leaf-creds FILE links it to one. Posts and
+DMs cross both ways, and what was sent while the link was down, once.
 
 If the space is already running, up says so and exits 0. Seats left in
 their keepers are taken back; seats "down --preserve-state" preserved are

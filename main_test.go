@@ -73,8 +73,8 @@ func (c cli) corrupt() {
 func TestACrashedMeshIsNotRunningWhateverItsPidNames(t *testing.T) {
 	c := newCLI(t, "crashed")
 	c.crashed()
-	if _, err := c.globals().resolveTarget(); !errors.Is(err, host.ErrNotRunning) {
-		t.Errorf("resolveTarget: %v, want %v", err, host.ErrNotRunning)
+	if _, err := c.globals().caller().Target(); !errors.Is(err, host.ErrNotRunning) {
+		t.Errorf("Target: %v, want %v", err, host.ErrNotRunning)
 	}
 	if nc, err := host.ConnectIfRunning(c.paths, "test"); nc != nil || err != nil {
 		t.Errorf("ConnectIfRunning: %v %v, want nothing running", nc, err)
@@ -96,10 +96,10 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 	c := newCLI(t, "corrupt")
 	c.host()
 	c.corrupt()
-	_, err := c.globals().resolveTarget()
+	_, err := c.globals().caller().Target()
 	var re *host.RecordError
 	if !errors.As(err, &re) || errors.Is(err, host.ErrNotRunning) || !strings.Contains(err.Error(), c.paths.BrokerFile()+" is not valid") {
-		t.Errorf("resolveTarget: %v; want the damage of broker.json named", err)
+		t.Errorf("Target: %v; want the damage of broker.json named", err)
 	}
 	if _, err := host.ConnectIfRunning(c.paths, "test"); err == nil {
 		t.Error("ConnectIfRunning: no error; minting must not be put off to the next start")
@@ -132,7 +132,7 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 func TestARunningMeshIsFoundByItsLock(t *testing.T) {
 	c := newCLI(t, "found")
 	h := c.host()
-	tg, err := c.globals().resolveTarget()
+	tg, err := c.globals().caller().Target()
 	if err != nil || tg.URL != h.Broker().URL() || tg.Creds != c.paths.OperatorCreds() {
 		t.Fatalf("resolveTarget: %+v %v", tg, err)
 	}

@@ -43,7 +43,7 @@ func TestAProcessKeepsTheSpaceItResolved(t *testing.T) {
 	if _, p, _, err := dash.paths(); err != nil || p.Space != "first" {
 		t.Fatalf("the dashboard's next dial: %s %v, want first still", p.Space, err)
 	}
-	if tg, err := dash.resolveTarget(); err != nil || tg.Paths.Space != "first" {
+	if tg, err := dash.caller().Target(); err != nil || tg.Paths.Space != "first" {
 		t.Fatalf("the dashboard's next target: %+v %v", tg, err)
 	}
 }

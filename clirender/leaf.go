@@ -23,8 +23,12 @@ func LeafLine(w io.Writer, l config.LeafRecord) {
 }
 
 // LinkMinted says what `cotal leaf-creds` minted and what the leaf's
-// person runs with it.
-func LinkMinted(w io.Writer, m host.LinkMinted) {
+// person runs with it (as host.LinkMinted's JSON with asJSON).
+func LinkMinted(w io.Writer, asJSON bool, m host.LinkMinted) {
+	if asJSON {
+		JSON(w, m)
+		return
+	}
 	fmt.Fprintf(w, "link credential for leaf %s of space %s (hub domain %s): %s\n", m.Leaf, m.Space, m.Hub, m.Path)
 	fmt.Fprintln(w, "it lets its holder link a leaf to this hub; every post and DM of the space crosses that link, and it may create consumers on the hub's origin streams, so hand it only to a machine you would give the space's keys")
 	hub := "HUB:7422"

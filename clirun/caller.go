@@ -245,3 +245,19 @@ func usagef(format string, a ...any) error { return cliargs.Usagef(format, a...)
 
 // bad is err as bad input.
 func bad(err error) error { return cliargs.UsageError{Err: err} }
+
+// Located finds a seat over the managers (or only on), on a client that
+// dials again after the mesh went away; a name no manager has is a usage
+// error.
+func (c Caller) Located(name, on string) (*client.Redialer, client.CensusRow, error) {
+	d := c.Redialer()
+	cl, err := d.Client()
+	if err == nil {
+		var row client.CensusRow
+		if row, err = Locate(cl, name, on); err == nil {
+			return d, row, nil
+		}
+	}
+	d.Close()
+	return nil, client.CensusRow{}, Refused(err)
+}

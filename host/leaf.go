@@ -162,13 +162,15 @@ func (h *Host) LeafRecord() *config.LeafRecord {
 
 // LinkMinted is what MintLink did.
 type LinkMinted struct {
-	Path    string // the link credential, absolute
-	Space   string
-	Leaf    string // the leaf's domain
-	Hub     string // the hub's domain
-	Running bool   // the space's mesh runs here
-	Linked  bool   // its streams now source the leaf too
-	Listen  string // the running hub's leafnode listener, "" when it runs without one
+	Path    string `json:"creds"` // the link credential, absolute
+	Space   string `json:"space"`
+	Leaf    string `json:"leaf"`    // the leaf's domain
+	Hub     string `json:"hub"`     // the hub's domain
+	Running bool   `json:"running"` // the space's mesh runs here
+	Linked  bool   `json:"linked"`  // its streams now source the leaf too
+	// Listen is the running hub's leafnode listener, "" when it runs
+	// without one.
+	Listen string `json:"listen,omitempty"`
 }
 
 // MintLink mints the credential the leaf with domain leaf dials this
