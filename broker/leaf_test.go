@@ -42,7 +42,7 @@ func leafPair(t *testing.T, open bool) (hub, leaf side, link *testutil.Link) {
 		b  *broker.Broker
 		nc *nats.Conn
 	}{{hb, hop}, {lb, lop}} {
-		if err := broker.LinkStreams(testmesh.Ctx(t), s.nc, leafSpace, s.b.MaxStore(), s.b.Options().Leaf.Peers); err != nil {
+		if err := broker.LinkStreams(testmesh.Ctx(t), s.nc, leafSpace, s.b.MaxStore(), s.b.Options().Leaf.Domain, s.b.Options().Leaf.Peers); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())

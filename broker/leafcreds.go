@@ -28,23 +28,20 @@ type LinkTags struct {
 }
 
 // linkPermissions are the rights of a leaf's connection into the hub's
-// account, from the leaf's side: the stream sourcing of the linked
-// streams both ways and nothing else. A leaf publishes its consumer
-// requests on the hub's origin streams, its replies to the hub's on its
-// own, the deliveries its consumers make and the flow-control answers of
-// its sources; it receives the converse. No subject of the space, no
-// other JetStream API, no bucket.
+// account, from the leaf's side: the durable sourcing of the linked
+// streams both ways and nothing else. A leaf publishes the resets of its
+// own consumers on the hub's origins, its replies to the hub's resets,
+// its origins' deliveries to the hub and the flow-control answers of its
+// sources; it receives the converse. No subject of the space, no other
+// JetStream API (no consumer it could configure), no bucket.
 func linkPermissions(space, leaf, hub string) jwt.Permissions {
-	var toHub, fromHub []string
+	toHub := []string{"$JSC.R.>", "$JS.FC.>", "$JS.S.LINK." + leaf + "." + hub + ".>"}
+	fromHub := []string{"$JSC.R.>", "$JS.FC.>", "$JS.S.LINK." + hub + "." + leaf + ".>"}
 	for _, s := range LinkedStreams(space) {
-		toHub = append(toHub, "$JS."+hub+".API.CONSUMER.CREATE."+OriginStream(s))
-		fromHub = append(fromHub, "$JS."+leaf+".API.CONSUMER.CREATE."+OriginStream(s))
+		toHub = append(toHub, "$JS."+hub+".API.CONSUMER.RESET."+OriginStream(s)+"."+LinkConsumer(leaf))
+		fromHub = append(fromHub, "$JS."+leaf+".API.CONSUMER.RESET."+OriginStream(s)+"."+LinkConsumer(hub))
 	}
-	sourcing := []string{"$JSC.R.>", "$JS.S.>", "$JS.FC.>"}
-	return jwt.Permissions{
-		Pub: jwt.Permission{Allow: append(toHub, sourcing...)},
-		Sub: jwt.Permission{Allow: append(fromHub, sourcing...)},
-	}
+	return jwt.Permissions{Pub: jwt.Permission{Allow: toHub}, Sub: jwt.Permission{Allow: fromHub}}
 }
 
 // MintLink issues the credential a leaf with domain leaf dials this

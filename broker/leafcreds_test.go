@@ -80,6 +80,9 @@ func TestReadLinkCreds(t *testing.T) {
 func TestLinkCredsGrantOnlyTheLink(t *testing.T) {
 	hb, hop := testmesh.StartWith(t, leafSpace, broker.Options{
 		Leaf: broker.Leaf{Domain: "hub", Listen: "127.0.0.1:0", Peers: []string{"lap"}}})
+	if err := broker.LinkStreams(testmesh.Ctx(t), hop, leafSpace, hb.MaxStore(), "hub", []string{"lap"}); err != nil {
+		t.Fatal(err)
+	}
 	creds := linkCreds(t, hb, "lap", "hub")
 
 	if nc, err := nats.Connect(hb.URL(), nats.UserCredentials(creds), nats.MaxReconnects(0)); err == nil {
@@ -127,18 +130,27 @@ func TestLinkCredsGrantOnlyTheLink(t *testing.T) {
 	alice := wire.Principal{Owner: "local", Actor: "alice"}
 	bob := wire.Principal{Owner: "local", Actor: "bob"}
 	post, _ := wire.ChatSubject(leafSpace, alice, "team")
+	origin := broker.OriginStream(wire.DMStream(leafSpace))
 	forbidden := []string{
 		post, wire.DMSubject(leafSpace, bob, alice),
 		"$KV." + wire.RecordsBucket(leafSpace) + ".attack", "$KV." + wire.ACLBucket(leafSpace) + ".attack",
 		"$JS.API.STREAM.DELETE." + wire.DMStream(leafSpace) + ".attack",
 		"$JS.hub.API.STREAM.DELETE." + wire.DMStream(leafSpace),
 		"$JS.hub.API.STREAM.LIST", "$JS.hub.API.DIRECT.GET." + wire.DMStream(leafSpace),
+		// A consumer of the attacker's making would deliver the hub's
+		// origin wherever its configuration says, a bucket's subject too.
+		"$JS.hub.API.CONSUMER.CREATE." + origin, "$JS.hub.API.CONSUMER.CREATE." + origin + ".evil.>",
+		"$JS.hub.API.CONSUMER.RESET." + origin + "." + broker.LinkConsumer("hub"),
 	}
 	// Posting as others, writing the registry, the JetStream API: refused.
 	for _, subj := range forbidden {
 		m := nats.NewMsg(subj)
 		m.Header.Set(nats.MsgIdHdr, "attack-"+subj)
 		m.Reply = "_INBOX.attack"
+		if strings.Contains(subj, ".CONSUMER.") {
+			m.Reply = "$JSC.R.attack" // a reply subject the link carries
+			m.Data = []byte(`{"stream_name":"` + origin + `","config":{"deliver_subject":"$KV.` + wire.RecordsBucket(leafSpace) + `.evil","ack_policy":"none"}}`)
+		}
 		if err := evil.PublishMsg(m); err != nil {
 			t.Fatal(err)
 		}
@@ -163,6 +175,17 @@ func TestLinkCredsGrantOnlyTheLink(t *testing.T) {
 	if _, err := js.Stream(testmesh.Ctx(t), wire.DMStream(leafSpace)); err != nil {
 		t.Errorf("the DM stream after the attack: %v", err)
 	}
+	o, err := js.Stream(testmesh.Ctx(t), origin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var consumers []string
+	for name := range o.ConsumerNames(testmesh.Ctx(t)).Name() {
+		consumers = append(consumers, name)
+	}
+	if len(consumers) != 1 || consumers[0] != broker.LinkConsumer("lap") {
+		t.Errorf("%s has consumers %v after the attack, want only %s", origin, consumers, broker.LinkConsumer("lap"))
+	}
 
 	// The attacker's own subscriptions heard its publishes on its own
 	// server; once its marker is in, start over.
@@ -186,13 +209,13 @@ func TestLinkCredsGrantOnlyTheLink(t *testing.T) {
 	if err := hop.Publish("_INBOX.someone", []byte("secret")); err != nil {
 		t.Fatal(err)
 	}
-	if err := hop.Publish("$JS.S.marker", nil); err != nil {
+	if err := hop.Publish("$JS.S.LINK.hub.lap.marker", nil); err != nil {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, func() error {
 		emu.Lock()
 		defer emu.Unlock()
-		if len(atEvil) == 0 || atEvil[len(atEvil)-1] != "$JS.S.marker" {
+		if len(atEvil) == 0 || atEvil[len(atEvil)-1] != "$JS.S.LINK.hub.lap.marker" {
 			return fmt.Errorf("the marker has not crossed; the attacker heard %v", atEvil)
 		}
 		return nil

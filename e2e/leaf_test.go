@@ -105,12 +105,14 @@ func TestLeafPairSharesASpaceAndOutlivesACut(t *testing.T) {
 	if !strings.Contains(out, "--leaf-creds") {
 		t.Fatalf("leaf-creds does not say how the leaf links:\n%s", out)
 	}
+	started := time.Now()
 	out = mustCotal(t, lap, "up", "--detach", "--leaf", "nats://"+link.Addr(), "--leaf-creds", creds)
 	if !strings.Contains(out, "leaf of hub") {
 		t.Fatalf("up --leaf does not say it is a leaf:\n%s", out)
 	}
 	linksUp(t, hub, 1)
 	linksUp(t, lap, 1)
+	t.Logf("leaf up and linked both ways %s after its up began", time.Since(started).Round(time.Millisecond))
 
 	for _, home := range []string{hub, lap} {
 		mustCotal(t, home, "channels", "set", "team", "--class", "durable", "--replay", "off")
@@ -125,12 +127,16 @@ func TestLeafPairSharesASpaceAndOutlivesACut(t *testing.T) {
 	mustCotal(t, lap, "send", "dm", "local.alice", "dm from the leaf")
 	mustCotal(t, hub, "--creds", alice.Creds, "send", "msg", "team", "post from the hub")
 	mustCotal(t, lap, "--creds", bob.Creds, "send", "msg", "team", "post from the leaf")
+	sent := time.Now()
 	receives(t, lap, bob.Creds, "dm from the hub", "post from the hub")
 	receives(t, hub, alice.Creds, "dm from the leaf", "post from the leaf")
+	t.Logf("linked: a DM and a post from each side read on the other %s after the last was sent", time.Since(sent).Round(time.Millisecond))
 
 	link.Cut()
+	cut := time.Now()
 	linksUp(t, hub, 0)
 	linksUp(t, lap, 0)
+	t.Logf("cut: status says the link is down on both sides %s after the cut", time.Since(cut).Round(time.Millisecond))
 	mustCotal(t, hub, "send", "dm", "local.bob", "dm from the hub while cut")
 	mustCotal(t, hub, "--creds", alice.Creds, "send", "msg", "team", "post from the hub while cut")
 	mustCotal(t, lap, "send", "dm", "local.alice", "dm from the leaf while cut")

@@ -138,7 +138,7 @@ func (h *Host) link(ctx context.Context, nc *nats.Conn) error {
 			return err
 		}
 	}
-	if err := broker.LinkStreams(ctx, nc, space, h.broker.MaxStore(), l.Peers); err != nil {
+	if err := broker.LinkStreams(ctx, nc, space, h.broker.MaxStore(), l.Domain, l.Peers); err != nil {
 		return fmt.Errorf("linking the streams with %s: %w", strings.Join(l.Peers, ", "), err)
 	}
 	done := make(chan struct{})
@@ -226,7 +226,7 @@ func MintLink(ctx context.Context, p config.Paths, leaf, out string) (LinkMinted
 		return m, err
 	}
 	m.Listen = br.Leaf.Listen
-	if err := broker.LinkStreams(ctx, nc, p.Space, br.MaxStore, rec.Leaves); err != nil {
+	if err := broker.LinkStreams(ctx, nc, p.Space, br.MaxStore, rec.Domain, rec.Leaves); err != nil {
 		return m, fmt.Errorf("the running hub's streams did not take leaf %s (its next start links them): %w", leaf, err)
 	}
 	m.Linked = true
