@@ -30,7 +30,7 @@ func LinkMinted(w io.Writer, asJSON bool, m host.LinkMinted) {
 		return
 	}
 	fmt.Fprintf(w, "link credential for leaf %s of space %s (hub domain %s): %s\n", m.Leaf, m.Space, m.Hub, m.Path)
-	fmt.Fprintln(w, "it lets its holder link a leaf to this hub; every post and DM of the space crosses that link, and it may create consumers on the hub's origin streams, so hand it only to a machine you would give the space's keys")
+	fmt.Fprintln(w, "it lets its holder link a leaf to this hub and nothing else; every post and DM of the space crosses that link both ways, so hand it only to a machine you trust with the space")
 	hub := "HUB:7422"
 	if m.Listen != "" {
 		hub = m.Listen
