@@ -115,3 +115,21 @@ and the file is ignored.`,
 	fl.StringVarP(&r.Out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/<name>.creds, which seats cannot read; elsewhere a seat can, and mint warns)")
 	return cmd
 }
+
+func newLeafCredsCmd(g *globals) *cobra.Command {
+	var out string
+	var asJSON bool
+	cmd := withJSON(&cobra.Command{
+		Use:   "leaf-creds <leaf>",
+		Short: "On a hub: mint the credential another machine's mesh links to this one with (up --leaf)",
+		Long: `Mint the 0600 link credential of leaf <leaf> (its JetStream domain, lower case) and
+record it as this hub's leaf, sourced at once on a running hub (README: "Past one machine").`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			m, err := clirun.MintLink(g.caller(), args[0], out)
+			return shown(err, func() { clirender.LinkMinted(g.stdout, asJSON, m) })
+		},
+	}, &asJSON, "print the result as JSON")
+	cmd.Flags().StringVarP(&out, "out", "o", "", "where to write the creds file (default: the store's auth/creds/link-<leaf>.creds)")
+	return cmd
+}

@@ -41,6 +41,10 @@ a self-signed pair generated into the store; up prints the URL to dial and
 the certificate's SHA-256 fingerprint, which a client elsewhere pins:
 "cotal --server tls://ADDR:PORT --creds FILE --tls-pin SHA256 send ...".
 
+--leaf-listen ADDR makes the mesh a hub ("cotal leaf-creds NAME" mints a
+leaf's credential); --leaf URL --leaf-creds FILE links it to one. Posts and
+DMs cross both ways, and what was sent while the link was down, once.
+
 If the space is already running, up says so and exits 0. Seats left in
 their keepers are taken back; seats "down --preserve-state" preserved are
 resumed (--fresh discards them, naming them).
@@ -68,6 +72,10 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.StringVar(&f.Host, "host", "", "listen on this `address` (an IP, a host name, 0.0.0.0 for every interface) so other machines reach the mesh: TLS only, credentials required, the certificate's fingerprint printed for them to pin")
 	fl.StringVar(&f.TLSCert, "tls-cert", "", "with --host: the certificate `file` (PEM) to serve, signed by --tls-ca if given (default: a self-signed one generated into the store and reused)")
 	fl.StringVar(&f.TLSKey, "tls-key", "", "with --tls-cert: its private key `file` (PEM)")
+	fl.StringVar(&f.Leaf.Remote, "leaf", "", "join a hub's mesh of the same space as a leaf (nats://HUB:7422), with --leaf-creds; each side keeps working alone while the link is down")
+	fl.StringVar(&f.Leaf.Creds, "leaf-creds", "", "with --leaf: the link credential `file` the hub minted for this machine (cotal leaf-creds NAME there)")
+	fl.StringVar(&f.Leaf.Listen, "leaf-listen", "", "be a hub other machines' meshes link to with --leaf: the leafnode listener's `host:port`")
+	fl.StringVar(&f.Leaf.Domain, "domain", "", "with --leaf-listen: this hub's JetStream domain (default hub); a leaf's comes from its link credential")
 	fl.BoolVar(&f.Fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
 	fl.StringVarP(&f.File.File, "file", "f", "", "apply this manifest (a cotal.yaml, or a folder holding one): start the mesh in the background if none runs, then its registry, credentials and seats")
 	fl.BoolVar(&f.File.Apply, "apply", false, "with -f: restart the seats whose launch changed without asking")

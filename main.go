@@ -110,7 +110,7 @@ Exit codes: 0 success, 1 failure (status: the mesh is down), 2 bad input.`,
 		newSpawnCmd(g), newPsCmd(g), newScreenCmd(g), newStopCmd(g), newInputCmd(g), newAttachCmd(g), newSuperviseCmd(g),
 		newSetStatusCmd(g), newLeaveCmd(g), newSetupCmd(g), newMCPCmd(g), newDeliveriesCmd(g),
 		newHookCmd(g), newAnswerCmd(g, client.AnswerAllow), newAnswerCmd(g, client.AnswerDeny),
-		newPlanCmd(g), newInitCmd(g), newTopologyCmd(g), newBrokerCmd(g), newBenchCmd(g))
+		newPlanCmd(g), newInitCmd(g), newTopologyCmd(g), newBrokerCmd(g), newBenchCmd(g), newLeafCredsCmd(g))
 	root.AddCommand(worktreeCommands(g)...)
 	cliargs.Forgive(root)
 	addCompletions(root, g)

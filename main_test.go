@@ -99,7 +99,7 @@ func TestACorruptBrokerJSONDoesNotHideARunningMesh(t *testing.T) {
 	_, err := c.globals().caller().Target()
 	var re *host.RecordError
 	if !errors.As(err, &re) || errors.Is(err, host.ErrNotRunning) || !strings.Contains(err.Error(), c.paths.BrokerFile()+" is not valid") {
-		t.Errorf("resolveTarget: %v; want the damage of broker.json named", err)
+		t.Errorf("Target: %v; want the damage of broker.json named", err)
 	}
 	if _, err := host.ConnectIfRunning(c.paths, "test"); err == nil {
 		t.Error("ConnectIfRunning: no error; minting must not be put off to the next start")

@@ -136,6 +136,10 @@ func applyLeaf(sopts *server.Options, l Leaf, space, account string) error {
 		}
 		sopts.LeafNode.Host = host
 		sopts.LeafNode.Port = p
+		// A leaf dials the address its person gave, never one the hub
+		// advertises (its bind address, unreachable behind a NAT or a
+		// relay): a link through a relay stays through it.
+		sopts.LeafNode.NoAdvertise = true
 	}
 	if l.Remote != "" {
 		u, err := leafURL(l.Remote)

@@ -32,13 +32,17 @@ func leafPair(t *testing.T, open bool) (hub, leaf side, link *testutil.Link) {
 	hb, hop := testmesh.StartWith(t, leafSpace, broker.Options{Open: open,
 		Leaf: broker.Leaf{Domain: "hub", Listen: "127.0.0.1:0", Peers: []string{"lap"}}})
 	link = testutil.NewLink(t, hb.LeafAddr())
+	creds := ""
+	if !open {
+		creds = linkCreds(t, hb, "lap", "hub")
+	}
 	lb, lop := testmesh.StartWith(t, leafSpace, broker.Options{Open: open,
-		Leaf: broker.Leaf{Domain: "lap", Remote: "nats://" + link.Addr(), Peers: []string{"hub"}}})
+		Leaf: broker.Leaf{Domain: "lap", Remote: "nats://" + link.Addr(), Creds: creds, Peers: []string{"hub"}}})
 	for _, s := range []struct {
 		b  *broker.Broker
 		nc *nats.Conn
 	}{{hb, hop}, {lb, lop}} {
-		if err := broker.LinkStreams(testmesh.Ctx(t), s.nc, leafSpace, s.b.MaxStore(), s.b.Options().Leaf.Peers); err != nil {
+		if err := broker.LinkStreams(testmesh.Ctx(t), s.nc, leafSpace, s.b.MaxStore(), s.b.Options().Leaf.Domain, s.b.Options().Leaf.Peers); err != nil {
 			t.Fatal(err)
 		}
 		ctx, cancel := context.WithCancel(context.Background())

@@ -26,17 +26,31 @@ func LinkedStreams(space string) []string {
 // side and never sent back where it came from.
 func OriginStream(stream string) string { return "ORIGIN_" + stream }
 
-// LinkStreams shapes a provisioned space for a leaf link with peers (the
-// other sides' JetStream domains). Each linked stream S keeps its name,
-// limits, consumers and stored notices; its subjects move to
-// OriginStream(S), which takes what this side's agents publish (and
-// acknowledges none of them, as S did), and S sources that origin and
-// every peer's origin through the peer's $JS.<domain>.API. A source tracks
-// the origin's sequence, so what a side stored while the link was down is
-// delivered once when it returns; an origin holds only its own side's
-// publishes, so nothing loops. A peer added later is sourced from the time
-// it is added; history from before the link is not copied.
-func LinkStreams(ctx context.Context, nc *nats.Conn, space string, maxStore int64, peers []string) error {
+// LinkConsumer is the durable consumer of an origin stream that feeds the
+// peer with domain peer: made by the origin's side, so the peer never
+// creates a consumer there, only resets its own to where it got to.
+func LinkConsumer(peer string) string { return "LINK_" + peer }
+
+// linkDeliver is the subject the origin of stream on side from delivers
+// to side to's copy of it on.
+func linkDeliver(from, to, stream string) string {
+	return "$JS.S.LINK." + from + "." + to + "." + stream
+}
+
+// LinkStreams shapes a provisioned space for a leaf link between this
+// side (JetStream domain own) and peers (the other sides' domains). Each
+// linked stream S keeps its name, limits, consumers and stored notices;
+// its subjects move to OriginStream(S), which takes what this side's
+// agents publish (and acknowledges none of them, as S did), and S sources
+// that origin and every peer's origin through the peer's
+// $JS.<domain>.API. Each origin holds one durable consumer per peer
+// (LinkConsumer), acknowledged by flow control, which the peer's source
+// resets to the sequence it last stored: what a side stored while the
+// link was down is delivered once when it returns, and a peer needs no
+// right to make consumers. An origin holds only its own side's
+// publishes, so nothing loops. A peer added later is sourced from the
+// time it is added; history from before the link is not copied.
+func LinkStreams(ctx context.Context, nc *nats.Conn, space string, maxStore int64, own string, peers []string) error {
 	js, err := jetstream.New(nc)
 	if err != nil {
 		return err
@@ -44,14 +58,14 @@ func LinkStreams(ctx context.Context, nc *nats.Conn, space string, maxStore int6
 	cfgs := StreamConfigs(space, maxStore)
 	for _, name := range LinkedStreams(space) {
 		i := slices.IndexFunc(cfgs, func(c jetstream.StreamConfig) bool { return c.Name == name })
-		if err := linkStream(ctx, js, cfgs[i], peers); err != nil {
+		if err := linkStream(ctx, js, cfgs[i], own, peers); err != nil {
 			return fmt.Errorf("linking stream %s: %w", name, err)
 		}
 	}
 	return nil
 }
 
-func linkStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, peers []string) error {
+func linkStream(ctx context.Context, js jetstream.JetStream, want jetstream.StreamConfig, own string, peers []string) error {
 	s, err := js.Stream(ctx, want.Name)
 	if err != nil {
 		return err
@@ -87,7 +101,12 @@ func linkStream(ctx context.Context, js jetstream.JetStream, want jetstream.Stre
 			return fmt.Errorf("giving %s the subjects again: %w", origin, err)
 		}
 	}
-	sources := wantSources(have.Sources, origin, peers)
+	for _, p := range peers {
+		if err := ensureLinkConsumer(ctx, js, origin, own, p, want.Name); err != nil {
+			return fmt.Errorf("the consumer of %s for %s: %w", origin, p, err)
+		}
+	}
+	sources := wantSources(have.Sources, origin, own, peers, want.Name)
 	if slices.EqualFunc(sources, have.Sources, sameSource) && len(sources) == len(have.Sources) {
 		return nil
 	}
@@ -98,31 +117,49 @@ func linkStream(ctx context.Context, js jetstream.JetStream, want jetstream.Stre
 	return nil
 }
 
+// ensureLinkConsumer makes the durable consumer of origin that feeds
+// peer, unless it is there: pushed to linkDeliver, acknowledged by flow
+// control, from the origin's first message (an origin holds only what its
+// side published since it linked).
+func ensureLinkConsumer(ctx context.Context, js jetstream.JetStream, origin, own, peer, stream string) error {
+	name := LinkConsumer(peer)
+	if _, err := js.Consumer(ctx, origin, name); err == nil {
+		return nil
+	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
+		return err
+	}
+	_, err := js.CreateConsumer(ctx, origin, jetstream.ConsumerConfig{
+		Durable: name, DeliverSubject: linkDeliver(own, peer, stream), AckPolicy: jetstream.AckFlowControlPolicy,
+		FlowControl: true, IdleHeartbeat: time.Second, DeliverPolicy: jetstream.DeliverAllPolicy,
+	})
+	return err
+}
+
 // wantSources is the local origin and each peer's, keeping a source that
-// is already there as it is. A new one starts at the origin's first
+// is already there as it is. The local one starts at the origin's first
 // message: an origin holds only what its side published since it linked,
-// none of it in this stream yet. (Without a start the server would begin
-// at this stream's last message time, by the other side's clock, and skip
-// what that side stored just before.) Once a source has delivered, its
-// position is the stream's own, recovered from what it stored.
-func wantSources(have []*jetstream.StreamSource, origin string, peers []string) []*jetstream.StreamSource {
+// none of it in this stream yet. A peer's is its origin's consumer for
+// this side, which the source resets to the position this stream
+// recovers from what it stored from it.
+func wantSources(have []*jetstream.StreamSource, origin, own string, peers []string, stream string) []*jetstream.StreamSource {
 	out := []*jetstream.StreamSource{{Name: origin, OptStartSeq: 1}}
 	for _, p := range peers {
-		api := "$JS." + p + ".API"
-		i := slices.IndexFunc(have, func(s *jetstream.StreamSource) bool {
-			return s.Name == origin && s.External != nil && s.External.APIPrefix == api
-		})
-		if i >= 0 {
+		want := &jetstream.StreamSource{Name: origin, External: &jetstream.ExternalStream{APIPrefix: "$JS." + p + ".API"},
+			Consumer: &jetstream.StreamConsumerSource{Name: LinkConsumer(own), DeliverSubject: linkDeliver(p, own, stream)}}
+		if i := slices.IndexFunc(have, func(s *jetstream.StreamSource) bool { return sameSource(s, want) }); i >= 0 {
 			out = append(out, have[i])
 			continue
 		}
-		out = append(out, &jetstream.StreamSource{Name: origin, OptStartSeq: 1, External: &jetstream.ExternalStream{APIPrefix: api}})
+		out = append(out, want)
 	}
 	return out
 }
 
 func sameSource(a, b *jetstream.StreamSource) bool {
-	if a.Name != b.Name || (a.External == nil) != (b.External == nil) {
+	if a.Name != b.Name || (a.External == nil) != (b.External == nil) || (a.Consumer == nil) != (b.Consumer == nil) {
+		return false
+	}
+	if a.Consumer != nil && *a.Consumer != *b.Consumer {
 		return false
 	}
 	return a.External == nil || a.External.APIPrefix == b.External.APIPrefix
@@ -198,8 +235,11 @@ func relink(ctx context.Context, js jetstream.JetStream, space string) error {
 }
 
 // FollowLeafLinks restarts the linked streams' peer sources each time a
-// leaf connection comes up, until ctx ends; failures go to logf and are
-// tried again at the next connection.
+// leaf connection comes up, and again every few seconds while a link is
+// up but a peer's source has not started (the peer's own consumer for
+// this side may come only after the connection: a leaf links its streams
+// once its broker runs), until ctx ends; failures go to logf and are
+// tried again.
 func (b *Broker) FollowLeafLinks(ctx context.Context, nc *nats.Conn, space string, logf func(format string, args ...any)) {
 	js, err := jetstream.New(nc)
 	if err != nil {
@@ -209,6 +249,7 @@ func (b *Broker) FollowLeafLinks(ctx context.Context, nc *nats.Conn, space strin
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
 	last := 0
+	var check time.Time // when to look at the sources again; zero: no need
 	for {
 		select {
 		case <-ctx.Done():
@@ -216,12 +257,42 @@ func (b *Broker) FollowLeafLinks(ctx context.Context, nc *nats.Conn, space strin
 		case <-t.C:
 		}
 		n := b.LeafLinks()
-		if n > last {
+		now := time.Now()
+		restart := n > last
+		if !restart && n > 0 && !check.IsZero() && now.After(check) {
+			restart = !sourcesStarted(ctx, js, space)
+			if !restart {
+				check = time.Time{}
+			}
+		}
+		if restart {
 			if err := relink(ctx, js, space); err != nil && ctx.Err() == nil {
 				logf("leaf link up, but its streams did not restart: %v", err)
 				n = last // try again on the next tick
 			}
+			check = now.Add(sourceCheck)
 		}
 		last = n
 	}
+}
+
+// sourceCheck is how long after restarting its sources a stream is
+// looked at again to see whether every peer's source started.
+const sourceCheck = 2 * time.Second
+
+// sourcesStarted reports whether every peer source of the linked streams
+// has heard from its peer and reports no error.
+func sourcesStarted(ctx context.Context, js jetstream.JetStream, space string) bool {
+	for _, name := range LinkedStreams(space) {
+		s, err := js.Stream(ctx, name)
+		if err != nil {
+			return false
+		}
+		for _, src := range s.CachedInfo().Sources {
+			if src.External != nil && (src.Error != nil || src.Active < 0 || src.Active > sourceCheck) {
+				return false
+			}
+		}
+	}
+	return true
 }

@@ -163,6 +163,51 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxS
 	if err != nil {
 		return err
 	}
+	for try := 1; ; try++ {
+		err := ensureAll(ctx, js, nc, space, maxStore)
+		if err == nil {
+			break
+		}
+		if try == 3 || !storeRaced(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+	if err := noDirect(ctx, js, "KV_"+wire.AuthBucket(space)); err != nil {
+		return err
+	}
+	class := "durable"
+	if open {
+		class = "live"
+	}
+	reg, err := js.KeyValue(ctx, wire.ChannelsBucket(space))
+	if err != nil {
+		return err
+	}
+	b, _ := json.Marshal(ChannelDefaults{DeliveryClass: class})
+	if _, err := reg.Create(ctx, DefaultsKey, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
+		return fmt.Errorf("writing channel defaults: %w", err)
+	}
+	return nil
+}
+
+// storeRaced reports whether err is the server failing to make a stream's
+// directory because it was enabling the account's JetStream a second time
+// meanwhile (that makes and removes the empty streams folder), which a
+// leaf's account registered by its link and its first client at once
+// does: a second try finds the account enabled.
+func storeRaced(err error) bool {
+	var apiErr *jetstream.APIError
+	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.ErrorCode(10049)
+}
+
+// ensureAll makes every stream and bucket of the space that is missing and
+// reconciles the rest, side by side.
+func ensureAll(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, space string, maxStore int64) error {
 	// Streams and buckets are independent: create them side by side, so
 	// a fresh space costs one round of fsyncs rather than sixteen.
 	var wg sync.WaitGroup
@@ -195,21 +240,6 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxS
 		if err != nil {
 			return err
 		}
-	}
-	if err := noDirect(ctx, js, "KV_"+wire.AuthBucket(space)); err != nil {
-		return err
-	}
-	class := "durable"
-	if open {
-		class = "live"
-	}
-	reg, err := js.KeyValue(ctx, wire.ChannelsBucket(space))
-	if err != nil {
-		return err
-	}
-	b, _ := json.Marshal(ChannelDefaults{DeliveryClass: class})
-	if _, err := reg.Create(ctx, DefaultsKey, b); err != nil && !errors.Is(err, jetstream.ErrKeyExists) {
-		return fmt.Errorf("writing channel defaults: %w", err)
 	}
 	return nil
 }

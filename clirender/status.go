@@ -72,6 +72,7 @@ func Status(w io.Writer, r host.Status) {
 		}
 		say("  jetstream  %s, %d streams", js, r.Streams)
 		cluster(say, r)
+		leafStatus(say, r.Leaf)
 		say("  delivery   %s", r.Delivery)
 		managers(say, r)
 	}

@@ -21,6 +21,8 @@ type UpJSON struct {
 	ReadyMs        int64  `json:"readyMs,omitempty"` // how long the start took
 	Store          string `json:"store,omitempty"`
 	Log            string `json:"log"`
+	// Leaf is the leaf link the mesh runs with, when it has one.
+	Leaf *config.LeafRecord `json:"leaf,omitempty"`
 	// Host, RemoteURLs and TLSPin are a mesh reachable from other
 	// machines (up --host): where it listens, what they dial, and the
 	// certificate fingerprint they pin (--tls-pin).
@@ -63,6 +65,7 @@ type Started struct {
 	External   string // which external cluster it lives on; "" for the embedded broker
 	// ManagerOnly: it joined a mesh another host provisioned there.
 	ManagerOnly bool
+	Leaf        *config.LeafRecord // the leaf link it runs with; nil for none
 	Sync        string
 	Custody     []string // what the start made of the seats its keepers held
 	Foreground  bool     // a person's terminal, not the child of up --detach
@@ -91,6 +94,9 @@ func Up(w io.Writer, s Started) {
 	}
 	if s.ManagerOnly {
 		ManagerOnly(w)
+	}
+	if s.Leaf != nil {
+		LeafLine(w, *s.Leaf)
 	}
 	if s.Sync == config.SyncInterval {
 		fmt.Fprintln(w, "WARNING: --sync interval: the store is fsynced every 2 minutes, so an OS crash or power loss can lose messages the mesh already acknowledged")
@@ -146,6 +152,9 @@ func Detached(w io.Writer, space string, rec config.BrokerRecord, r Remote, took
 	}
 	if rec.Sync == config.SyncInterval {
 		fmt.Fprintln(w, "WARNING: --sync interval: an OS crash or power loss can lose messages the mesh already acknowledged")
+	}
+	if rec.Leaf != nil {
+		LeafLine(w, *rec.Leaf)
 	}
 	Lines(w, custody)
 	fmt.Fprintf(w, "log %s; stop it with `cotal down --space %s`\n", logFile, space)

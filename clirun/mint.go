@@ -111,3 +111,23 @@ func Authority(c Caller) (*broker.Authority, error) {
 	}
 	return auth, nil
 }
+
+// MintLink is `cotal leaf-creds <leaf>`: the credential a leaf with that
+// JetStream domain dials this space's hub with, written to out.
+func MintLink(c Caller, leaf, out string) (host.LinkMinted, error) {
+	if c.Creds != "" {
+		return host.LinkMinted{}, usagef("minting a link credential needs the space's signing key: run `cotal leaf-creds` on the hub as the local user, without --creds (or COTAL_CREDS)")
+	}
+	_, p, _, err := c.Paths()
+	if err != nil {
+		return host.LinkMinted{}, err
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	defer cancel()
+	m, err := host.MintLink(ctx, p, leaf, out)
+	var refused *host.RefusedError
+	if errors.As(err, &refused) {
+		return m, bad(err)
+	}
+	return m, err
+}

@@ -49,6 +49,18 @@ type BrokerRecord struct {
 	// Host is the address the mesh listens on beyond loopback (up --host;
 	// 0.0.0.0 is every interface), "" for loopback only.
 	Host string `json:"host,omitempty"`
+	// Leaf is the leaf link the mesh's broker takes part in, nil for none.
+	Leaf *LeafRecord `json:"leaf,omitempty"`
+}
+
+// LeafRecord is a running mesh's leaf link: its own JetStream domain, the
+// leafnode listener it serves (a hub) or the hub it dials (a leaf), and
+// the other sides' domains its streams source.
+type LeafRecord struct {
+	Domain string   `json:"domain"`
+	Listen string   `json:"listen,omitempty"`
+	Remote string   `json:"remote,omitempty"`
+	Peers  []string `json:"peers"`
 }
 
 // ReadBrokerRecord reads broker.json from a store dir. A missing file is

@@ -26,6 +26,8 @@ var readmeSkips = []struct{ prefix, why string }{
 	{"./cotal up --detach --host ", "listens beyond loopback, on every interface of the machine the test runs on (TestMeshReachableFromAnotherMachine runs this path on the machine's own address)"},
 	{"./cotal mint carol", "belongs to the mesh up --host starts, which this test does not"},
 	{"./cotal --server tls://", "runs on another machine, with the pin the mesh printed (TestMeshReachableFromAnotherMachine does this from a cotal home of its own)"},
+	{"./cotal up --detach --leaf-listen ", "binds a fixed port on every interface (TestLeafPairSharesASpaceAndOutlivesACut runs a hub on a loopback port)"},
+	{"./cotal up --detach --leaf ", "needs a hub on another machine (TestLeafPairSharesASpaceAndOutlivesACut runs the pair)"},
 }
 
 // readmeBlock is one ```sh block's command lines, or one ```yaml <file>

@@ -56,6 +56,10 @@ type Config struct {
 	// provisioned (the streams must be there), and the delivery service
 	// stands by, serving only once the lease holder is gone.
 	ManagerOnly bool
+	// Leaf joins the embedded broker to a hub, or makes it one
+	// (ResolveLeaf); the zero value is no link, and a start without one
+	// undoes the link an earlier start made.
+	Leaf broker.Leaf
 
 	// Host, when set, is the address the embedded broker listens on
 	// beyond loopback (0.0.0.0: every interface): clients must then dial
@@ -114,6 +118,9 @@ type Host struct {
 	dnc     *nats.Conn     // the delivery service's own connection
 	mnc     *nats.Conn     // the manager's own connection
 	wrote   bool           // broker.json names this host
+	// leafDone is closed when following the leaf link has stopped; nil
+	// without a link.
+	leafDone chan struct{}
 
 	mu       sync.Mutex
 	delivery *delivery.Service // nil in open mode: an open mesh is live-only
@@ -200,7 +207,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	}
 	b, err := broker.Start(broker.Options{
 		Paths: cfg.Paths, Open: cfg.Open, Sync: cfg.Sync, Port: h.port(),
-		Log: cfg.Log, Verbose: cfg.Verbose, URLs: cfg.Servers, Creds: cfg.Creds,
+		Log: cfg.Log, Verbose: cfg.Verbose, URLs: cfg.Servers, Creds: cfg.Creds, Leaf: cfg.Leaf,
 		Host: cfg.Host, TLS: cfg.TLS,
 	})
 	if err != nil {
@@ -217,6 +224,8 @@ func (h *Host) startMesh(ctx context.Context) error {
 		}
 	} else if err := broker.Provision(ctx, nc, cfg.Paths.Space, cfg.Open, b.MaxStore()); err != nil {
 		return fmt.Errorf("provisioning space %s: %w", cfg.Paths.Space, err)
+	} else if err := h.link(ctx, nc); err != nil {
+		return err
 	}
 	if err := h.loadResume(); err != nil {
 		return err
@@ -257,7 +266,7 @@ func (h *Host) startMesh(ctx context.Context) error {
 	if err := config.WriteBrokerRecord(cfg.Paths, config.BrokerRecord{
 		Space: cfg.Paths.Space, URL: b.URL(), PID: os.Getpid(), Mode: mode, Sync: cfg.Sync,
 		Started: h.started.UTC(), StoreDir: cfg.Paths.StoreDir, MaxStore: b.MaxStore(),
-		Folder: cfg.ProjectDir, External: b.External(), TLSPin: b.TLSPin(), Host: cfg.Host,
+		Folder: cfg.ProjectDir, External: b.External(), TLSPin: b.TLSPin(), Host: cfg.Host, Leaf: h.LeafRecord(),
 	}); err != nil {
 		return err
 	}
@@ -367,6 +376,9 @@ func (h *Host) shutdown() error {
 		h.unwatch()
 	}
 	h.stop()
+	if h.leafDone != nil {
+		<-h.leafDone
+	}
 	if h.broker != nil {
 		h.broker.Shutdown()
 	}

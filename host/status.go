@@ -45,6 +45,9 @@ type Status struct {
 	// Cluster is the NATS cluster a mesh on external servers lives on:
 	// its meta leader and each stream's replicas and lag.
 	Cluster *broker.Cluster `json:"cluster,omitempty"`
+	// Leaf is the leaf link the mesh runs with: its domain, listener or
+	// hub, and each other side with whether it is linked now.
+	Leaf *LeafStatus `json:"leaf,omitempty"`
 	// Delivery says whether the durable delivery service holds its lease
 	// and serves (an open mesh has none). Managers counts the manager
 	// instances that answered a status scatter (the probe ps uses);
@@ -149,6 +152,7 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 	if t.Record.External || nc.ConnectedClusterName() != "" {
 		r.Cluster = clusterStatus(ctx, t, nc)
 	}
+	r.Leaf = leafStatus(ctx, js, r.Space, t.Record.Leaf)
 	if t.Record.External {
 		meshPID = 0 // on a cluster another machine's mesh, or another store's here, may serve
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/seat"
 )
@@ -34,6 +35,9 @@ type UpOptions struct {
 	// pair, none for a self-signed one generated into the store; TLSCA
 	// (the root --tls-ca) the CA that signed it.
 	Host, TLSCert, TLSKey, TLSCA string
+	// Leaf is the leaf link (--leaf, --leaf-creds, --leaf-listen,
+	// --domain).
+	Leaf host.LeafFlags
 }
 
 // FileOptions are up's manifest flags.
@@ -79,6 +83,9 @@ func CheckManager(maxSessions int, readiness time.Duration) error {
 // -f does not take.
 func (o *UpOptions) Check() error {
 	if o.File != (FileOptions{}) {
+		if o.Leaf.On() {
+			return cliargs.Usagef("--leaf, --leaf-listen, --leaf-creds and --domain start a mesh with a leaf link; with -f, start it first (`cotal up --detach --leaf ...`), then apply the file")
+		}
 		return o.checkFile()
 	}
 	if o.JSON && !o.Detach {
@@ -94,6 +101,9 @@ func (o *UpOptions) Check() error {
 		return err
 	}
 	if err := o.checkHost(); err != nil {
+		return err
+	}
+	if err := o.checkLeaf(); err != nil {
 		return err
 	}
 	if o.ManagerOnly && len(o.URLs) == 0 {
@@ -195,6 +205,60 @@ func (o *UpOptions) childArgs(p config.Paths, creds string) []string {
 				args = append(args, kv[0], kv[1])
 			}
 		}
+	}
+	return append(args, o.leafArgs()...)
+}
+
+// checkLeaf refuses leaf flags no link can run with.
+func (o *UpOptions) checkLeaf() error {
+	l := o.Leaf
+	switch {
+	case !l.On():
+		return nil
+	case l.Listen != "" && l.Remote != "":
+		return cliargs.Usagef("--leaf and --leaf-listen: a mesh is a hub leaves dial (--leaf-listen) or a leaf of one hub (--leaf), not both")
+	case l.Listen == "" && l.Remote == "":
+		return cliargs.Usagef("--leaf-creds and --domain name a leaf link: add --leaf nats://HUB:7422 (a leaf) or --leaf-listen ADDR (a hub)")
+	case l.Listen != "" && l.Creds != "":
+		return cliargs.Usagef("--leaf-creds is the credential a leaf dials its hub with; a hub mints them (`cotal leaf-creds NAME`)")
+	case l.Remote != "" && l.Creds == "":
+		return cliargs.Usagef("--leaf needs the link credential the hub minted for this machine: run `cotal leaf-creds NAME` on the hub and pass the file with --leaf-creds")
+	case len(o.URLs) > 0:
+		return cliargs.Usagef("--leaf and --leaf-listen link the embedded broker; with --url the mesh lives on servers you run, which link themselves")
+	case o.Open:
+		return cliargs.Usagef("--open with a leaf link: a link is authenticated by a credential the hub mints; drop --open")
+	}
+	if err := (broker.Leaf{Domain: "x", Listen: l.Listen, Remote: l.Remote}).Check(); err != nil {
+		return cliargs.Usagef("%v", err)
+	}
+	if l.Domain != "" {
+		if err := broker.CheckDomain(l.Domain); err != nil {
+			return cliargs.Usagef("--domain: %v", err)
+		}
+	}
+	return nil
+}
+
+// leafArgs are the leaf flags again, for the detached child (which runs
+// in another folder: the credential by its absolute path).
+func (o *UpOptions) leafArgs() []string {
+	var args []string
+	l := o.Leaf
+	if l.Listen != "" {
+		args = append(args, "--leaf-listen", l.Listen)
+	}
+	if l.Remote != "" {
+		args = append(args, "--leaf", l.Remote)
+	}
+	if l.Creds != "" {
+		creds := l.Creds
+		if abs, err := filepath.Abs(creds); err == nil {
+			creds = abs
+		}
+		args = append(args, "--leaf-creds", creds)
+	}
+	if l.Domain != "" {
+		args = append(args, "--domain", l.Domain)
 	}
 	return args
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/internal/cliargs"
 )
 
@@ -74,5 +75,21 @@ func TestTheBackgroundUpGetsTheSameFlags(t *testing.T) {
 	got = o.childArgs(p, "/c.creds")
 	if !slices.Equal(got[len(got)-2:], []string{"--host", "0.0.0.0"}) {
 		t.Errorf("reachable, self-signed: %q", got)
+	}
+}
+
+// The background up of a leaf gets its leaf flags, the credential by
+// its absolute path.
+func TestTheBackgroundUpGetsTheLeafFlags(t *testing.T) {
+	p := config.Paths{Space: "s", StoreDir: "/st"}
+	o := UpOptions{Sync: config.SyncAlways, MaxSessions: 3, Leaf: host.LeafFlags{Remote: "nats://hub:7422", Creds: "/l.creds"}}
+	got := o.childArgs(p, "")
+	if !slices.Equal(got[len(got)-4:], []string{"--leaf", "nats://hub:7422", "--leaf-creds", "/l.creds"}) {
+		t.Errorf("leaf: %q", got)
+	}
+	o.Leaf = host.LeafFlags{Listen: "0.0.0.0:7422", Domain: "home"}
+	got = o.childArgs(p, "")
+	if !slices.Equal(got[len(got)-4:], []string{"--leaf-listen", "0.0.0.0:7422", "--domain", "home"}) {
+		t.Errorf("hub: %q", got)
 	}
 }

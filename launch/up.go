@@ -11,6 +11,7 @@ import (
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/internal/quit"
 	"github.com/cotal-go/cotal/seat"
 )
@@ -39,6 +40,10 @@ func Up(ctx context.Context, c Caller, o UpOptions) error {
 		return err
 	}
 	p := c.paths
+	leaf, err := host.ResolveLeaf(p, o.Leaf)
+	if err != nil {
+		return cliargs.Usagef("%v", err)
+	}
 	if o.Fresh {
 		if err := discardPreserved(c); err != nil {
 			return err
@@ -48,7 +53,7 @@ func Up(ctx context.Context, c Caller, o UpOptions) error {
 		return detach(ctx, c, o)
 	}
 	h, err := host.Start(ctx, host.Config{Data: c.data, Paths: p, Open: o.Open, Sync: o.Sync, Log: c.Err, Verbose: o.Verbose, MaxSessions: o.MaxSessions,
-		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds), ManagerOnly: o.ManagerOnly, Host: o.Host, TLS: o.tlsFiles()})
+		Readiness: o.Readiness, Servers: o.URLs, Creds: o.externalCreds(c.Creds), ManagerOnly: o.ManagerOnly, Host: o.Host, TLS: o.tlsFiles(), Leaf: leaf})
 	var running *host.AlreadyRunningError
 	if errors.As(err, &running) {
 		fmt.Fprintln(c.Out, running.Error())
@@ -64,7 +69,7 @@ func Up(ctx context.Context, c Caller, o UpOptions) error {
 		custody = m.CustodyReport().Lines()
 	}
 	clirender.Up(c.Out, clirender.Started{Space: p.Space, URL: h.Broker().URL(), PID: os.Getpid(), Open: o.Open, Store: p.StoreDir, MaxStore: h.Broker().MaxStore(),
-		External: h.External(), ManagerOnly: o.ManagerOnly, Sync: o.Sync, Custody: custody, Foreground: !detachedChild(),
+		External: h.External(), ManagerOnly: o.ManagerOnly, Leaf: h.LeafRecord(), Sync: o.Sync, Custody: custody, Foreground: !detachedChild(),
 		Remote: remoteOf(o.Host, h.Broker().URL(), h.Broker().TLSPin())})
 	err = h.Run(ctx)
 	clirender.MeshStopped(c.Out, p.Space)
@@ -98,7 +103,7 @@ func detach(ctx context.Context, c Caller, o UpOptions) error {
 	if o.JSON {
 		r := remoteOf(rec.Host, rec.URL, rec.TLSPin)
 		clirender.JSON(c.Out, clirender.UpJSON{Space: p.Space, URL: rec.URL, PID: rec.PID, Mode: rec.Mode, Sync: rec.Sync,
-			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile(), Host: r.Host, RemoteURLs: r.URLs, TLSPin: r.Pin})
+			ReadyMs: time.Since(start).Milliseconds(), Store: p.StoreDir, Log: p.LogFile(), Host: r.Host, RemoteURLs: r.URLs, TLSPin: r.Pin, Leaf: rec.Leaf})
 		return nil
 	}
 	took := time.Since(start)

@@ -5,9 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh/presence"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -327,6 +330,11 @@ func (e *Endpoint) ResolvePeer(ctx context.Context, to string) (Target, error) {
 		if rec, ok := e.lookupIdentity(ctx, p); ok {
 			return Target{ID: p, Name: rec, Status: "offline", Known: true}, nil
 		}
+		if e.linked(ctx) {
+			// Minted on another side of a leaf link: its roster and
+			// records are that side's, and the DM crosses as stored.
+			return Target{ID: p, Name: p.Actor, Status: "beyond the leaf link"}, nil
+		}
 		if v := w.View(); v.State != presence.Current {
 			return Target{}, refuse(ErrUnverifiable, "cannot verify %q: the presence view is %s; retry, or use the peer's id", to, v.State)
 		}
@@ -395,6 +403,20 @@ type identityRecord struct {
 
 // lookupIdentity reads a principal's registry row: its name when the space
 // minted it and has not retired it.
+// linked reports whether this side's DM stream sources another side's
+// across a leaf link (broker.LinkStreams). A mediated endpoint cannot
+// read stream configuration and says no.
+func (e *Endpoint) linked(ctx context.Context) bool {
+	if e.mediated || e.js == nil {
+		return false
+	}
+	s, err := e.js.Stream(ctx, wire.DMStream(e.space))
+	if err != nil {
+		return false
+	}
+	return slices.ContainsFunc(s.CachedInfo().Config.Sources, func(src *jetstream.StreamSource) bool { return src.External != nil })
+}
+
 func (e *Endpoint) lookupIdentity(ctx context.Context, p wire.Principal) (string, bool) {
 	if e.mediated {
 		ids, err := e.lookupRemote(ctx, p.ID())
