@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/cotal-go/cotal/internal/cliargs"
 )
@@ -71,5 +72,30 @@ func TestEveryGroupRefusesAnUnknownSubcommand(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, `unknown command "zzqq"`) {
 			t.Errorf("cotal %s zzqq: exit %d, stderr %q; want exit 2, unknown command", strings.Join(path, " "), code, errOut)
 		}
+	}
+}
+
+// TestFlagHelpNamesOneWord: pflag takes a flag usage's first `quoted`
+// word as the name of its value in --help, so a quoted command there
+// reads as the flag's argument ("--fresh down --preserve-state").
+func TestFlagHelpNamesOneWord(t *testing.T) {
+	c := newCLI(t, "flaghelp")
+	var walk func(cmd *cobra.Command)
+	n := 0
+	walk = func(cmd *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			n++
+			if name, _ := pflag.UnquoteUsage(f); strings.ContainsAny(name, " \t") {
+				t.Errorf("cotal %s --%s: its help shows the value as %q; quote no command in a flag's usage", cmd.CommandPath(), f.Name, name)
+			}
+		}
+		cmd.LocalFlags().VisitAll(check)
+		for _, sub := range cmd.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot(c.globals()))
+	if n < 50 {
+		t.Fatalf("checked only %d flags", n)
 	}
 }

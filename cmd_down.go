@@ -34,6 +34,6 @@ every seat under the same identity, its harness resuming its own session
 	fl.BoolVar(&o.WithAgents, "with-agents", false, "also stop the seats it runs (bare down refuses while any is live)")
 	fl.BoolVar(&o.KeepSeats, "keep-seats", false, "leave the seats running in their keepers; the next up takes them back")
 	fl.BoolVar(&o.Preserve, "preserve-state", false, "stop the seats and the mesh for the night: the next up resumes every seat as it was (same identity, inbox and memberships; the harness's own session)")
-	fl.StringVarP(&o.File, "file", "f", "", "stop only what `cotal up -f FILE` started from this manifest (and the mesh, if it started it and nothing else runs)")
+	fl.StringVarP(&o.File, "file", "f", "", "stop only what up -f started from the `manifest` (a cotal.yaml, or a folder holding one), and the mesh if it started it and nothing else runs")
 	return cmd
 }

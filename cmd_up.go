@@ -76,7 +76,7 @@ only what changed ("cotal plan -f FILE" shows what that is first).`,
 	fl.StringVar(&f.Leaf.Creds, "leaf-creds", "", "with --leaf: the link credential `file` the hub minted for this machine (cotal leaf-creds NAME there)")
 	fl.StringVar(&f.Leaf.Listen, "leaf-listen", "", "be a hub other machines' meshes link to with --leaf: the leafnode listener's `host:port`")
 	fl.StringVar(&f.Leaf.Domain, "domain", "", "with --leaf-listen: this hub's JetStream domain (default hub); a leaf's comes from its link credential")
-	fl.BoolVar(&f.Fresh, "fresh", false, "discard the seats `down --preserve-state` preserved (saying which) instead of resuming them")
+	fl.BoolVar(&f.Fresh, "fresh", false, "discard the seats down --preserve-state preserved (saying which) instead of resuming them")
 	fl.StringVarP(&f.File.File, "file", "f", "", "apply this manifest (a cotal.yaml, or a folder holding one): start the mesh in the background if none runs, then its registry, credentials and seats")
 	fl.BoolVar(&f.File.Apply, "apply", false, "with -f: restart the seats whose launch changed without asking")
 	fl.BoolVar(&f.File.Prune, "prune", false, "with -f: stop the agents the file no longer names")
