@@ -152,6 +152,14 @@ func TestSecondHostJoinsAsManagerOnly(t *testing.T) {
 		t.Fatalf("fresh member's inbox: %v %v", stored, other)
 	}
 
+	// Status on each host says which serves and that the other stands by.
+	if d, _ := deliveryOf(t, two, "seats"); !strings.Contains(d, "/"+strconv.Itoa(pid1)+")") || !strings.Contains(d, "this host's delivery service stands by") {
+		t.Fatalf("status on the manager-only host: delivery %q, want the first host serving and this one standing by", d)
+	}
+	if d, _ := deliveryOf(t, one, "seats"); strings.Contains(d, "stands by") {
+		t.Fatalf("status on the host holding the lease: delivery %q says it stands by", d)
+	}
+
 	// The lease as the cluster holds it, read every 20 ms as the second
 	// host's operator: the takeover's figure, not status's latency.
 	nc, err := nats.Connect(c.URL(), nats.UserCredentials(config.Paths{Space: "seats", StoreDir: storeOf(t, two, "seats")}.OperatorCreds()))
@@ -176,7 +184,7 @@ func TestSecondHostJoinsAsManagerOnly(t *testing.T) {
 	t.Logf("the manager-only host's delivery service held the lease, ready, %s after the holder was killed (lease TTL 30s)", time.Since(killed).Round(10*time.Millisecond))
 	waitGone(t, pid1)
 	waitFor(t, 60*time.Second, func() error {
-		if d, _ := deliveryOf(t, two, "seats"); !strings.Contains(d, "/"+strconv.Itoa(pid2)+")") {
+		if d, _ := deliveryOf(t, two, "seats"); !strings.Contains(d, "/"+strconv.Itoa(pid2)+")") || strings.Contains(d, "stands by") {
 			return fmt.Errorf("after the lease holder died: %s", d)
 		}
 		return nil

@@ -153,10 +153,15 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 		r.Cluster = clusterStatus(ctx, t, nc)
 	}
 	r.Leaf = leafStatus(ctx, js, r.Space, t.Record.Leaf)
+	localPID := meshPID // this store's mesh, whose delivery service serves or stands by
 	if t.Record.External {
 		meshPID = 0 // on a cluster another machine's mesh, or another store's here, may serve
 	}
-	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode, meshPID)
+	standby := 0 // on a cluster, this store's mesh: its delivery service stands by unless it holds the lease
+	if t.Record.External {
+		standby = localPID
+	}
+	r.Delivery = deliveryState(ctx, js, r.Space, r.Mode, meshPID, standby)
 	r.ManagerInstances = []client.ManagerStatus{}
 	if ms, err := q.Managers(ctx); err != nil {
 		r.ManagersError = err.Error()
@@ -175,8 +180,10 @@ func ReportStatus(ctx context.Context, q StatusQuery) Status {
 }
 
 // deliveryState says in words whether the delivery service serves: a
-// lease whose holder is gone is never reported as serving.
-func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode string, meshPID int) string {
+// lease whose holder is gone is never reported as serving. standby, when
+// not 0, is the pid of this store's mesh on a shared cluster: a lease
+// another process holds has it say that this host's service stands by.
+func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode string, meshPID, standby int) string {
 	if mode == config.ModeOpen {
 		return "none (open mode: live only)"
 	}
@@ -192,6 +199,9 @@ func deliveryState(ctx context.Context, js jetstream.JetStream, space, mode stri
 		return "NOT SERVING (the lease is held by " + l.Holder + ", a process that is gone; durable channels wait until a mesh takes it over)"
 	case !l.Ready:
 		return "starting"
+	}
+	if standby > 0 && !l.HeldBy(standby) {
+		return "serving (" + l.Holder + "); this host's delivery service stands by, and takes the lease when the holder's delivery endpoint stops answering"
 	}
 	return "serving (" + l.Holder + ")"
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -42,6 +43,17 @@ func ReadLease(ctx context.Context, js jetstream.JetStream, space string) (Lease
 		return Lease{}, nil
 	}
 	return Lease{Holder: l.Holder, Ready: l.Ready}, nil
+}
+
+// HeldBy reports whether the lease names the delivery service of process
+// pid on this machine (the default instance name, host/pid).
+func (l Lease) HeldBy(pid int) bool { return l.Holder == defaultInstance(pid) }
+
+// defaultInstance names the delivery service of process pid on this
+// machine in the lease: host/pid.
+func defaultInstance(pid int) string {
+	me, _ := os.Hostname()
+	return fmt.Sprintf("%s/%d", me, pid)
 }
 
 // HolderGone reports whether the lease is held by a process that is gone:

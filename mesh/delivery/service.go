@@ -145,8 +145,7 @@ type Service struct {
 // Start opens what the service needs and begins contending for the lease.
 func Start(ctx context.Context, nc *nats.Conn, opts Options) (*Service, error) {
 	if opts.Instance == "" {
-		host, _ := os.Hostname()
-		opts.Instance = fmt.Sprintf("%s/%d", host, os.Getpid())
+		opts.Instance = defaultInstance(os.Getpid())
 	}
 	js, err := jetstream.New(nc)
 	if err != nil {
