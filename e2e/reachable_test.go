@@ -74,6 +74,19 @@ func TestMeshReachableFromAnotherMachine(t *testing.T) {
 	if err != nil || rec.TLSPin != up.TLSPin || rec.Host != host {
 		t.Fatalf("broker.json %+v (%v): want the pin %s and host %s", rec, err, up.TLSPin, host)
 	}
+	// Asked again, up says the mesh runs, with what another machine needs.
+	out, stderr, code = runIn(t, home, dir, "up", "--detach", "--json")
+	var again struct {
+		AlreadyRunning bool     `json:"alreadyRunning"`
+		RemoteURLs     []string `json:"remoteUrls"`
+		TLSPin         string   `json:"tlsPin"`
+	}
+	if err := json.Unmarshal([]byte(out), &again); code != 0 || err != nil || !again.AlreadyRunning || again.TLSPin != up.TLSPin || len(again.RemoteURLs) == 0 {
+		t.Fatalf("up --detach --json on the running mesh: exit %d %v\n%s%s\nwant it running, with the pin %s and the URLs to dial", code, err, out, stderr, up.TLSPin)
+	}
+	if out, _, _ = runIn(t, home, dir, "up", "--detach"); !strings.Contains(out, "tls pin "+up.TLSPin) {
+		t.Fatalf("up --detach on the running mesh: %q, want the pin", out)
+	}
 	remote := up.RemoteURLs[0]
 	if host == "0.0.0.0" { // every interface, and this machine has no other: dial loopback
 		remote = up.URL

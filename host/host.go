@@ -145,6 +145,9 @@ type AlreadyRunningError struct {
 	Space string
 	PID   int    // the lock's holder
 	URL   string // "" when broker.json does not say (RecordErr)
+	// Host and TLSPin are the running mesh's listener beyond loopback
+	// and its certificate's fingerprint (up --host), "" without.
+	Host, TLSPin string
 	// RecordErr says what is wrong with broker.json, nil when it describes
 	// the running mesh.
 	RecordErr error
@@ -153,6 +156,9 @@ type AlreadyRunningError struct {
 func (e *AlreadyRunningError) Error() string {
 	if e.RecordErr != nil {
 		return fmt.Sprintf("mesh %s already running (pid %d), but %v", e.Space, e.PID, e.RecordErr)
+	}
+	if e.TLSPin != "" {
+		return fmt.Sprintf("mesh %s already running (pid %d, url %s, tls pin %s)", e.Space, e.PID, e.URL, e.TLSPin)
 	}
 	return fmt.Sprintf("mesh %s already running (pid %d, url %s)", e.Space, e.PID, e.URL)
 }

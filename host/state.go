@@ -109,7 +109,7 @@ func alreadyRunning(s State) *AlreadyRunningError {
 	if errors.As(err, &re) {
 		e.RecordErr = re.Err
 	} else {
-		e.URL = rec.URL
+		e.URL, e.Host, e.TLSPin = rec.URL, rec.Host, rec.TLSPin
 	}
 	return e
 }

@@ -90,7 +90,9 @@ func detach(ctx context.Context, c Caller, o UpOptions) error {
 	var late *host.NotReadyError
 	switch {
 	case errors.As(err, &running) && o.JSON:
-		clirender.JSON(c.Out, clirender.UpJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile()})
+		r := remoteOf(running.Host, running.URL, running.TLSPin)
+		clirender.JSON(c.Out, clirender.UpJSON{Space: p.Space, AlreadyRunning: true, PID: running.PID, URL: running.URL, Log: p.LogFile(),
+			Host: r.Host, RemoteURLs: r.URLs, TLSPin: r.Pin})
 		return nil
 	case errors.As(err, &running):
 		fmt.Fprintln(c.Out, running.Error())
