@@ -123,7 +123,9 @@ func newLeafCredsCmd(g *globals) *cobra.Command {
 		Use:   "leaf-creds <leaf>",
 		Short: "On a hub: mint the credential another machine's mesh links to this one with (up --leaf)",
 		Long: `Mint the 0600 link credential of leaf <leaf> (its JetStream domain, lower case) and
-record it as this hub's leaf, sourced at once on a running hub (README: "Past one machine").`,
+record it as this hub's leaf, sourced at once on a running hub (README: "Past one machine").
+Minting it again for the same leaf revokes the one before: a running hub
+closes the link that one holds.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(_ *cobra.Command, args []string) error {
 			m, err := clirun.MintLink(g.caller(), args[0], out)

@@ -48,6 +48,16 @@ func linkPermissions(space, leaf, hub string) jwt.Permissions {
 // space's hub (domain hub) with: a user of the space's account that may
 // connect only as a leafnode and carries only the linked streams'
 // sourcing (linkPermissions). Its UserKey is what a revocation names.
+// LinkPrincipal is how a revocation names the link credential of leaf:
+// no principal of the mesh, so ending it ends no lifecycle.
+func LinkPrincipal(leaf string) string { return linkPrincipalPrefix + leaf }
+
+// IsLinkPrincipal reports whether a revocation's principal names a link
+// credential (LinkPrincipal).
+func IsLinkPrincipal(principal string) bool { return strings.HasPrefix(principal, linkPrincipalPrefix) }
+
+const linkPrincipalPrefix = "link:"
+
 func (a *Authority) MintLink(leaf, hub string) (Creds, error) {
 	for _, d := range []string{leaf, hub} {
 		if err := CheckDomain(d); err != nil {
@@ -62,7 +72,7 @@ func (a *Authority) MintLink(leaf, hub string) (Creds, error) {
 		return Creds{}, err
 	}
 	uc := jwt.NewUserClaims(pub(ukp))
-	uc.Name = "link:" + leaf
+	uc.Name = LinkPrincipal(leaf)
 	uc.IssuerAccount = a.AccountKey()
 	uc.Permissions = linkPermissions(a.paths.Space, leaf, hub)
 	uc.AllowedConnectionTypes.Add(jwt.ConnectionTypeLeafnode)

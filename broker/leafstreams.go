@@ -123,7 +123,9 @@ func linkStream(ctx context.Context, js jetstream.JetStream, want jetstream.Stre
 // side published since it linked).
 func ensureLinkConsumer(ctx context.Context, js jetstream.JetStream, origin, own, peer, stream string) error {
 	name := LinkConsumer(peer)
-	if _, err := js.Consumer(ctx, origin, name); err == nil {
+	// The jetstream API reads a push consumer as "not a pull consumer":
+	// that is the one this made before.
+	if _, err := js.Consumer(ctx, origin, name); err == nil || errors.Is(err, jetstream.ErrNotPullConsumer) {
 		return nil
 	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
 		return err

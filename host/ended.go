@@ -20,6 +20,9 @@ import (
 // recorded while the mesh was down.
 func (h *Host) followRevocations(ctx context.Context, nc *nats.Conn) error {
 	stop, err := h.broker.OnRevoked(func(r broker.Revocation) {
+		if broker.IsLinkPrincipal(r.Principal) {
+			return // a leaf's link credential: the server closed its link, and no lifecycle was its
+		}
 		p, err := wire.ParsePrincipal(r.Principal)
 		if err != nil {
 			h.logf("revocation of %q names no principal: %v", r.Principal, err)

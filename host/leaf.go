@@ -17,6 +17,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
+	"github.com/cotal-go/cotal/issue"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -42,6 +43,9 @@ func leavesFile(p config.Paths) string { return filepath.Join(p.AuthDir(), "leav
 type leaves struct {
 	Domain string   `json:"domain"`
 	Leaves []string `json:"leaves"`
+	// Keys is each leaf's current link credential's user key: minting
+	// one again revokes the one before.
+	Keys map[string]string `json:"keys,omitempty"`
 }
 
 func readLeaves(p config.Paths) (leaves, error) {
@@ -211,16 +215,29 @@ func MintLink(ctx context.Context, p config.Paths, leaf, out string) (LinkMinted
 	if !slices.Contains(rec.Leaves, leaf) {
 		rec.Leaves = append(rec.Leaves, leaf)
 	}
+	old := rec.Keys[leaf]
+	if rec.Keys == nil {
+		rec.Keys = map[string]string{}
+	}
+	rec.Keys[leaf] = c.UserKey
 	if err := writeLeaves(p, rec); err != nil {
 		return LinkMinted{}, err
 	}
 	m := LinkMinted{Path: out, Space: p.Space, Leaf: leaf, Hub: rec.Domain}
 	nc, err := ConnectIfRunning(p, "cotal leaf-creds")
-	if err != nil || nc == nil {
+	if err != nil {
 		return m, err
 	}
-	defer nc.Close()
-	m.Running = true
+	if nc != nil {
+		defer nc.Close()
+		m.Running = true
+	}
+	if err := revokeLink(ctx, auth, nc, leaf, old); err != nil {
+		return m, err
+	}
+	if nc == nil {
+		return m, nil
+	}
 	br, err := config.ReadBrokerRecord(p)
 	if err != nil || br.Leaf == nil || br.Leaf.Listen == "" {
 		return m, err
@@ -308,4 +325,23 @@ func leafStatus(ctx context.Context, js jetstream.JetStream, space string, rec *
 		}
 	}
 	return ls
+}
+
+// revokeLink revokes the link credential of leaf with user key key (none
+// when ""), the one a new mint replaces: on the running hub (nc, nil when
+// none runs) at once, closing the link it holds; else at the hub's next
+// start.
+func revokeLink(ctx context.Context, auth *broker.Authority, nc *nats.Conn, leaf, key string) error {
+	if key == "" {
+		return nil
+	}
+	var apply func(string) error
+	if nc != nil {
+		apply = func(ajwt string) error { return issue.PushAccount(ctx, auth, nc, ajwt) }
+	}
+	err := auth.Revoke([]broker.Revocation{{UserKey: key, Principal: broker.LinkPrincipal(leaf)}}, apply)
+	if err != nil {
+		return fmt.Errorf("revoking the link credential %s had before: %w", leaf, err)
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package host_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -103,4 +105,68 @@ func TestResolveLeafRefusesAnotherSpacesCredential(t *testing.T) {
 	if err != nil || l.Domain != "lap" || len(l.Peers) != 1 || l.Peers[0] != "hub" {
 		t.Fatalf("leaf %+v: %v", l, err)
 	}
+}
+
+// A link credential minted again for the same leaf replaces the one
+// before: the running hub closes the link the old one holds and refuses it
+// from then on, and the new one links.
+func TestAnotherLinkCredentialRevokesTheOneBefore(t *testing.T) {
+	hubP := config.Paths{Space: "pair", StoreDir: filepath.Join(t.TempDir(), "hub")}
+	ctx := context.Background()
+	first, err := host.MintLink(ctx, hubP, "lap", filepath.Join(t.TempDir(), "first.creds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hl, err := host.ResolveLeaf(hubP, host.LeafFlags{Listen: "127.0.0.1:0"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hub, err := host.Start(ctx, host.Config{Paths: hubP, NoManager: true, Leaf: hl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hub.Close()
+	startLeaf := func(creds string) *host.Host {
+		t.Helper()
+		p := config.Paths{Space: "pair", StoreDir: filepath.Join(t.TempDir(), "lap")}
+		l, err := host.ResolveLeaf(p, host.LeafFlags{Remote: "nats://" + hub.Broker().LeafAddr(), Creds: creds})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := host.Start(ctx, host.Config{Paths: p, NoManager: true, Leaf: l})
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = h.Close() })
+		return h
+	}
+	links := func(want int) func() error {
+		return func() error {
+			if n := hub.Broker().LeafLinks(); n != want {
+				return fmt.Errorf("the hub has %d leaf links, want %d", n, want)
+			}
+			return nil
+		}
+	}
+	old := startLeaf(first.Path)
+	testutil.WaitFor(t, 30*time.Second, links(1))
+
+	second, err := host.MintLink(ctx, hubP, "lap", filepath.Join(t.TempDir(), "second.creds"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 30*time.Second, links(0))
+	// The old side redials every second: it must stay out.
+	deadline := time.Now().Add(3 * time.Second)
+	for time.Now().Before(deadline) {
+		if n := hub.Broker().LeafLinks(); n != 0 {
+			t.Fatalf("the revoked link credential linked again (%d links)", n)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err := old.Close(); err != nil {
+		t.Fatal(err)
+	}
+	startLeaf(second.Path)
+	testutil.WaitFor(t, 30*time.Second, links(1))
 }

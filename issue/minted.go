@@ -142,7 +142,7 @@ func end(ctx context.Context, p config.Paths, auth *broker.Authority, recs []min
 	}
 	var apply func(string) error
 	if nc != nil {
-		apply = func(ajwt string) error { return pushAccount(ctx, auth, nc, ajwt) }
+		apply = func(ajwt string) error { return PushAccount(ctx, auth, nc, ajwt) }
 	}
 	var err error
 	if len(rs) > 0 {
@@ -168,10 +168,10 @@ func end(ctx context.Context, p config.Paths, auth *broker.Authority, recs []min
 	return nil
 }
 
-// pushAccount puts an account JWT in force on the mesh nc is connected to,
+// PushAccount puts an account JWT in force on the mesh nc is connected to,
 // through a system-account connection made the same way nc was (in
 // process, or to the URL nc uses).
-func pushAccount(ctx context.Context, auth *broker.Authority, nc *nats.Conn, ajwt string) error {
+func PushAccount(ctx context.Context, auth *broker.Authority, nc *nats.Conn, ajwt string) error {
 	var sys *nats.Conn
 	var err error
 	if ip := nc.Opts.InProcessServer; ip != nil {
