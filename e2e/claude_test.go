@@ -231,7 +231,7 @@ func TestClaudeCodeInASeat(t *testing.T) {
 	if at := s.r.Progress[0].At; !at.After(carried.At) {
 		t.Fatalf("acked at %s, before the model request carrying the DM (%s)", at, carried.At)
 	}
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-1")
+	waitForDM(t, w.srv, "cc", home, w.dir, space, alice.Creds, "pong-1")
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cc")
 		if r.Agent == nil || r.Agent.State != "idle" || !r.Agent.AtPrompt || r.Mesh != "idle" {
@@ -288,7 +288,7 @@ func TestClaudeCodeInASeat(t *testing.T) {
 		_, err := os.Stat(filepath.Join(w.dir, "run-bbb2"))
 		return err
 	})
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-2")
+	waitForDM(t, w.srv, "cc", home, w.dir, space, alice.Creds, "pong-2")
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cc")
 		if r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
@@ -371,11 +371,15 @@ func ccScreen(t *testing.T, home, dir, space string) string {
 	return out
 }
 
-// waitForDM waits until the inbox of creds holds a DM with text.
-func waitForDM(t *testing.T, home, dir, space, creds, text string) {
+// waitForDM waits until the inbox of creds holds a DM with text, which
+// seat's model (answered by srv) sends. A harness on a loaded machine can
+// take minutes over one turn (opencode has taken two to start), so the
+// wait is long; it polls, so a turn that ends sooner costs nothing. A
+// failure says what the model server saw and shows the seat's screen.
+func waitForDM(t *testing.T, srv *modelserver.Server, seat, home, dir, space, creds, text string) {
 	t.Helper()
 	var seen []string
-	waitFor(t, 60*time.Second, func() error {
+	waitFor(t, 3*time.Minute, func() error {
 		out, _, _ := runIn2(t, home, dir, space, "--creds", creds, "inbox", "--json")
 		for _, it := range parseInbox(t, out) {
 			seen = append(seen, it.text())
@@ -383,8 +387,26 @@ func waitForDM(t *testing.T, home, dir, space, creds, text string) {
 				return nil
 			}
 		}
-		return fmt.Errorf("no %q in the inbox (so far %q)\nseat screen:\n%s", text, seen, ccScreen(t, home, dir, space))
+		screen, _, _ := runIn2(t, home, dir, space, "screen", seat)
+		return fmt.Errorf("no %q in the inbox (so far %q)\nthe model server saw:\n%s\nseat screen:\n%s",
+			text, seen, modelLog(srv), screen)
 	})
+}
+
+// modelLog is one line per request the model server received: its kind,
+// the chain that answered and the start of what was new in it.
+func modelLog(srv *modelserver.Server) string {
+	var b strings.Builder
+	for _, r := range srv.Requests() {
+		fmt.Fprintf(&b, "  #%d %s %v chain %q: %.120q\n", r.Seq, r.At.Format("15:04:05.000"), r.Kind, r.Chain, r.New)
+	}
+	if u := srv.Unserved(); len(u) > 0 {
+		fmt.Fprintf(&b, "  unserved: %v\n", u)
+	}
+	if f := srv.Failures(); len(f) > 0 {
+		fmt.Fprintf(&b, "  undecodable: %q\n", f)
+	}
+	return b.String()
 }
 
 func countRequests(s *modelserver.Server, k modelserver.Kind) int {

@@ -236,7 +236,7 @@ func TestCodexInASeat(t *testing.T) {
 	if at := rc.Progress[0].At; !at.After(carried.At) {
 		t.Fatalf("acked at %s, before the model request carrying the DM (%s)", at, carried.At)
 	}
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-1")
+	waitForDM(t, w.srv, "cx", home, w.dir, space, alice.Creds, "pong-1")
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cx")
 		if r.Agent == nil || r.Agent.State != "idle" || !r.Agent.AtPrompt || r.Mesh != "idle" || r.Session == "" {
@@ -282,7 +282,7 @@ func TestCodexInASeat(t *testing.T) {
 		_, err := os.Stat(filepath.Join(w.dir, "run-esc"))
 		return err
 	})
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-2")
+	waitForDM(t, w.srv, "cx", home, w.dir, space, alice.Creds, "pong-2")
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cx")
 		if r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
@@ -316,7 +316,7 @@ func TestCodexWorkspaceWriteInASeat(t *testing.T) {
 	}
 	alice := mint(t, home, "alice", "--space", space)
 	runIn2(t, home, w.dir, space, "--creds", alice.Creds, "send", "dm", "cx", "please run-in-sandbox")
-	waitForDM(t, home, w.dir, space, alice.Creds, "ran it")
+	waitForDM(t, w.srv, "cx", home, w.dir, space, alice.Creds, "ran it")
 	if _, err := os.Stat(filepath.Join(w.dir, "made-in-sandbox")); err != nil {
 		t.Fatalf("the command did not run: %v", err)
 	}
@@ -409,7 +409,7 @@ func TestCodexTrustDialogIsWaiting(t *testing.T) {
 		return nil
 	})
 	// Then the waiting DM is delivered and answered.
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-trust")
+	waitForDM(t, w.srv, "cx", home, w.dir, space, alice.Creds, "pong-trust")
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cx")
 		if r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {

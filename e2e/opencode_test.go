@@ -168,7 +168,7 @@ func TestOpencodeInASeat(t *testing.T) {
 	if at := rc.Progress[0].At; !at.After(carried.At) {
 		t.Fatalf("acked at %s, before the model request carrying the DM (%s)", at, carried.At)
 	}
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-1")
+	waitForDM(t, w.srv, "oc", home, w.dir, space, alice.Creds, "pong-1")
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "oc")
 		if r.Agent == nil || r.Agent.State != "idle" || !r.Agent.AtPrompt || r.Mesh != "idle" || r.Session == "" {
@@ -213,7 +213,7 @@ func TestOpencodeInASeat(t *testing.T) {
 		_, err := os.Stat(filepath.Join(w.dir, "run-oc"))
 		return err
 	})
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-2")
+	waitForDM(t, w.srv, "oc", home, w.dir, space, alice.Creds, "pong-2")
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "oc")
 		if r.Agent == nil || r.Agent.State != "idle" || r.Waiting != 0 {
@@ -267,7 +267,7 @@ func TestOpencodeInASeat(t *testing.T) {
 	if !rc.Reached || len(rc.Progress) != 1 || rc.Progress[0].Reached != "acked" || !rc.Progress[0].Injected {
 		t.Fatalf("the receipt without the stream: %+v", rc)
 	}
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-3")
+	waitForDM(t, w.srv, "oc", home, w.dir, space, alice.Creds, "pong-3")
 	if n := len(hookStreams(t, home, w.dir, space, "oc")); n != 0 {
 		t.Errorf("%d hook streams after it was killed, want none (the plugin goes on with a hook per event)", n)
 	}

@@ -62,7 +62,7 @@ func TestClaudeCodeResumesItsSession(t *testing.T) {
 
 	w.answerDM("first-turn-7", "alice", "pong-first", nil)
 	run("--creds", alice.Creds, "send", "dm", "cc", "first-turn-7 please")
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-first")
+	waitForDM(t, w.srv, "cc", home, w.dir, space, alice.Creds, "pong-first")
 	waitFor(t, 30*time.Second, func() error {
 		if r := seatRowJSON(t, home, w.dir, space, "cc"); r.Agent == nil || r.Agent.State != "idle" {
 			return fmt.Errorf("cc after its turn: %+v", r.Agent)
@@ -115,7 +115,7 @@ func TestClaudeCodeResumesItsSession(t *testing.T) {
 	if !asked || !answered {
 		t.Errorf("the resumed conversation lacks the first turn (its DM %v, the model's answer %v)", asked, answered)
 	}
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-second")
+	waitForDM(t, w.srv, "cc", home, w.dir, space, alice.Creds, "pong-second")
 }
 
 // resumeRowsIn is resumeRows for another space than "seats".
@@ -161,7 +161,7 @@ func TestCodexResumesItsSession(t *testing.T) {
 	uid := resumeRowsIn(t, home, w.dir, space)["cx"].LifecycleUID
 	w.answerDM("first-turn-5", "alice", "pong-first", nil)
 	run("--creds", alice.Creds, "send", "dm", "cx", "first-turn-5 please")
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-first")
+	waitForDM(t, w.srv, "cx", home, w.dir, space, alice.Creds, "pong-first")
 	var session string
 	waitFor(t, 30*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "cx")
@@ -214,7 +214,7 @@ func TestCodexResumesItsSession(t *testing.T) {
 	if !asked || !answered {
 		t.Errorf("the resumed conversation lacks the first turn (its DM %v, the model's answer %v)", asked, answered)
 	}
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-second")
+	waitForDM(t, w.srv, "cx", home, w.dir, space, alice.Creds, "pong-second")
 }
 
 // TestOpencodeResumesItsSession: opencode in a seat has one turn, then
@@ -249,7 +249,7 @@ func TestOpencodeResumesItsSession(t *testing.T) {
 	uid := resumeRowsIn(t, home, w.dir, space)["oc"].LifecycleUID
 	w.answerDM("first-turn-3", "alice", "pong-first", nil)
 	run("--creds", alice.Creds, "send", "dm", "oc", "first-turn-3 please")
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-first")
+	waitForDM(t, w.srv, "oc", home, w.dir, space, alice.Creds, "pong-first")
 	var session string
 	waitFor(t, 60*time.Second, func() error {
 		r := seatRowJSON(t, home, w.dir, space, "oc")
@@ -305,5 +305,5 @@ func TestOpencodeResumesItsSession(t *testing.T) {
 	if !asked || !answered {
 		t.Errorf("the resumed conversation lacks the first turn (its DM %v, the model's answer %v)", asked, answered)
 	}
-	waitForDM(t, home, w.dir, space, alice.Creds, "pong-second")
+	waitForDM(t, w.srv, "oc", home, w.dir, space, alice.Creds, "pong-second")
 }
