@@ -145,25 +145,6 @@ func judge(p path, c, f Stat) (float64, bool) {
 	return ratio, ratio > 0 && ratio <= p.limit
 }
 
-// sample runs op until budget is spent (at least min times, at most max)
-// and returns the percentiles of the durations op reports: op measures
-// itself, so what it leaves out (an ack, a clean-up) stays out.
-func sample(ctx context.Context, budget time.Duration, min, max int, op func(i int) (time.Duration, error)) (Stat, error) {
-	var l []time.Duration
-	end := time.Now().Add(budget)
-	for i := 0; i < max && (i < min || time.Now().Before(end)); i++ {
-		if err := ctx.Err(); err != nil {
-			return Stat{}, err
-		}
-		d, err := op(i)
-		if err != nil {
-			return stat(l), err
-		}
-		l = append(l, d)
-	}
-	return stat(l), nil
-}
-
 // stat is the percentiles of l in microseconds.
 func stat(l []time.Duration) Stat {
 	if len(l) == 0 {
@@ -182,9 +163,12 @@ func Percentiles(l []time.Duration) Stat { return stat(append([]time.Duration(ni
 
 func round(v float64) float64 { return math.Round(v*10) / 10 }
 
-// pair measures cotal then floor, each in half the budget, each after a
+// pair measures cotal and floor alternately, one sample of each in turn,
+// until budget is spent (at least min pairs, at most max), each after a
 // first run that is not counted (connections, caches and the scheduler
-// warm up on it).
+// warm up on it). Alternating puts both sides under the same load: on a
+// shared machine, two halves measured one after the other can differ by
+// more than the ratio they are meant to show.
 func pair(ctx context.Context, budget time.Duration, min, max int, cotal, floor func(i int) (time.Duration, error)) (Stat, Stat, error) {
 	if _, err := cotal(-1); err != nil {
 		return Stat{}, Stat{}, fmt.Errorf("cotal: %w", err)
@@ -192,15 +176,23 @@ func pair(ctx context.Context, budget time.Duration, min, max int, cotal, floor 
 	if _, err := floor(-1); err != nil {
 		return Stat{}, Stat{}, fmt.Errorf("floor: %w", err)
 	}
-	c, err := sample(ctx, budget/2, min, max, cotal)
-	if err != nil {
-		return c, Stat{}, fmt.Errorf("cotal: %w", err)
+	var cl, fl []time.Duration
+	end := time.Now().Add(budget)
+	for i := 0; i < max && (i < min || time.Now().Before(end)); i++ {
+		if err := ctx.Err(); err != nil {
+			return stat(cl), stat(fl), err
+		}
+		d, err := cotal(i)
+		if err != nil {
+			return stat(cl), stat(fl), fmt.Errorf("cotal: %w", err)
+		}
+		cl = append(cl, d)
+		if d, err = floor(i); err != nil {
+			return stat(cl), stat(fl), fmt.Errorf("floor: %w", err)
+		}
+		fl = append(fl, d)
 	}
-	f, err := sample(ctx, budget/2, min, max, floor)
-	if err != nil {
-		return c, f, fmt.Errorf("floor: %w", err)
-	}
-	return c, f, nil
+	return stat(cl), stat(fl), nil
 }
 
 // within bounds a wait inside a measure.
