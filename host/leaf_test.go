@@ -3,7 +3,10 @@ package host_test
 import (
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -126,14 +129,14 @@ func TestAnotherLinkCredentialRevokesTheOneBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer hub.Close()
-	startLeaf := func(creds string) *host.Host {
+	startLeaf := func(creds string, log io.Writer) *host.Host {
 		t.Helper()
 		p := config.Paths{Space: "pair", StoreDir: filepath.Join(t.TempDir(), "lap")}
 		l, err := host.ResolveLeaf(p, host.LeafFlags{Remote: "nats://" + hub.Broker().LeafAddr(), Creds: creds})
 		if err != nil {
 			t.Fatal(err)
 		}
-		h, err := host.Start(ctx, host.Config{Paths: p, NoManager: true, Leaf: l})
+		h, err := host.Start(ctx, host.Config{Paths: p, NoManager: true, Leaf: l, Log: log})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,7 +151,8 @@ func TestAnotherLinkCredentialRevokesTheOneBefore(t *testing.T) {
 			return nil
 		}
 	}
-	old := startLeaf(first.Path)
+	var oldLog lockedLog
+	old := startLeaf(first.Path, &oldLog)
 	testutil.WaitFor(t, 30*time.Second, links(1))
 
 	second, err := host.MintLink(ctx, hubP, "lap", filepath.Join(t.TempDir(), "second.creds"))
@@ -156,17 +160,40 @@ func TestAnotherLinkCredentialRevokesTheOneBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 30*time.Second, links(0))
-	// The old side redials every second: it must stay out.
-	deadline := time.Now().Add(3 * time.Second)
-	for time.Now().Before(deadline) {
+	// The old side redials every second: it must stay out, through two
+	// redials the hub refused.
+	refusals := oldLog.count("Authorization Violation")
+	testutil.WaitFor(t, 30*time.Second, func() error {
 		if n := hub.Broker().LeafLinks(); n != 0 {
 			t.Fatalf("the revoked link credential linked again (%d links)", n)
 		}
-		time.Sleep(100 * time.Millisecond)
-	}
+		if n := oldLog.count("Authorization Violation") - refusals; n < 2 {
+			return fmt.Errorf("the old leaf was refused %d time(s) since the re-mint, want 2", n)
+		}
+		return nil
+	})
 	if err := old.Close(); err != nil {
 		t.Fatal(err)
 	}
-	startLeaf(second.Path)
+	startLeaf(second.Path, nil)
 	testutil.WaitFor(t, 30*time.Second, links(1))
+}
+
+// lockedLog is a log a broker writes from its own goroutines while the
+// test reads it.
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) count(s string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Count(l.b.String(), s)
 }
