@@ -26,6 +26,9 @@ type custodyRow struct {
 	DetachedDropped int64  `json:"detachedDropped"`
 	LostMs          int64  `json:"lostMs"`
 	Lost            string `json:"lost"`
+	Sessions        []struct {
+		Live bool `json:"live"`
+	} `json:"sessions"`
 }
 
 func custodyRows(t *testing.T, home, dir string) map[string]custodyRow {
@@ -133,7 +136,16 @@ func TestKillNineLeavesSeatsToTheNextUp(t *testing.T) {
 	if s := seatScreen(t, home, dir, "inj"); !hasLine(s, "inj-before-5") {
 		t.Errorf("inj's screen lost what it drew before the kill:\n%s", s)
 	}
-	// The attached client reconnects to the seat as it is.
+	// The attached client reconnects to the seat as it is: once the new
+	// manager serves its session (keys typed before that, while the
+	// client has not yet seen the old connection go, are dropped, as a
+	// terminal's keys are while it reconnects), what it types arrives.
+	waitFor(t, 20*time.Second, func() error {
+		if r := custodyRows(t, home, dir)["att"]; len(r.Sessions) == 0 || !r.Sessions[0].Live {
+			return fmt.Errorf("the new manager serves no session on att: %+v", r.Sessions)
+		}
+		return nil
+	})
 	tc.enter("echo after-$((7*8))")
 	tc.waitLine(`^after-56\s*$`)
 	if !strings.Contains(tc.screen(), "before-42") {
