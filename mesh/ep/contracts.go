@@ -185,6 +185,39 @@ func publishSchema(ctx context.Context, store *ContractStore, s *proto.Schema) e
 	return nil
 }
 
+// publishSchemas stores each distinct schema of schemas (by digest) with
+// its closure manifest, side by side: every write is a synced store
+// write and a round trip, and an endpoint with two dozen commands would
+// otherwise wait for them one after the other at every start. Nothing
+// names these digests yet (the cluster document and the registration
+// come after), so the order among them does not matter.
+func publishSchemas(ctx context.Context, store *ContractStore, schemas []*proto.Schema) error {
+	seen := map[string]bool{}
+	var distinct []*proto.Schema
+	for _, sc := range schemas {
+		if !seen[sc.Digest()] {
+			seen[sc.Digest()] = true
+			distinct = append(distinct, sc)
+		}
+	}
+	errs := make([]error, len(distinct))
+	var wg sync.WaitGroup
+	gate := make(chan struct{}, 16)
+	for i, sc := range distinct {
+		wg.Add(1)
+		gate <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-gate }()
+			if err := publishSchema(ctx, store, sc); err != nil {
+				errs[i] = fmt.Errorf("ep: publishing schema %s: %w", sc.Digest(), err)
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
 // publishCluster stores a cluster document, then its closure manifest over every schema it reaches, and returns the closure digest.
 func publishCluster(ctx context.Context, store *ContractStore, doc proto.ClusterDocument, schemas []*proto.Schema) (string, error) {
 	raw, err := proto.Marshal(doc)

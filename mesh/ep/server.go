@@ -275,12 +275,13 @@ func (s *Server) publishContracts(ctx context.Context) error {
 	var schemas []*proto.Schema
 	for _, name := range s.order {
 		c := s.cmds[name]
-		for _, sc := range []*proto.Schema{c.in, c.out} {
-			if err := publishSchema(ctx, s.contracts, sc); err != nil {
-				return fmt.Errorf("ep: publishing %s schema: %w", name, err)
-			}
-			schemas = append(schemas, sc)
-		}
+		schemas = append(schemas, c.in, c.out)
+	}
+	if err := publishSchemas(ctx, s.contracts, schemas); err != nil {
+		return err
+	}
+	for _, name := range s.order {
+		c := s.cmds[name]
 		targeted := false
 		modes := make([]proto.Mode, 0, len(c.Modes))
 		for _, m := range c.Modes {
