@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -76,15 +77,40 @@ func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
 	}
 	defer logf.Close()
 	logStart, _ := logf.Seek(0, io.SeekEnd)
+	// The child says it is ready on a pipe (readyEnv names its end), so
+	// this side hears it at once instead of at its next look at
+	// broker.json, which it still takes every tick in case the pipe says
+	// nothing.
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		return config.BrokerRecord{}, fmt.Errorf("starting the background mesh: %w", err)
+	}
+	defer pr.Close()
 	cmd := exec.Command(exe, c.Args...)
-	cmd.Env = append(os.Environ(), c.Env...)
+	cmd.Env = append(append(os.Environ(), c.Env...), readyEnv+"=3")
 	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.ExtraFiles = []*os.File{pw}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	pw.Close()
+	if err != nil {
 		return config.BrokerRecord{}, fmt.Errorf("starting the background mesh: %w", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
+	said := make(chan struct{}, 1)
+	go func() {
+		var b [len(readyWord)]byte
+		if _, err := io.ReadFull(pr, b[:]); err == nil && string(b[:]) == readyWord {
+			said <- struct{}{}
+		}
+	}()
+	ready := func() (config.BrokerRecord, bool) {
+		// The child is ours: its pid in broker.json is no stale record
+		// but the sign that it is ready.
+		rec, err := config.ReadBrokerRecord(p)
+		return rec, err == nil && rec.PID == cmd.Process.Pid && rec.Stopped.IsZero()
+	}
 
 	start := time.Now()
 	deadline := time.NewTimer(c.Timeout)
@@ -103,11 +129,13 @@ func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
 			return config.BrokerRecord{}, &NotReadyError{PID: cmd.Process.Pid, After: c.Timeout, LogFile: p.LogFile()}
 		case <-ctx.Done():
 			return config.BrokerRecord{}, fmt.Errorf("waiting for the background mesh (pid %d): %w", cmd.Process.Pid, ctx.Err())
+		case <-said:
+			if rec, ok := ready(); ok {
+				_ = cmd.Process.Release()
+				return rec, nil
+			}
 		case <-tick.C:
-			// The child is ours: its pid in broker.json is no stale
-			// record but the sign that it is ready.
-			rec, err := config.ReadBrokerRecord(p)
-			if err == nil && rec.PID == cmd.Process.Pid && rec.Stopped.IsZero() {
+			if rec, ok := ready(); ok {
 				_ = cmd.Process.Release()
 				return rec, nil
 			}
@@ -163,4 +191,39 @@ func logTail(path string, offset int64) string {
 		lines = lines[len(lines)-20:]
 	}
 	return "  " + strings.Join(lines, "\n  ")
+}
+
+// readyEnv names, in a background mesh's environment, the descriptor of
+// the pipe on which it says readyWord once it is ready.
+const (
+	readyEnv  = "COTAL_READY_FD"
+	readyWord = "ready\n"
+)
+
+// readyPipe is the pipe Detach gave this process to say it is ready on,
+// nil when it gave none. It is taken once, at the start of a mesh: the
+// variable leaves the environment and the descriptor is closed on exec,
+// so no seat inherits either.
+func readyPipe() *os.File {
+	v, ok := os.LookupEnv(readyEnv)
+	if !ok {
+		return nil
+	}
+	_ = os.Unsetenv(readyEnv)
+	fd, err := strconv.Atoi(v)
+	if err != nil || fd < 3 {
+		return nil
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), "ready pipe")
+}
+
+// sayReady tells whoever started this mesh in the background that it is
+// ready, once broker.json is written.
+func sayReady(f *os.File) {
+	if f == nil {
+		return
+	}
+	_, _ = f.WriteString(readyWord)
+	_ = f.Close()
 }

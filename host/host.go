@@ -176,6 +176,7 @@ func Start(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	life, stop := context.WithCancel(context.WithoutCancel(ctx))
 	h := &Host{cfg: cfg, life: life, stop: stop, started: time.Now()}
+	pipe := readyPipe()
 	var err error
 	if cfg.Supervise != nil {
 		err = h.startSupervise(ctx)
@@ -184,8 +185,12 @@ func Start(ctx context.Context, cfg Config) (*Host, error) {
 	}
 	if err != nil {
 		_ = h.shutdown()
+		if pipe != nil {
+			_ = pipe.Close()
+		}
 		return nil, err
 	}
+	sayReady(pipe)
 	return h, nil
 }
 
