@@ -31,7 +31,8 @@ func all() []path {
 		path{name: "control call round trip", base: "nats request/reply", goal: "within 3x", limit: 3, run: callPath},
 		path{name: "scatter to 16", base: "one control call", goal: "within 2x", limit: 2, run: scatterPath},
 	)
-	return append(ps, seatPaths()...)
+	ps = append(ps, seatPaths()...)
+	return append(ps, startupPaths()...)
 }
 
 // body is a floor's message: about the size of a cotal envelope.

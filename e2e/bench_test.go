@@ -19,7 +19,7 @@ var benchRows = []string{
 	"durable fan-out 10", "durable fan-out 100",
 	"control call round trip", "scatter to 16",
 	"pty start to first output", "spawn to ready (command seat)", "seat input to screen",
-	"dm to the seat's pty", "publish to injected",
+	"dm to the seat's pty", "publish to injected", "up to ready (empty store)",
 }
 
 // TestBenchQuickJSON runs `cotal bench --quick --json` on the built
@@ -83,7 +83,7 @@ func TestBenchQuickJSON(t *testing.T) {
 	if !slices.Equal(names, benchRows) {
 		t.Errorf("bench rows:\n%q\nwant\n%q", names, benchRows)
 	}
-	if !strings.Contains(errb.String(), "bench: 1/14 dm publish to hand-over") {
+	if !strings.Contains(errb.String(), "bench: 1/15 dm publish to hand-over") {
 		t.Errorf("no progress line on stderr: %q", errb.String())
 	}
 	for dir, what := range map[string]string{tmp: "the temporary directory", home: "COTAL_HOME"} {
