@@ -103,7 +103,10 @@ func (t Target) Connect(name string, extra ...nats.Option) (*nats.Conn, error) {
 // dial connects to url as creds (none: ""), verifying a TLS server as
 // trust says.
 func dial(url, creds string, trust config.TLSTrust, name string, extra ...nats.Option) (*nats.Conn, error) {
-	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second), nats.MaxReconnects(0)}
+	// No reconnect: a connection whose mesh went away is closed at once,
+	// so its user (an attach, a follow) redials the next mesh instead of
+	// typing into a dead connection through a reconnect wait.
+	opts := []nats.Option{nats.Name(name), nats.Timeout(5 * time.Second), nats.NoReconnect()}
 	if creds != "" {
 		if _, err := os.Stat(creds); err != nil {
 			return nil, fmt.Errorf("creds file: %w", err)
