@@ -523,7 +523,10 @@ func (m *Manager) drewAndRuns(ctx context.Context, proc *pty.Seat) bool {
 	defer stop()
 	bound := time.NewTimer(m.opts.Settle)
 	defer bound.Stop()
-	quiet := time.NewTimer(outputQuiet)
+	// The pause counts from the last output, which may have come while
+	// the seat's connector joined, before this watch began.
+	untilQuiet := func() time.Duration { return outputQuiet - time.Since(proc.LastOutput()) }
+	quiet := time.NewTimer(max(untilQuiet(), 0))
 	defer quiet.Stop()
 	for {
 		select {
@@ -534,6 +537,10 @@ func (m *Manager) drewAndRuns(ctx context.Context, proc *pty.Seat) bool {
 		case <-bound.C:
 			return proc.Running()
 		case <-quiet.C:
+			if left := untilQuiet(); left > 0 {
+				quiet.Reset(left) // output came since the timer was set
+				continue
+			}
 			id := procid.ID{PID: proc.PID()}
 			if !proc.Running() || !id.Alive() {
 				continue // exited, or exiting: Done says which soon; only the bound calls it ready now
