@@ -20,7 +20,7 @@ var importRules = map[string][]string{
 	"clirender":             {"bench", "clirun", "config", "host", "internal/cliargs", "manifest", "manifest/apply", "mcp", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/render", "mesh/wire", "seat/attach/tty", "seat/client", "seat/sandbox", "worktree"},
 	"clirun":                {"broker", "config", "host", "internal/cliargs", "internal/quit", "issue", "mcp", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat/attach/tty", "seat/client", "seat/pty", "tui/line", "worktree"},
 	"host":                  {"broker", "config", "issue", "manifest", "mesh", "mesh/delivery", "mesh/ep", "mesh/ep/proto", "mesh/presence", "mesh/wire", "seat", "seat/client", "seat/keeper", "seat/sandbox"},
-	"bench":                 {"broker", "config", "host", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/render", "mesh/wire", "seat/client", "seat/pty", "seat/sandbox"},
+	"bench":                 {"broker", "config", "host", "mesh", "mesh/delivery", "mesh/ep", "mesh/ep/proto", "mesh/render", "mesh/wire", "seat/client", "seat/pty", "seat/sandbox"},
 	"issue":                 {"broker", "config", "internal/procid", "mesh/wire", "seat"},
 	"manifest/apply":        {"broker", "config", "issue", "manifest", "mesh", "mesh/ep", "mesh/ep/proto", "mesh/wire", "seat/client"},
 	"manifest":              {"config", "mesh", "mesh/wire"},

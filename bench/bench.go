@@ -113,6 +113,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 		if r.Unit == "" {
 			r.Unit = "µs"
 		}
+		e.drain(ctx)
 		c, f, err := p.run(ctx, e, share)
 		e.cleanup()
 		r.Cotal, r.Floor = c, f

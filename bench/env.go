@@ -16,6 +16,7 @@ import (
 	"github.com/cotal-go/cotal/config"
 	"github.com/cotal-go/cotal/host"
 	"github.com/cotal-go/cotal/mesh"
+	"github.com/cotal-go/cotal/mesh/delivery"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -126,6 +127,28 @@ func (e *env) cleanup() {
 	e.mu.Unlock()
 	for i := len(closers) - 1; i >= 0; i-- {
 		closers[i]()
+	}
+}
+
+// drain waits, for at most a minute, until the delivery service's fan-out
+// writer has taken every post the rows before left in CHAT: a live row
+// posts thousands, which the writer takes one by one, and a durable row
+// measured behind that backlog would time the backlog.
+func (e *env) drain(ctx context.Context) {
+	cons, err := e.js.Consumer(ctx, wire.ChatStream(space), delivery.FanoutConsumer)
+	if err != nil {
+		return
+	}
+	end := time.Now().Add(time.Minute)
+	for time.Now().Before(end) && ctx.Err() == nil {
+		info, err := cons.Info(ctx)
+		if err != nil || info.NumPending+uint64(info.NumAckPending) == 0 {
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(50 * time.Millisecond):
+		}
 	}
 }
 
