@@ -285,6 +285,15 @@ func (e *Endpoint) takeRemote(ctx context.Context, max int, wait time.Duration) 
 	if err := e.call(ctx, wire.DeliveryTake, TakeArgs{Max: max, WaitMs: wait.Milliseconds(), Session: e.remote.session}, &r); err != nil {
 		return err
 	}
+	e.queueTaken(r)
+	return nil
+}
+
+// queueTaken queues what a take brought. An item's handle is registered
+// before the item is queued: once queued the application may read and
+// settle it at once, and a settle that ran before the registration would
+// leave a stale handle that swallows the item's next hand-over.
+func (e *Endpoint) queueTaken(r TakeReply) {
 	for reason, n := range r.Rejected {
 		for range n {
 			e.inbox.reject(wire.Reject(reason))
@@ -299,20 +308,35 @@ func (e *Endpoint) takeRemote(ctx context.Context, max int, wait time.Duration) 
 			_ = e.settle(t.Key, false)
 			continue
 		}
-		if !e.inbox.add(it) {
-			_ = it.Ack()
-			continue
-		}
-		if t.Msg.ID != "" {
+		id := t.Msg.ID
+		var prev *remoteHandle
+		if id != "" {
 			e.remote.mu.Lock()
 			if e.remote.pending == nil {
 				e.remote.pending = map[string]*remoteHandle{}
 			}
-			e.remote.pending[t.Msg.ID] = h
+			prev = e.remote.pending[id]
+			e.remote.pending[id] = h
 			e.remote.mu.Unlock()
 		}
+		if e.inbox.add(it) {
+			continue
+		}
+		// A duplicate of what the inbox holds or handed over: the handle
+		// on record stays that copy's, and this one is settled.
+		if id != "" {
+			e.remote.mu.Lock()
+			if e.remote.pending[id] == h {
+				if prev != nil {
+					e.remote.pending[id] = prev
+				} else {
+					delete(e.remote.pending, id)
+				}
+			}
+			e.remote.mu.Unlock()
+		}
+		_ = it.Ack()
 	}
-	return nil
 }
 
 // remoteItem checks an item the service handed over as any delivery is
