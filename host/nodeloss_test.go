@@ -67,8 +67,9 @@ func (r *reader) missingOrTwice(ids []string) (missing, twice []string) {
 }
 
 // TestClusterNodeLossLosesNothing runs an authenticated mesh on a trusted
-// 3-node cluster with R3 streams and shuts down the node leading the DM
-// stream in the middle of 500 DMs and 500 durable posts: every one the
+// cluster of three nats-server processes with R3 streams and kills the
+// node leading the DM stream with SIGKILL in the middle of 1000 messages
+// (500 DMs, 500 durable posts): every one the
 // sender had acknowledged reaches the reader, none twice; the reader's
 // presence view stays or comes back current. Then two of the three nodes
 // go: no quorum, the presence view goes stale, and it recovers once they
@@ -149,7 +150,7 @@ func TestClusterNodeLossLosesNothing(t *testing.T) {
 	for i := range n {
 		if i == n/2 {
 			killed = leaderOf(wire.DMStream("team"))
-			t.Logf("shutting down %s, the DM stream's leader, after %d DMs and %d posts", c.NodeName(killed), i, i)
+			t.Logf("kill -9 of %s, the DM stream's leader, after %d DMs and %d posts", c.NodeName(killed), i, i)
 			c.Kill(killed)
 		}
 		for kind, send := range map[string]func(context.Context, string) error{
