@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -207,6 +208,9 @@ func (e *Endpoint) pump() {
 		cancel()
 		if err == nil {
 			backoff = 250 * time.Millisecond
+			// Let a reader woken by what was just queued run before
+			// this goroutine asks for more.
+			runtime.Gosched()
 			continue
 		}
 		if e.ctx.Err() != nil {
