@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/cotal-go/cotal/broker"
 )
 
 // Options says how long to measure and whom to tell how far it is.
@@ -24,6 +26,11 @@ type Options struct {
 	Only []string
 	// Progress, when set, is told before each path starts.
 	Progress func(done, total int, path string)
+	// URLs, when set, name a running NATS server or cluster with
+	// JetStream and no auth: the paths run on an open space of their own
+	// there (removed after) instead of on a private embedded broker, and
+	// the rows that start a mesh of their own are left out.
+	URLs []string
 }
 
 // Check refuses, in the words of `cotal bench`'s flags, options that
@@ -35,6 +42,16 @@ func (o Options) Check() error {
 	for _, p := range o.Only {
 		if !slices.Contains(Paths(), p) {
 			return fmt.Errorf("no path is named %q: the paths are %s", p, strings.Join(Paths(), "; "))
+		}
+	}
+	if o.URLs != nil {
+		if err := broker.CheckURLs(o.URLs); err != nil {
+			return fmt.Errorf("--url: %w", err)
+		}
+		for _, p := range all() {
+			if p.notOnURL != "" && slices.Contains(o.Only, p.name) {
+				return fmt.Errorf("path %q does not run with --url: it %s", p.name, p.notOnURL)
+			}
 		}
 	}
 	return nil
@@ -70,6 +87,8 @@ type path struct {
 	limit    float64
 	absolute time.Duration
 	higher   bool
+	// notOnURL, when set, says why the row does not run on --url servers.
+	notOnURL string
 	run      func(ctx context.Context, e *env, budget time.Duration) (cotal, floor Stat, err error)
 }
 
@@ -91,7 +110,7 @@ func Run(ctx context.Context, o Options) ([]Result, error) {
 	}
 	var todo []path
 	for _, p := range all() {
-		if len(o.Only) == 0 || slices.Contains(o.Only, p.name) {
+		if (len(o.Only) == 0 || slices.Contains(o.Only, p.name)) && (p.notOnURL == "" || o.URLs == nil) {
 			todo = append(todo, p)
 		}
 	}

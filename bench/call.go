@@ -37,7 +37,7 @@ func serveEcho(ctx context.Context, e *env, iid string) error {
 		return err
 	}
 	e.defer_(nc.Close)
-	srv, err := ep.NewServer(nc, ep.ServerOptions{Space: space, Endpoint: echoEndpoint, InstanceID: iid,
+	srv, err := ep.NewServer(nc, ep.ServerOptions{Space: e.space, Endpoint: echoEndpoint, InstanceID: iid,
 		Identity: ep.Identity{Principal: wire.Principal{Owner: "local", Actor: "cotal_mesh"}, UID: wire.NewLifecycleUID()}})
 	if err != nil {
 		return err
@@ -71,7 +71,7 @@ func echoClient(ctx context.Context, e *env, iid string) (*ep.Client, error) {
 		return nil, err
 	}
 	e.defer_(nc.Close)
-	c, err := ep.NewClient(nc, ep.ClientOptions{Space: space, Caller: e.c.Caller()})
+	c, err := ep.NewClient(nc, ep.ClientOptions{Space: e.space, Caller: e.c.Caller()})
 	if err != nil {
 		return nil, err
 	}

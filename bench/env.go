@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -23,14 +24,15 @@ import (
 	"github.com/cotal-go/cotal/seat/client"
 )
 
-// space is the bench mesh's space.
-const space = "bench"
-
 // env is the private mesh every path runs on: a host (broker, delivery,
 // manager) in a temporary store, the operator's connections for the
-// floors, and what a path opened, closed again after it (cleanup).
+// floors, and what a path opened, closed again after it (cleanup). On
+// --url servers it is an open space of its own there, under a name no
+// other run takes, whose streams and buckets close removes.
 type env struct {
 	o       Options
+	space   string
+	open    bool   // an open space on the --url servers
 	dir     string // removed at close
 	paths   config.Paths
 	project string
@@ -58,7 +60,10 @@ func startEnv(ctx context.Context, o Options) (*env, error) {
 	if err != nil {
 		return nil, fmt.Errorf("making the bench's temporary store: %w", err)
 	}
-	e := &env{o: o, dir: dir, project: filepath.Join(dir, "project")}
+	e := &env{o: o, space: "bench", dir: dir, project: filepath.Join(dir, "project")}
+	if o.URLs != nil {
+		e.space, e.open = "bench_"+strings.ToLower(wire.NewLifecycleUID()[:10]), true
+	}
 	e.home, e.hadHome = os.LookupEnv("COTAL_HOME")
 	if err := os.Setenv("COTAL_HOME", filepath.Join(dir, "home")); err != nil {
 		return nil, err
@@ -71,14 +76,17 @@ func startEnv(ctx context.Context, o Options) (*env, error) {
 }
 
 func (e *env) start(ctx context.Context) error {
-	e.paths = config.Paths{Space: space, StoreDir: filepath.Join(e.dir, "store")}
+	e.paths = config.Paths{Space: e.space, StoreDir: filepath.Join(e.dir, "store")}
 	if err := os.MkdirAll(config.AgentsDir(e.project), 0o700); err != nil {
 		return err
 	}
 	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	h, err := host.Start(sctx, host.Config{Paths: e.paths, ProjectDir: e.project, Readiness: within})
+	h, err := host.Start(sctx, host.Config{Paths: e.paths, ProjectDir: e.project, Readiness: within, Servers: e.o.URLs, Open: e.open})
 	if err != nil {
+		if e.open && strings.Contains(strings.ToLower(err.Error()), "authorization") {
+			return fmt.Errorf("starting the bench mesh on %s: %w (bench --url runs an open space of its own, so it needs servers that take connections without auth)", strings.Join(e.o.URLs, ","), err)
+		}
 		return fmt.Errorf("starting the bench mesh: %w", err)
 	}
 	e.h, e.b = h, h.Broker()
@@ -88,13 +96,16 @@ func (e *env) start(ctx context.Context) error {
 	if e.js, err = jetstream.New(e.op); err != nil {
 		return err
 	}
-	e.opCreds = e.paths.OperatorCreds()
-	id, err := broker.ReadCredsIdentity(e.opCreds)
-	if err != nil {
-		return fmt.Errorf("reading the bench mesh's operator: %w", err)
+	caller := proto.Caller{Owner: "local", Actor: "bench_operator", UID: wire.NewLifecycleUID()}
+	if !e.open {
+		e.opCreds = e.paths.OperatorCreds()
+		id, err := broker.ReadCredsIdentity(e.opCreds)
+		if err != nil {
+			return fmt.Errorf("reading the bench mesh's operator: %w", err)
+		}
+		caller = proto.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID}
 	}
-	caller := proto.Caller{Owner: id.Principal.Owner, Actor: id.Principal.Actor, UID: id.UID}
-	if e.c, err = ep.NewClient(e.op, ep.ClientOptions{Space: space, Caller: caller}); err != nil {
+	if e.c, err = ep.NewClient(e.op, ep.ClientOptions{Space: e.space, Caller: caller}); err != nil {
 		return err
 	}
 	e.mgr = client.New(e.c)
@@ -102,14 +113,18 @@ func (e *env) start(ctx context.Context) error {
 	return nil
 }
 
-// close stops the mesh and removes its store.
+// close stops the mesh and removes its store (and, on --url servers, the
+// space's streams and buckets there).
 func (e *env) close() {
 	e.cleanup()
-	if e.op != nil {
-		e.op.Close()
-	}
 	if e.h != nil {
 		_ = e.h.Close()
+	}
+	if e.open && e.js != nil {
+		e.removeSpace()
+	}
+	if e.op != nil {
+		e.op.Close()
 	}
 	if e.hadHome {
 		_ = os.Setenv("COTAL_HOME", e.home)
@@ -117,6 +132,24 @@ func (e *env) close() {
 		_ = os.Unsetenv("COTAL_HOME")
 	}
 	_ = os.RemoveAll(e.dir)
+}
+
+// removeSpace deletes the streams and key-value buckets of the run's
+// space from the --url servers: every one whose name ends in the space's
+// token, which no other space's name does.
+func (e *env) removeSpace() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	suffix := "_" + wire.SanitizeToken(e.space)
+	var names []string
+	for name := range e.js.StreamNames(ctx).Name() {
+		if strings.HasSuffix(name, suffix) {
+			names = append(names, name)
+		}
+	}
+	for _, name := range names {
+		_ = e.js.DeleteStream(ctx, name)
+	}
 }
 
 // cleanup closes what the last path opened, last first.
@@ -135,7 +168,7 @@ func (e *env) cleanup() {
 // posts thousands, which the writer takes one by one, and a durable row
 // measured behind that backlog would time the backlog.
 func (e *env) drain(ctx context.Context) {
-	cons, err := e.js.Consumer(ctx, wire.ChatStream(space), delivery.FanoutConsumer)
+	cons, err := e.js.Consumer(ctx, wire.ChatStream(e.space), delivery.FanoutConsumer)
 	if err != nil {
 		return
 	}
@@ -190,43 +223,61 @@ func (e *env) name(prefix string) string {
 	return fmt.Sprintf("%s%d", prefix, e.seq.Add(1))
 }
 
+// who is an identity a path connects as: its creds file on an
+// authenticated mesh; on an open one its name, role and channels, and one
+// lifecycle for all its connections, as a creds file would carry.
+type who struct {
+	creds string
+	id    broker.Identity
+	uid   string
+}
+
 // mint mints and provisions id as a running mesh does and writes its
-// creds file, returning the file.
-func (e *env) mint(ctx context.Context, id broker.Identity) (string, error) {
-	id.Space = space
+// creds file; on an open space there is nothing to mint.
+func (e *env) mint(ctx context.Context, id broker.Identity) (who, error) {
+	id.Space = e.space
 	if id.Principal.Owner == "" {
 		id.Principal.Owner = "local"
 	}
+	if e.open {
+		return who{id: id, uid: wire.NewLifecycleUID()}, nil
+	}
 	cr, err := e.b.Authority().Mint(id)
 	if err != nil {
-		return "", err
+		return who{}, err
 	}
 	if err := broker.ProvisionIdentity(ctx, e.op, cr.Identity); err != nil {
-		return "", err
+		return who{}, err
 	}
 	path := filepath.Join(e.dir, id.Principal.Actor+".creds")
 	if err := broker.WriteCreds(path, cr); err != nil {
-		return "", err
+		return who{}, err
 	}
-	return path, nil
+	return who{creds: path, id: id}, nil
 }
 
 // agent mints an agent that subscribes to subscribe and may publish to
 // allowPub (nil: the default rights), and connects it as o says.
 func (e *env) agent(ctx context.Context, actor string, subscribe, allowPub []string, o mesh.Options) (*mesh.Endpoint, error) {
-	path, err := e.mint(ctx, broker.Identity{
+	w, err := e.mint(ctx, broker.Identity{
 		Principal: wire.Principal{Actor: actor}, Subscribe: subscribe,
 		AllowSubscribe: wire.SameAsSubscribe(subscribe), AllowPublish: allowPub,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return e.connect(ctx, path, o)
+	return e.connect(ctx, w, o)
 }
 
-// connect connects an endpoint with a creds file over TCP.
-func (e *env) connect(ctx context.Context, creds string, o mesh.Options) (*mesh.Endpoint, error) {
-	o.URL, o.Creds = e.b.URL(), creds
+// connect connects an endpoint as w over TCP.
+func (e *env) connect(ctx context.Context, w who, o mesh.Options) (*mesh.Endpoint, error) {
+	o.URL, o.Creds = e.b.URL(), w.creds
+	if w.creds == "" {
+		o.Space, o.Name, o.Role, o.LifecycleUID = e.space, w.id.Principal.Actor, w.id.Role, w.uid
+		if o.Subscribe == nil {
+			o.Subscribe = w.id.Subscribe
+		}
+	}
 	cctx, cancel := context.WithTimeout(ctx, within)
 	defer cancel()
 	ep, err := mesh.Connect(cctx, o)
@@ -240,7 +291,11 @@ func (e *env) connect(ctx context.Context, creds string, o mesh.Options) (*mesh.
 // raw is an operator connection over TCP, as a floor's client: it pays
 // the same authenticated-connection costs as an agent.
 func (e *env) raw() (*nats.Conn, error) {
-	nc, err := nats.Connect(e.b.URL(), nats.UserCredentials(e.opCreds))
+	var opts []nats.Option
+	if e.opCreds != "" {
+		opts = append(opts, nats.UserCredentials(e.opCreds))
+	}
+	nc, err := nats.Connect(e.b.URL(), opts...)
 	if err != nil {
 		return nil, err
 	}

@@ -6,10 +6,16 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/cotal-go/cotal/internal/testcluster"
 )
 
 // benchRows are the paths `cotal bench` measures, in its table's order.
@@ -106,10 +112,82 @@ func TestBenchRefusesBadInput(t *testing.T) {
 		{[]string{"bench", "--time", "10ms"}, "at least 1s"},
 		{[]string{"bench", "--quick", "--time", "5s"}, "give one"},
 		{[]string{"bench", "--path", "warp drive"}, "the paths are"},
+		{[]string{"bench", "--url", "http://example"}, "use nats:// or tls://"},
+		{[]string{"bench", "--url", "nats://u:secret@127.0.0.1:4222"}, "pass a creds file"},
+		{[]string{"bench", "--url", "nats://127.0.0.1:4222", "--path", "up to ready (empty store)"}, "starts a mesh of its own"},
+		{[]string{"bench", "--url", "nats://127.0.0.1:4222", "--path", "durable fan-out 10"}, "minted identities"},
 	} {
 		_, stderr, code := runCotal(t, home, c.args...)
+		if strings.Contains(stderr, "secret") {
+			t.Errorf("cotal %s printed the URL's password: %q", strings.Join(c.args, " "), stderr)
+		}
 		if code != 2 || !strings.Contains(stderr, c.want) {
 			t.Errorf("cotal %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(c.args, " "), code, stderr, c.want)
 		}
+	}
+}
+
+// TestBenchOnARunningCluster runs `cotal bench --url` on a 3-node cluster
+// without auth: the rows that run there each have figures on both sides,
+// and the run leaves no stream or bucket of its space on the cluster. On
+// a cluster that asks for auth it says it needs one that does not.
+func TestBenchOnARunningCluster(t *testing.T) {
+	c := testcluster.Start(t, 3, "")
+	home, tmp := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	rows := []string{"dm publish to hand-over", "control call round trip", "dm to the seat's pty"}
+	cmd := exec.CommandContext(ctx, cotalBin, "bench", "--url", c.URL(), "--time", "6s", "--json", "--path", strings.Join(rows, ","))
+	cmd.Env = append(cotalEnv(home), "TMPDIR="+tmp)
+	cmd.Dir = fakeHome
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cotal bench --url: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
+	}
+	var got []struct {
+		Path         string
+		Cotal, Floor struct{ N int }
+		Ratio        float64
+		Error        string
+	}
+	if err := json.Unmarshal(out.Bytes(), &got); err != nil {
+		t.Fatalf("bench --url --json: %v\n%s", err, out.String())
+	}
+	var names []string
+	for _, r := range got {
+		names = append(names, r.Path)
+		if r.Error != "" || r.Cotal.N < 3 || r.Floor.N < 3 || r.Ratio <= 0 {
+			t.Errorf("%s on the cluster: %+v", r.Path, r)
+		}
+	}
+	if !slices.Equal(names, rows) {
+		t.Errorf("rows %q, want %q", names, rows)
+	}
+	nc, err := nats.Connect(c.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	for name := range js.StreamNames(ctx).Name() {
+		if strings.Contains(name, "bench") || strings.Contains(name, "RAW") {
+			t.Errorf("the bench left stream %s on the cluster", name)
+		}
+	}
+	if left, _ := os.ReadDir(tmp); len(left) != 0 {
+		t.Errorf("bench left %d entries in its temporary directory: %v", len(left), left[0].Name())
+	}
+
+	// A cluster that asks for auth.
+	conf := filepath.Join(t.TempDir(), "auth.conf")
+	if err := os.WriteFile(conf, []byte("authorization { user: a, password: b }\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	locked := testcluster.Start(t, 1, conf)
+	_, stderr, code := runCotal(t, home, "bench", "--url", locked.URL(), "--quick")
+	if code == 0 || !strings.Contains(stderr, "without auth") {
+		t.Errorf("bench --url on a server that asks for auth: exit %d, stderr %q; want a failure saying it needs one without auth", code, stderr)
 	}
 }
