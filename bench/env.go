@@ -304,11 +304,15 @@ func (e *env) raw() (*nats.Conn, error) {
 }
 
 // stream makes a file stream like the mesh's (SyncAlways is the
-// broker's) on subjects, removed again after the path.
+// broker's; on --url servers, as many replicas as the mesh's DM stream)
+// on subjects, removed again after the path.
 func (e *env) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream.Stream, error) {
 	cfg.Storage = jetstream.FileStorage
 	if cfg.Duplicates == 0 {
 		cfg.Duplicates = 2 * time.Minute
+	}
+	if dm, err := e.js.Stream(ctx, wire.DMStream(e.space)); err == nil {
+		cfg.Replicas = dm.CachedInfo().Config.Replicas
 	}
 	st, err := e.js.CreateStream(ctx, cfg)
 	if err != nil {
