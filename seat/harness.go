@@ -76,6 +76,9 @@ type harness interface {
 	// screen reads the seat's screen: whether it shows the harness idle at
 	// its own prompt, or a dialog.
 	screen(lines []string) screenRead
+	// readsScreen says screen reads anything at all: a command without a
+	// prompt rule reads nothing, so its screen need not be drawn as text.
+	readsScreen() bool
 	// fullScreen says the program draws on the alternate screen itself
 	// (a harness's own TUI), so being there says nothing of its prompt;
 	// for any other program it means a full-screen program is up.
@@ -166,6 +169,8 @@ func (commandHarness) hook(*hookCall) (client.HookReply, error) {
 
 // screen matches the prompt rule against the last line drawn; without a
 // rule it knows nothing.
+func (h commandHarness) readsScreen() bool { return h.prompt != nil }
+
 func (h commandHarness) screen(lines []string) screenRead {
 	if h.prompt == nil {
 		return screenRead{}

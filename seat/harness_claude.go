@@ -275,6 +275,8 @@ const (
 	claudeBusy   = "esc to interrupt"
 )
 
+func (claudeHarness) readsScreen() bool { return true }
+
 func (claudeHarness) screen(lines []string) screenRead {
 	r := screenRead{known: true}
 	prompt, dialog := -1, -1

@@ -292,6 +292,8 @@ const (
 	codexBusy   = "esc to interrupt"
 )
 
+func (codexHarness) readsScreen() bool { return true }
+
 func (codexHarness) screen(lines []string) screenRead {
 	r := screenRead{known: true}
 	last := -1

@@ -197,6 +197,8 @@ const (
 	opencodeAsks    = "Permission required"
 )
 
+func (opencodeHarness) readsScreen() bool { return true }
+
 func (opencodeHarness) screen(lines []string) screenRead {
 	r := screenRead{known: true}
 	prompt := false

@@ -296,6 +296,9 @@ func (in *injector) terminalHeld() (why string, screen bool) {
 	if !in.s.h.fullScreen() && in.proc.AltScreen() {
 		return "a full-screen program is up", true
 	}
+	if !in.s.h.readsScreen() {
+		return "", false
+	}
 	scr := in.s.h.screen(strings.Split(in.proc.Screen(), "\n"))
 	if scr.known && !scr.atPrompt {
 		return "its screen shows no prompt", true

@@ -253,11 +253,20 @@ func (c *Conn) Read(p []byte) (int, bool, error) {
 
 // request sends a frame that the keeper answers and waits for the answer.
 func (c *Conn) request(typ byte, id uint32, payload []byte) (replyFrame, error) {
+	ch, err := c.ask(typ, id, payload)
+	if err != nil {
+		return replyFrame{}, err
+	}
+	return awaitReply(ch)
+}
+
+// ask sends one request and returns where its reply comes.
+func (c *Conn) ask(typ byte, id uint32, payload []byte) (chan replyFrame, error) {
 	ch := make(chan replyFrame, 1)
 	c.mu.Lock()
 	if c.ended {
 		c.mu.Unlock()
-		return replyFrame{}, pty.ErrNotRunning
+		return nil, pty.ErrNotRunning
 	}
 	c.replies[id] = ch
 	c.mu.Unlock()
@@ -265,8 +274,13 @@ func (c *Conn) request(typ byte, id uint32, payload []byte) (replyFrame, error) 
 		c.mu.Lock()
 		delete(c.replies, id)
 		c.mu.Unlock()
-		return replyFrame{}, fmt.Errorf("keeper: %w", err)
+		return nil, fmt.Errorf("keeper: %w", err)
 	}
+	return ch, nil
+}
+
+// awaitReply waits for the reply ask said would come on ch.
+func awaitReply(ch chan replyFrame) (replyFrame, error) {
 	r, ok := <-ch
 	if !ok {
 		return replyFrame{}, pty.ErrNotRunning
@@ -292,6 +306,46 @@ func (c *Conn) sendJSON(typ byte, v any) error {
 	defer c.wmu.Unlock()
 	_ = c.nc.SetWriteDeadline(time.Now().Add(stallWrite))
 	return writeJSON(c.nc, typ, v)
+}
+
+// WriteParts implements pty.PartsWriter: every part's frames are sent
+// before the first reply is awaited (the keeper writes them to the pty in
+// order, each a write of its own), so a paste and its Enter cost one round
+// trip to the keeper, not two. A part sent before another failed may
+// still be typed; the total counts what the pty took of each.
+func (c *Conn) WriteParts(parts [][]byte) (int, error) {
+	var waits []chan replyFrame
+	var sendErr error
+send:
+	for _, p := range parts {
+		for len(p) > 0 {
+			n := min(len(p), maxFrame-4)
+			id := c.nextID.Add(1)
+			b := make([]byte, 4+n)
+			binary.BigEndian.PutUint32(b, id)
+			copy(b[4:], p[:n])
+			ch, err := c.ask(frameInput, id, b)
+			if err != nil {
+				sendErr = err
+				break send
+			}
+			waits = append(waits, ch)
+			p = p[n:]
+		}
+	}
+	total := 0
+	var first error
+	for _, ch := range waits {
+		r, err := awaitReply(ch)
+		total += r.N
+		if err != nil && first == nil {
+			first = err
+		}
+	}
+	if first == nil {
+		first = sendErr
+	}
+	return total, first
 }
 
 // Write implements pty.Conduit: it returns once the seat's pty took p.

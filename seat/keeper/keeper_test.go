@@ -234,3 +234,29 @@ func TestSeatDoesNotInheritTheKeepersIgnoredSignals(t *testing.T) {
 		t.Errorf("the seat ended with %q, want SIGHUP", sig)
 	}
 }
+
+// A paste that takes several writes (its slices, then the Enter) reaches
+// the seat through the keeper whole and in order, its Enter last, with
+// every byte counted, though the manager sends all before any is typed.
+func TestPasteInPartsThroughTheKeeper(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "line")
+	dir, _ := startKeeper(t, 4096, `IFS= read -r line; printf %s "$line" > `+out+`; echo got-it; exec sleep 60`)
+	s, _ := attach(t, dir, "m1")
+	var b strings.Builder
+	for i := 0; b.Len() < 3000; i++ {
+		fmt.Fprintf(&b, "part%04d-", i)
+	}
+	text := b.String() // more than one PasteSlice, less than a tty line
+	if len(text) <= pty.PasteSlice {
+		t.Fatalf("the text (%d bytes) fits one slice", len(text))
+	}
+	n, err := s.Paste(text, true)
+	if err != nil || n != len(text)+1 {
+		t.Fatalf("paste took %d of %d bytes: %v", n, len(text)+1, err)
+	}
+	waitScreen(t, s, "got-it")
+	got, err := os.ReadFile(out)
+	if err != nil || string(got) != text {
+		t.Fatalf("the seat read %d bytes (%v), want the %d pasted in order", len(got), err, len(text))
+	}
+}

@@ -25,6 +25,9 @@ type conduit interface {
 	// shows: no output of the program's now.
 	read(buf []byte) (n int, paint bool, err error)
 	write(p []byte) (int, error)
+	// writeParts writes each part as a write of its own, in order, and
+	// stops at the first that fails; it returns the bytes taken in all.
+	writeParts(parts [][]byte) (int, error)
 	setSize(cols, rows int) error
 	// signal sends sig to the process group while the process runs, and
 	// ErrNotRunning once it has ended.
@@ -75,6 +78,22 @@ func (c *ptyConduit) read(buf []byte) (int, bool, error) {
 }
 
 func (c *ptyConduit) write(p []byte) (int, error) { return c.ptmx.Write(p) }
+
+func (c *ptyConduit) writeParts(parts [][]byte) (int, error) { return writeEach(c.write, parts) }
+
+// writeEach writes the parts one by one through write, stopping at the
+// first that fails.
+func writeEach(write func([]byte) (int, error), parts [][]byte) (int, error) {
+	total := 0
+	for _, p := range parts {
+		n, err := write(p)
+		total += n
+		if err != nil {
+			return total, err
+		}
+	}
+	return total, nil
+}
 
 func (c *ptyConduit) setSize(cols, rows int) error {
 	rc, err := c.ptmx.SyscallConn()
@@ -166,6 +185,15 @@ type Conduit interface {
 	Close() error
 }
 
+// PartsWriter is a Conduit that takes a paste's parts at once, so it need
+// not wait for the holder to type each before it sends the next: each is
+// a write of its own on the pty, in order. It returns the bytes the pty
+// took in all and the first failure; parts sent before that failure was
+// heard of may still have been typed.
+type PartsWriter interface {
+	WriteParts(parts [][]byte) (int, error)
+}
+
 // ErrDetached is the Exit.Lost of a Seat that Detach let go of.
 var ErrDetached = errors.New("pty: detached from its holder")
 
@@ -195,7 +223,13 @@ func (r *remoteConduit) read(buf []byte) (int, bool, error) {
 	}
 	return n, paint, err
 }
-func (r *remoteConduit) write(p []byte) (int, error)     { return r.c.Write(p) }
+func (r *remoteConduit) write(p []byte) (int, error) { return r.c.Write(p) }
+func (r *remoteConduit) writeParts(parts [][]byte) (int, error) {
+	if w, ok := r.c.(PartsWriter); ok {
+		return w.WriteParts(parts)
+	}
+	return writeEach(r.c.Write, parts)
+}
 func (r *remoteConduit) setSize(cols, rows int) error    { return r.c.Resize(cols, rows) }
 func (r *remoteConduit) signal(sig syscall.Signal) error { return r.c.Signal(sig) }
 func (r *remoteConduit) wait() Exit {

@@ -47,7 +47,7 @@ func (s *Seat) Paste(text string, enter bool) (int, error) {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
 	slices := pasteSlices(text)
-	total := 0
+	parts := make([][]byte, 0, len(slices)+1)
 	for i, sl := range slices {
 		if bracketed && i == 0 {
 			sl = ansi.BracketedPasteStart + sl
@@ -55,23 +55,18 @@ func (s *Seat) Paste(text string, enter bool) (int, error) {
 		if bracketed && i == len(slices)-1 {
 			sl += ansi.BracketedPasteEnd
 		}
-		if sl == "" {
-			continue
-		}
-		n, err := s.write([]byte(sl))
-		total += n
-		if err != nil {
-			return total, err
+		if sl != "" {
+			parts = append(parts, []byte(sl))
 		}
 	}
 	if enter {
-		n, err := s.write([]byte{'\r'})
-		total += n
-		if err != nil {
-			return total, err
-		}
+		parts = append(parts, []byte{'\r'})
 	}
-	return total, nil
+	n, err := s.c.writeParts(parts)
+	if err != nil {
+		return n, fmt.Errorf("pty: write to process %d: %w", s.pid, err)
+	}
+	return n, nil
 }
 
 // pasteSlices cuts text into pieces of at most PasteSlice bytes on rune
