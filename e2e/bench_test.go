@@ -28,6 +28,24 @@ var benchRows = []string{
 	"dm to the seat's pty", "publish to injected", "up to ready (empty store)",
 }
 
+// runBench runs `cotal bench args...` on the built binary with its
+// temporary files in tmp, for at most limit, and fails the test unless it
+// succeeds.
+func runBench(t *testing.T, home, tmp string, limit time.Duration, args ...string) (out, errb bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cotalBin, append([]string{"bench"}, args...)...)
+	cmd.Env = append(cotalEnv(home), "TMPDIR="+tmp)
+	cmd.Dir = fakeHome
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	cmd.WaitDelay = 5 * time.Second
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("cotal bench %s: %v\nstdout: %s\nstderr: %s", strings.Join(args, " "), err, out.String(), errb.String())
+	}
+	return out, errb
+}
+
 // TestBenchQuickJSON runs `cotal bench --quick --json` on the built
 // binary: one row per path in order, each with figures on both sides, a
 // ratio and a goal; a progress line on stderr; nothing left in the
@@ -36,17 +54,7 @@ func TestBenchQuickJSON(t *testing.T) {
 	home, tmp := t.TempDir(), t.TempDir()
 	// The quick run measures ten seconds, but setting up its hundred
 	// members takes longer on a loaded machine.
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, cotalBin, "bench", "--quick", "--json")
-	cmd.Env = append(cotalEnv(home), "TMPDIR="+tmp)
-	cmd.Dir = fakeHome
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("cotal bench --quick --json: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
-	}
+	out, errb := runBench(t, home, tmp, 5*time.Minute, "--quick", "--json")
 	var rows []struct {
 		Path  string
 		Unit  string
@@ -134,18 +142,10 @@ func TestBenchRefusesBadInput(t *testing.T) {
 func TestBenchOnARunningCluster(t *testing.T) {
 	c := testcluster.Start(t, 3, "")
 	home, tmp := t.TempDir(), t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
 	rows := []string{"dm publish to hand-over", "control call round trip", "dm to the seat's pty"}
-	cmd := exec.CommandContext(ctx, cotalBin, "bench", "--url", c.URL(), "--time", "6s", "--json", "--path", strings.Join(rows, ","))
-	cmd.Env = append(cotalEnv(home), "TMPDIR="+tmp)
-	cmd.Dir = fakeHome
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	cmd.WaitDelay = 5 * time.Second
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("cotal bench --url: %v\nstdout: %s\nstderr: %s", err, out.String(), errb.String())
-	}
+	out, _ := runBench(t, home, tmp, 4*time.Minute, "--url", c.URL(), "--time", "6s", "--json", "--path", strings.Join(rows, ","))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	var got []struct {
 		Path         string
 		Cotal, Floor struct{ N int }

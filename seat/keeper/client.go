@@ -349,23 +349,7 @@ send:
 }
 
 // Write implements pty.Conduit: it returns once the seat's pty took p.
-func (c *Conn) Write(p []byte) (int, error) {
-	total := 0
-	for len(p) > 0 {
-		n := min(len(p), maxFrame-4)
-		id := c.nextID.Add(1)
-		b := make([]byte, 4+n)
-		binary.BigEndian.PutUint32(b, id)
-		copy(b[4:], p[:n])
-		r, err := c.request(frameInput, id, b)
-		total += r.N
-		if err != nil {
-			return total, err
-		}
-		p = p[n:]
-	}
-	return total, nil
-}
+func (c *Conn) Write(p []byte) (int, error) { return c.WriteParts([][]byte{p}) }
 
 // Signal implements pty.Conduit.
 func (c *Conn) Signal(sig syscall.Signal) error {
