@@ -11,6 +11,7 @@ import (
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/internal/testmesh"
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/wire"
 )
 
@@ -19,6 +20,17 @@ import (
 // the JetStream API's import away; every identity is still provisioned
 // (the server's "no responders" in that gap is not a failure of the mint).
 func TestProvisionIdentityWhileRevocationsApply(t *testing.T) {
+	if testutil.RaceBuild {
+		// nats-server (v2.15.2 and v2.15.3) rebuilds an account's imports on
+		// each update and marks the new JetStream API import shared under
+		// the account's lock, while a client's request in flight reads that
+		// mark without it (jetstream.go enableAllJetStreamServiceImports-
+		// AndMappings against client.go processServiceImport). This test
+		// updates the account hundreds of times under JetStream requests, so
+		// the race detector reports the server's race, not one of cotal's;
+		// it runs in full in the plain suite.
+		t.Skip("the race detector reports nats-server's own race on an account update under JetStream requests; this test runs without -race")
+	}
 	b, op := testmesh.Start(t, "rev", false)
 	sys, err := b.ConnectSystem()
 	if err != nil {

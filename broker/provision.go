@@ -163,19 +163,8 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxS
 	if err != nil {
 		return err
 	}
-	for try := 1; ; try++ {
-		err := ensureAll(ctx, js, nc, space, maxStore)
-		if err == nil {
-			break
-		}
-		if try == 3 || !storeRaced(err) {
-			return err
-		}
-		select {
-		case <-ctx.Done():
-			return err
-		case <-time.After(100 * time.Millisecond):
-		}
+	if err := ensureAll(ctx, js, nc, space, maxStore); err != nil {
+		return err
 	}
 	if err := noDirect(ctx, js, "KV_"+wire.AuthBucket(space)); err != nil {
 		return err
@@ -193,16 +182,6 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxS
 		return fmt.Errorf("writing channel defaults: %w", err)
 	}
 	return nil
-}
-
-// storeRaced reports whether err is the server failing to make a stream's
-// directory because it was enabling the account's JetStream a second time
-// meanwhile (that makes and removes the empty streams folder), which a
-// leaf's account registered by its link and its first client at once
-// does: a second try finds the account enabled.
-func storeRaced(err error) bool {
-	var apiErr *jetstream.APIError
-	return errors.As(err, &apiErr) && apiErr.ErrorCode == jetstream.ErrorCode(10049)
 }
 
 // ensureAll makes every stream and bucket of the space that is missing and

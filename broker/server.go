@@ -161,6 +161,18 @@ func Start(o Options) (*Broker, error) {
 		return nil, fmt.Errorf("configuring broker: %w", err)
 	}
 	srv.SetLoggerV2(&logAdapter{w: o.Log, verbose: o.Verbose}, false, false, false)
+	if b.auth != nil {
+		// The server registers an account on its first lookup and shows it
+		// to a second lookup before it has enabled the account's JetStream,
+		// an enable that makes and removes the streams folder: streams a
+		// client made meanwhile lose their files. The first lookups after
+		// Start come at once (a leaf link's, the mesh's first clients), so
+		// the space's account is registered here, and Start enables its
+		// JetStream before it takes a connection or dials a hub.
+		if _, err := srv.LookupAccount(account); err != nil {
+			return nil, fmt.Errorf("loading the space's account into the broker: %w", err)
+		}
+	}
 	srv.Start()
 	if !srv.ReadyForConnections(o.ReadyTimeout) {
 		srv.Shutdown()
