@@ -229,3 +229,46 @@ func (h *harness) operatorCreds(tb testing.TB) string {
 	h.opCreds = path
 	return path
 }
+
+// BenchmarkConnect is an agent's endpoint connecting (it describes the
+// delivery service and checks its contracts) until it is ready, then
+// closed outside the measure, next to a bare authenticated nats.Connect of
+// the same credential:
+//
+//	go test -run XXX -bench Connect -benchtime 200x ./mesh
+func BenchmarkConnect(b *testing.B) {
+	h := newBenchHarness(b)
+	creds, _ := h.mint(agent{name: "comer", subscribe: []string{"team"}})
+	b.Run("cotal", func(b *testing.B) {
+		var l latencies
+		for range b.N {
+			start := time.Now()
+			e, err := mesh.Connect(context.Background(), mesh.Options{URL: h.b.URL(), Creds: creds, OneShot: true})
+			if err != nil {
+				b.Fatal(err)
+			}
+			l = append(l, time.Since(start))
+			b.StopTimer()
+			_ = e.Close()
+			b.StartTimer()
+		}
+		b.StopTimer()
+		l.report(b)
+	})
+	b.Run("raw-nats", func(b *testing.B) {
+		var l latencies
+		for range b.N {
+			start := time.Now()
+			nc, err := nats.Connect(h.b.URL(), nats.UserCredentials(creds))
+			if err != nil {
+				b.Fatal(err)
+			}
+			l = append(l, time.Since(start))
+			b.StopTimer()
+			nc.Close()
+			b.StartTimer()
+		}
+		b.StopTimer()
+		l.report(b)
+	})
+}

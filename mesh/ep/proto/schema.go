@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	fastjson "github.com/segmentio/encoding/json"
@@ -35,11 +36,44 @@ func (refuseLoads) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%w: $ref %s leaves the document; contracts are closed bundles", ErrContractInvalid, url)
 }
 
+// compiled keeps the schemas CompileSchema made, by the bytes they were
+// made from: a compile is a function of those bytes alone, and a process
+// compiles the same few contracts over and over (every connection
+// describes the delivery service, every seat serves the same commands), at
+// about two thirds of a connection's time. At most compiledKeep are kept
+// (documents come from other endpoints too); past that it starts afresh.
+var compiled struct {
+	mu sync.Mutex
+	m  map[string]*Schema
+}
+
+const compiledKeep = 512
+
 // CompileSchema canonicalizes, bounds and compiles a schema; an empty doc is the void schema.
 func CompileSchema(doc json.RawMessage) (*Schema, error) {
 	if len(bytes.TrimSpace(doc)) == 0 {
 		doc = json.RawMessage(VoidSchema)
 	}
+	compiled.mu.Lock()
+	s := compiled.m[string(doc)]
+	compiled.mu.Unlock()
+	if s != nil {
+		return s, nil
+	}
+	s, err := compileSchema(doc)
+	if err != nil {
+		return nil, err
+	}
+	compiled.mu.Lock()
+	if compiled.m == nil || len(compiled.m) >= compiledKeep {
+		compiled.m = make(map[string]*Schema)
+	}
+	compiled.m[string(doc)] = s
+	compiled.mu.Unlock()
+	return s, nil
+}
+
+func compileSchema(doc json.RawMessage) (*Schema, error) {
 	if len(doc) > MaxSchemaBytes {
 		return nil, fmt.Errorf("%w: schema is %d bytes, over %d", ErrContractInvalid, len(doc), MaxSchemaBytes)
 	}
