@@ -40,14 +40,19 @@ func (refuseLoads) Load(url string) (any, error) {
 // made from: a compile is a function of those bytes alone, and a process
 // compiles the same few contracts over and over (every connection
 // describes the delivery service, every seat serves the same commands), at
-// about two thirds of a connection's time. At most compiledKeep are kept
-// (documents come from other endpoints too); past that it starts afresh.
+// about two thirds of a connection's time. Documents come from other
+// endpoints too, so what is kept is bounded: at most compiledKeep
+// documents of compiledBytes in all; past either it starts afresh.
 var compiled struct {
-	mu sync.Mutex
-	m  map[string]*Schema
+	mu    sync.Mutex
+	m     map[string]*Schema
+	bytes int
 }
 
-const compiledKeep = 512
+const (
+	compiledKeep  = 512
+	compiledBytes = 4 << 20
+)
 
 // CompileSchema canonicalizes, bounds and compiles a schema; an empty doc is the void schema.
 func CompileSchema(doc json.RawMessage) (*Schema, error) {
@@ -65,10 +70,11 @@ func CompileSchema(doc json.RawMessage) (*Schema, error) {
 		return nil, err
 	}
 	compiled.mu.Lock()
-	if compiled.m == nil || len(compiled.m) >= compiledKeep {
-		compiled.m = make(map[string]*Schema)
+	if compiled.m == nil || len(compiled.m) >= compiledKeep || compiled.bytes+len(doc) > compiledBytes {
+		compiled.m, compiled.bytes = make(map[string]*Schema), 0
 	}
 	compiled.m[string(doc)] = s
+	compiled.bytes += len(doc)
 	compiled.mu.Unlock()
 	return s, nil
 }

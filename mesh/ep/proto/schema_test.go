@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
@@ -53,6 +54,22 @@ func TestCompileSchemaKeepsWhatItCompiled(t *testing.T) {
 		}
 		if err := s.Validate(json.RawMessage(fmt.Sprint(i))); err != nil {
 			t.Fatalf("schema %d refuses its own maximum: %v", i, err)
+		}
+	}
+	// Large documents (a hostile endpoint may publish many) are kept only
+	// within the byte bound; each still compiles to a schema that checks.
+	pad := strings.Repeat("x", 200<<10)
+	for i := range 40 {
+		big := json.RawMessage(fmt.Sprintf(`{"type":"integer","maximum":%d,"description":"%s"}`, i, pad))
+		s, err := proto.CompileSchema(big)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Validate(json.RawMessage(fmt.Sprint(i + 1))); err == nil {
+			t.Fatalf("large schema %d takes %d, over its maximum", i, i+1)
+		}
+		if kept := proto.KeptSchemaBytes(); kept > proto.KeptSchemaLimit {
+			t.Fatalf("after %d large schemas %d bytes of documents are kept, over the %d bound", i+1, kept, proto.KeptSchemaLimit)
 		}
 	}
 	c, err := proto.CompileSchema(doc)
