@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -320,4 +321,32 @@ func (e *env) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream
 	}
 	e.defer_(func() { _ = e.js.DeleteStream(context.WithoutCancel(ctx), cfg.Name) })
 	return st, nil
+}
+
+// sees waits until from can resolve to as a DM target: on a cluster the
+// first replay of the presence bucket can outlast the watcher's own
+// wait, and a measure must not start on a refusal that says retry.
+func sees(ctx context.Context, from *mesh.Endpoint, to string) error {
+	w, err := from.Watcher(ctx)
+	if err != nil {
+		return err
+	}
+	deadline := time.NewTimer(within)
+	defer deadline.Stop()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, err := from.ResolvePeer(ctx, to)
+		if err == nil || !errors.Is(err, mesh.ErrUnverifiable) && !errors.Is(err, mesh.ErrNoPeer) {
+			return err
+		}
+		select {
+		case <-w.Changes():
+		case <-tick.C:
+		case <-deadline.C:
+			return fmt.Errorf("%s is not on the roster within %s: %w", to, within, err)
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }

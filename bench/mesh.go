@@ -117,6 +117,9 @@ func dmPath(ctx context.Context, e *env, budget time.Duration) (Stat, Stat, erro
 	if err != nil {
 		return Stat{}, Stat{}, err
 	}
+	if err := sees(ctx, s, "local."+to); err != nil {
+		return Stat{}, Stat{}, err
+	}
 	floor, err := rawHandOver(ctx, e)
 	if err != nil {
 		return Stat{}, Stat{}, err

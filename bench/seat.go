@@ -216,6 +216,9 @@ func injectPath(injected bool) func(context.Context, *env, time.Duration) (Stat,
 		if err != nil {
 			return Stat{}, Stat{}, err
 		}
+		if err := sees(ctx, bob, seat.Name); err != nil {
+			return Stat{}, Stat{}, err
+		}
 		w, err := bob.WatchReceipts()
 		if err != nil {
 			return Stat{}, Stat{}, err

@@ -258,6 +258,11 @@ func (e *Endpoint) roster(ctx context.Context) (RosterView, error) {
 	return e.watcher, nil
 }
 
+// firstReplayWait bounds how long the first roster read waits for the
+// presence bucket's replay; past it, a lookup is refused as unverifiable
+// (retry). A replicated bucket on a loaded cluster can take over a second.
+const firstReplayWait = 3 * time.Second
+
 // startWatcher starts the presence watcher and waits briefly for its
 // initial snapshot. The watcher is handed to the endpoint under mu, so
 // Close either finds it or, having run first, makes it stop here.
@@ -276,7 +281,7 @@ func (e *Endpoint) startWatcher(ctx context.Context) error {
 	e.mu.Unlock()
 	// Wait for the initial replay to be consumed; an empty bucket
 	// never yields a snapshot, but its view turns current at once.
-	deadline := time.NewTimer(time.Second)
+	deadline := time.NewTimer(firstReplayWait)
 	defer deadline.Stop()
 	for w.View().State == presence.Unpopulated {
 		select {
@@ -316,6 +321,15 @@ func (e *Endpoint) ResolvePeer(ctx context.Context, to string) (Target, error) {
 	if err != nil {
 		return Target{}, err
 	}
+	return e.resolveOn(ctx, w, to)
+}
+
+// resolveOn resolves to on the roster w. The view is read before the
+// roster: a refusal that says nobody has the name rests on a view that
+// was current when the roster was read, not on one that turned current
+// while the identity records were asked (a replay ending meanwhile).
+func (e *Endpoint) resolveOn(ctx context.Context, w RosterView, to string) (Target, error) {
+	v := w.View()
 	peers := w.Roster()
 	if strings.Contains(to, ".") {
 		p, err := wire.ParsePrincipal(to)
@@ -335,7 +349,7 @@ func (e *Endpoint) ResolvePeer(ctx context.Context, to string) (Target, error) {
 			// records are that side's, and the DM crosses as stored.
 			return Target{ID: p, Name: p.Actor, Status: "beyond the leaf link"}, nil
 		}
-		if v := w.View(); v.State != presence.Current {
+		if v.State != presence.Current {
 			return Target{}, refuse(ErrUnverifiable, "cannot verify %q: the presence view is %s; retry, or use the peer's id", to, v.State)
 		}
 		return Target{}, refuse(ErrNoPeer, "no peer %q in space %q", to, e.space)
@@ -372,7 +386,7 @@ func (e *Endpoint) ResolvePeer(ctx context.Context, to string) (Target, error) {
 			}
 		}
 	}
-	if v := w.View(); v.State != presence.Current {
+	if v.State != presence.Current {
 		return Target{}, refuse(ErrUnverifiable, "cannot verify %q: the presence view is %s; retry, or use the peer's id", to, v.State)
 	}
 	return Target{}, refuse(ErrNoPeer, "no peer %q in space %q%s", to, e.space, candidates(peers))
@@ -450,6 +464,7 @@ func (e *Endpoint) checkMentions(ctx context.Context, names []string) error {
 	if err != nil {
 		return err
 	}
+	v := w.View() // before the roster, as in resolveOn
 	known := map[string]bool{}
 	for _, p := range w.Roster() {
 		known[strings.ToLower(p.Name)] = true
@@ -466,7 +481,7 @@ func (e *Endpoint) checkMentions(ctx context.Context, names []string) error {
 	if len(unknown) == 0 {
 		return nil
 	}
-	if v := w.View(); v.State != presence.Current {
+	if v.State != presence.Current {
 		return refuse(ErrUnverifiable, "cannot verify mention(s) %s: the presence view is %s", strings.Join(unknown, ", "), v.State)
 	}
 	return refuse(ErrNoPeer, "unknown mention(s): %s — no such peer observed in space %q", strings.Join(unknown, ", "), e.space)
