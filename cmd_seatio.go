@@ -8,6 +8,7 @@ import (
 
 	"github.com/cotal-go/cotal/clirender"
 	"github.com/cotal-go/cotal/clirun"
+	"github.com/cotal-go/cotal/internal/cliargs"
 	"github.com/cotal-go/cotal/seat/client"
 )
 
@@ -28,17 +29,42 @@ func (f *seatFlags) add(cmd *cobra.Command, jsonUsage string) *cobra.Command {
 func newScreenCmd(g *globals) *cobra.Command {
 	var f seatFlags
 	var follow bool
-	var every time.Duration
+	var every, wait time.Duration
+	var until string
 	cmd := f.add(&cobra.Command{
 		Use:   "screen <name>",
-		Short: "Print a seat's current screen (--follow: each time it changes, until Ctrl-C)",
+		Short: "Print a seat's current screen (--follow: each time it changes; --until: once it shows a text)",
 		Long: `Print a seat's current screen as text. --follow keeps asking, every
 --interval, and prints the screen again each time it changed, until Ctrl-C or
 the seat exits (its last screen is printed). On a terminal each screen
-replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".`,
+replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
+
+--until TEXT waits, at the seat's manager, for the screen to show TEXT, at most
+--wait (up to 30s), and prints the first screen that does. When it does not
+come in time, or the seat's output ended without it, the last screen is
+printed and cotal exits 1. With --json the reply's "matched" says which.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			name := args[0]
+			switch {
+			case until != "" && follow:
+				return cliargs.Usagef("--until and --follow: give one (--until prints one screen, --follow every one)")
+			case until == "" && cmd.Flags().Changed("wait"):
+				return cliargs.Usagef("--wait is how long --until waits: give --until TEXT")
+			case cmd.Flags().Changed("until") && until == "":
+				return cliargs.Usagef("--until: say what text to wait for")
+			}
+			if until != "" {
+				r, err := clirun.ScreenUntil(g.caller(), name, f.on, until, wait)
+				if err != nil {
+					return err
+				}
+				clirender.Screen(g.stdout, g.stderr, r, f.asJSON, false)
+				if r.Matched == nil || !*r.Matched {
+					return fmt.Errorf("%q is not on %s's screen (waited up to %s)", until, name, wait)
+				}
+				return nil
+			}
 			if !follow {
 				r, err := clirun.Screen(g.caller(), name, f.on)
 				return shown(err, func() { clirender.Screen(g.stdout, g.stderr, r, f.asJSON, false) })
@@ -55,6 +81,8 @@ replaces the last; otherwise each is preceded by a line "--- <name> <time> ---".
 	}, "print as JSON (with --follow, one object per line)")
 	cmd.Flags().BoolVar(&follow, "follow", false, "print the screen each time it changes, until Ctrl-C")
 	cmd.Flags().DurationVar(&every, "interval", 250*time.Millisecond, "with --follow: how often to ask for the screen")
+	cmd.Flags().StringVar(&until, "until", "", "wait for the screen to show this text, then print it")
+	cmd.Flags().DurationVar(&wait, "wait", 10*time.Second, "with --until: how long to wait, at most 30s")
 	return cmd
 }
 

@@ -131,8 +131,9 @@ func markerCommand(i int) (cmd, want string) {
 	return fmt.Sprintf("echo mark''er-%d-end", i), fmt.Sprintf("marker-%d-end", i)
 }
 
-// inputPath is the manager's input command until its screen command
-// shows the output, next to pty.Paste until pty.Screen shows it.
+// inputPath is the manager's input command until its screen command,
+// waiting at the manager for the text, shows the output; next to
+// pty.Paste until pty.Screen shows it.
 func inputPath(ctx context.Context, e *env, budget time.Duration) (Stat, Stat, error) {
 	if err := e.persona("shell", "sh", nil, nil, false); err != nil {
 		return Stat{}, Stat{}, err
@@ -147,18 +148,14 @@ func inputPath(ctx context.Context, e *env, budget time.Duration) (Stat, Stat, e
 		if _, err := e.mgr.Input(ctx, seat, cmd, true); err != nil {
 			return 0, err
 		}
-		for deadline := start.Add(within); ; {
-			r, err := e.mgr.Screen(ctx, seat)
-			if err != nil {
-				return 0, err
-			}
-			if strings.Contains(r.Screen, want) {
-				return time.Since(start), nil
-			}
-			if time.Now().After(deadline) {
-				return 0, fmt.Errorf("no %s on the seat's screen", want)
-			}
+		r, err := e.mgr.ScreenUntil(ctx, seat, want, within)
+		if err != nil {
+			return 0, err
 		}
+		if r.Matched == nil || !*r.Matched {
+			return 0, fmt.Errorf("no %s on the seat's screen", want)
+		}
+		return time.Since(start), nil
 	}
 	s, err := pty.Start(ctx, pty.Config{Path: "sh"})
 	if err != nil {

@@ -216,6 +216,12 @@ func Locate(cl *client.Client, name, on string) (client.CensusRow, error) {
 // call on it; a refusal, of the locate or the call, is returned as it
 // came.
 func (c Caller) OnSeat(name, on string, call func(context.Context, *client.Client, client.Seat) error) error {
+	return c.onSeatWithin(name, on, Timeout, call)
+}
+
+// onSeatWithin is OnSeat with the call bounded by within instead of
+// Timeout (Ctrl-C ends it at once, as any short command).
+func (c Caller) onSeatWithin(name, on string, within time.Duration, call func(context.Context, *client.Client, client.Seat) error) error {
 	cl, nc, err := c.Managers()
 	if err != nil {
 		return err
@@ -225,7 +231,7 @@ func (c Caller) OnSeat(name, on string, call func(context.Context, *client.Clien
 	if err != nil {
 		return err
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), Timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), within)
 	defer cancel()
 	return call(ctx, cl, row.Seat())
 }

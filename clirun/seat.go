@@ -218,6 +218,19 @@ func Screen(c Caller, name, on string) (r client.ScreenReply, err error) {
 	return r, Refused(err)
 }
 
+// ScreenUntil waits, at the seat's manager, for its screen to show text
+// (at most wait): the reply says whether it did.
+func ScreenUntil(c Caller, name, on, text string, wait time.Duration) (r client.ScreenReply, err error) {
+	if err := client.CheckScreenUntil(text, wait); err != nil {
+		return r, bad(err)
+	}
+	err = c.onSeatWithin(name, on, wait+Timeout, func(ctx context.Context, cl *client.Client, s client.Seat) (err error) {
+		r, err = cl.ScreenUntil(ctx, s, text, wait)
+		return err
+	})
+	return r, Refused(err)
+}
+
 // Stop stops a seat, gracefully (SIGTERM, then SIGKILL after 3 s) or at
 // once, and is its row as it stopped.
 func Stop(c Caller, name, on string, graceful bool) (r client.Row, err error) {

@@ -135,8 +135,8 @@ func markerCommand(i int) (cmd, want string) {
 	return fmt.Sprintf("echo mark''er-%d-end", i), fmt.Sprintf("marker-%d-end", i)
 }
 
-// BenchmarkInputToScreen is the input command until the screen command
-// shows the output, next to pty.Paste until pty.Screen shows it (looked at
+// BenchmarkInputToScreen is the input command until the screen command,
+// waiting at the manager, shows the output, next to pty.Paste until pty.Screen shows it (looked at
 // after each output chunk).
 func BenchmarkInputToScreen(b *testing.B) {
 	b.Run("manager", func(b *testing.B) {
@@ -149,10 +149,9 @@ func BenchmarkInputToScreen(b *testing.B) {
 			cmd, want := markerCommand(i)
 			start := time.Now()
 			input(b, h.c, h.iid, acc.Name, cmd)
-			for deadline := start.Add(5 * time.Second); !strings.Contains(screen(b, h.c, h.iid, acc.Name).Screen, want); {
-				if time.Now().After(deadline) {
-					b.Fatalf("no %s on screen", want)
-				}
+			r, err := mgr(h.c).ScreenUntil(ctxT(b), client.Seat{Name: acc.Name, Manager: h.iid}, want, 5*time.Second)
+			if err != nil || r.Matched == nil || !*r.Matched {
+				b.Fatalf("no %s on screen: %v", want, err)
 			}
 			l = append(l, time.Since(start))
 		}

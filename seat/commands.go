@@ -38,7 +38,7 @@ func (m *Manager) commands() []ep.Command {
 		{Name: wire.ManagerStatus, Output: schemaOf(client.StatusReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.status},
 		{Name: wire.ManagerPs, Output: schemaOf(client.PsReply{}), Capability: "read", Authorize: m.operatorOnly, Handler: m.ps},
 		{Name: wire.ManagerInspect, Modes: owned, Input: schemaOf(client.NameArgs{}), Output: schemaOf(client.Row{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.inspect},
-		{Name: wire.ManagerScreen, Modes: owned, Input: schemaOf(client.NameArgs{}), Output: schemaOf(client.ScreenReply{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
+		{Name: wire.ManagerScreen, Modes: owned, Input: schemaOf(client.ScreenArgs{}), Output: schemaOf(client.ScreenReply{}), Capability: "read", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.screenCmd},
 		{Name: wire.ManagerDespawn, Modes: owned, Input: schemaOf(client.DespawnArgs{}), Output: schemaOf(client.Row{}), Capability: "write", Authorize: m.mayOwn, Target: m.targetSeat, Handler: m.despawn},
 		{Name: wire.ManagerInput, Modes: typed, Input: schemaOf(client.InputArgs{}), Output: schemaOf(client.InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.input},
 		{Name: wire.ManagerKeys, Modes: typed, Input: schemaOf(client.KeysArgs{}), Output: schemaOf(client.InputReply{}), Capability: "lifecycle", Authorize: m.mayType, Target: m.targetSeat, Handler: m.keysCmd},
@@ -110,20 +110,36 @@ func (m *Manager) inspect(_ context.Context, c *ep.Call) (any, *proto.Error) {
 	return r, nil
 }
 
-func (m *Manager) screenCmd(_ context.Context, c *ep.Call) (any, *proto.Error) {
-	var a client.NameArgs
+func (m *Manager) screenCmd(ctx context.Context, c *ep.Call) (any, *proto.Error) {
+	var a client.ScreenArgs
 	if e := c.Decode(&a); e != nil {
 		return nil, e
+	}
+	if a.WaitMs > 0 && a.Until == "" {
+		return nil, proto.Refuse(proto.CodeBadRequest, "waitMs without until: say what text to wait for")
 	}
 	s, e := m.ownedSeat(c, a.Name)
 	if e != nil {
 		return nil, e
 	}
-	text, last, ok := s.screen()
+	if a.Until == "" {
+		text, last, ok := s.screen()
+		if !ok {
+			return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s has no screen: its process never started", a.Name)
+		}
+		return client.ScreenReply{Name: a.Name, Screen: text, Running: s.running(), LastOutputMs: ms(last)}, nil
+	}
+	wait := 10 * time.Second
+	if a.WaitMs > 0 {
+		wait = time.Duration(a.WaitMs) * time.Millisecond
+	}
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	text, last, matched, ok := s.waitScreen(wctx, a.Until)
 	if !ok {
 		return nil, proto.Refuse(proto.CodeFailedPrecondition, "seat %s has no screen: its process never started", a.Name)
 	}
-	return client.ScreenReply{Name: a.Name, Screen: text, Running: s.running(), LastOutputMs: ms(last)}, nil
+	return client.ScreenReply{Name: a.Name, Screen: text, Running: s.running(), LastOutputMs: ms(last), Matched: &matched}, nil
 }
 
 func (m *Manager) despawn(ctx context.Context, c *ep.Call) (any, *proto.Error) {

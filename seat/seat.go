@@ -241,6 +241,19 @@ func (s *Seat) screen() (string, time.Time, bool) {
 	return p.Screen(), p.LastOutput(), true
 }
 
+// waitScreen waits for the seat's screen to show text (see
+// pty.Seat.WaitScreen); ok is false when the seat has no screen.
+func (s *Seat) waitScreen(ctx context.Context, text string) (screen string, last time.Time, matched, ok bool) {
+	s.mu.Lock()
+	p := s.pty
+	s.mu.Unlock()
+	if p == nil {
+		return "", time.Time{}, false, false
+	}
+	screen, matched = p.WaitScreen(ctx, func(t string) bool { return strings.Contains(t, text) })
+	return screen, p.LastOutput(), matched, true
+}
+
 // tail is the last lines of the seat's screen, for a failure message.
 func tail(p *pty.Seat, n int) string {
 	return strings.Join(p.Tail(n), "\n")

@@ -39,6 +39,21 @@ func CheckFollowEvery(every time.Duration) error {
 	return nil
 }
 
+// CheckScreenUntil refuses a screen wait the manager would refuse: no
+// text, a text over 1024 characters, or a wait outside 1ms to
+// MaxScreenWait.
+func CheckScreenUntil(text string, wait time.Duration) error {
+	switch n := utf8.RuneCountInString(text); {
+	case n == 0:
+		return fmt.Errorf("--until: say what text to wait for")
+	case n > MaxScreenUntil:
+		return fmt.Errorf("--until: %d characters; at most %d", n, MaxScreenUntil)
+	case wait < time.Millisecond || wait > MaxScreenWait:
+		return fmt.Errorf("--wait %s: 1ms to %s", wait, MaxScreenWait)
+	}
+	return nil
+}
+
 // CheckTyped refuses what an input (keys false) or a keys command would
 // not type: text of no character or more than MaxInput; more than MaxKeys
 // keys, or keys asked to press Enter after them (Enter is named as a

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/ep/proto"
@@ -135,7 +136,22 @@ func (c *Client) call(ctx context.Context, command string, args, out any, opts .
 // Screen is the seat's current screen as text.
 func (c *Client) Screen(ctx context.Context, s Seat) (ScreenReply, error) {
 	var r ScreenReply
-	_, err := c.call(ctx, wire.ManagerScreen, NameArgs{Name: s.Name}, &r, s.options()...)
+	_, err := c.call(ctx, wire.ManagerScreen, ScreenArgs{Name: s.Name}, &r, s.options()...)
+	return r, err
+}
+
+// ScreenUntil waits, at the manager, for the seat's screen to show text,
+// at most wait (at most MaxScreenWait): the reply's Matched says whether
+// it did. Nothing polls: the manager looks each time the seat's screen is
+// drawn.
+func (c *Client) ScreenUntil(ctx context.Context, s Seat, text string, wait time.Duration) (ScreenReply, error) {
+	if err := CheckScreenUntil(text, wait); err != nil {
+		return ScreenReply{}, err
+	}
+	var r ScreenReply
+	// The call outlives the wait by what the answer takes to come back.
+	opts := append(s.options(), ep.Timeout(wait+5*time.Second))
+	_, err := c.call(ctx, wire.ManagerScreen, ScreenArgs{Name: s.Name, Until: text, WaitMs: wait.Milliseconds()}, &r, opts...)
 	return r, err
 }
 

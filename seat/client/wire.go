@@ -2,6 +2,7 @@ package client
 
 import (
 	"encoding/json"
+	"time"
 
 	"github.com/cotal-go/cotal/mesh/wire"
 )
@@ -290,12 +291,31 @@ type NameArgs struct {
 	Name string `json:"name" schema:"minLength=1,maxLength=64"`
 }
 
-// ScreenReply is a seat's current screen as text.
+// MaxScreenWait is the longest a screen call waits for its text, of at
+// most MaxScreenUntil characters.
+const (
+	MaxScreenWait  = 30 * time.Second
+	MaxScreenUntil = 1024
+)
+
+// ScreenArgs names a seat and, with Until, the text its screen is to show:
+// the manager answers the first screen that shows it, or after WaitMs
+// (default 10 s) the last one it saw, or the final screen of a seat whose
+// output ended.
+type ScreenArgs struct {
+	Name   string `json:"name" schema:"minLength=1,maxLength=64"`
+	Until  string `json:"until,omitempty" schema:"maxLength=1024"`
+	WaitMs int64  `json:"waitMs,omitempty" schema:"minimum=0,maximum=30000"`
+}
+
+// ScreenReply is a seat's current screen as text. Matched is set when the
+// call waited Until: whether the screen shows it.
 type ScreenReply struct {
 	Name         string `json:"name"`
 	Screen       string `json:"screen"`
 	Running      bool   `json:"running"`
 	LastOutputMs int64  `json:"lastOutputMs,omitempty"`
+	Matched      *bool  `json:"matched,omitempty"`
 }
 
 // DespawnArgs stops a seat: gracefully (SIGTERM, SIGKILL after 3 s) unless

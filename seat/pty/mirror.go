@@ -172,6 +172,7 @@ func (s *Seat) next(drawn *entry) *entry {
 	if drawn != nil {
 		s.drawn = drawn.seq
 		s.inflight = nil
+		s.tellRedrawn()
 	}
 	for {
 		if w := s.due(); w != nil {
@@ -180,6 +181,7 @@ func (s *Seat) next(drawn *entry) *entry {
 		}
 		if s.discard || (s.drained && len(s.queue) == 0) {
 			s.mirrorEnded = true
+			s.tellRedrawn()
 			for len(s.waiters) > 0 { // only after a discard: nothing more is drawn
 				s.waiters[0].at = s.drawn
 				s.serve(s.due())

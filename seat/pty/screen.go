@@ -1,6 +1,7 @@
 package pty
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -133,6 +134,42 @@ func (s *Seat) serve(w *screenWaiter) {
 	}
 	s.mu.Lock()
 	w.done <- r
+}
+
+// WaitScreen waits until the screen as text satisfies match, the
+// emulator has drawn everything there will be, or ctx ends; it returns the
+// last screen it looked at and whether that one matched. It looks once
+// now and again after each entry the emulator draws, so nothing polls.
+func (s *Seat) WaitScreen(ctx context.Context, match func(string) bool) (string, bool) {
+	for {
+		s.mu.Lock()
+		ended := s.mirrorEnded
+		if s.redrawn == nil {
+			s.redrawn = make(chan struct{})
+		}
+		redrawn := s.redrawn
+		s.mu.Unlock()
+		text := s.Screen()
+		if match(text) {
+			return text, true
+		}
+		if ended {
+			return text, false
+		}
+		select {
+		case <-redrawn:
+		case <-ctx.Done():
+			return text, false
+		}
+	}
+}
+
+// tellRedrawn wakes the WaitScreen callers; it needs mu.
+func (s *Seat) tellRedrawn() {
+	if s.redrawn != nil {
+		close(s.redrawn)
+		s.redrawn = nil
+	}
 }
 
 // Screen is the emulator's screen as plain text: one line per row,

@@ -2,6 +2,7 @@ package pty
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -93,4 +94,44 @@ func render(t *testing.T, p []byte) string {
 		lines = append(lines, strings.TrimRight(b.String(), " "))
 	}
 	return strings.TrimRight(strings.Join(lines, "\n"), "\n")
+}
+
+// WaitScreen returns the first screen that matches, as soon as the
+// emulator has drawn it; one that never matches ends with its context, and
+// after the program's output ended it returns the final screen at once.
+func TestWaitScreenWaitsForTheScreenNotAPoll(t *testing.T) {
+	s := startConfig(t, Config{Path: "sh", Args: []string{"-c", `stty -echo; echo ready; read go; echo "said $go"; read end`}, Cols: 40, Rows: 10})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, ok := s.WaitScreen(ctx, func(t string) bool { return strings.Contains(t, "ready") }); !ok {
+		t.Fatal("no ready on the screen")
+	}
+	done := make(chan string, 1)
+	go func() {
+		text, ok := s.WaitScreen(ctx, func(t string) bool { return strings.Contains(t, "said hello") })
+		if !ok {
+			text = "no match: " + text
+		}
+		done <- text
+	}()
+	if _, err := s.Write([]byte("hello\r")); err != nil {
+		t.Fatal(err)
+	}
+	if text := <-done; !strings.Contains(text, "said hello") {
+		t.Fatalf("WaitScreen returned %q", text)
+	}
+
+	short, stop := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer stop()
+	if text, ok := s.WaitScreen(short, func(t string) bool { return strings.Contains(t, "never") }); ok || !strings.Contains(text, "said hello") {
+		t.Fatalf("a wait for what never comes: %q, matched %v", text, ok)
+	}
+
+	if _, err := s.Write([]byte("bye\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitDone(t, s, 10*time.Second)
+	if text, ok := s.WaitScreen(ctx, func(t string) bool { return strings.Contains(t, "never") }); ok || ctx.Err() != nil || !strings.Contains(text, "said hello") {
+		t.Fatalf("after the end: %q, matched %v, ctx %v; want the final screen at once", text, ok, ctx.Err())
+	}
 }

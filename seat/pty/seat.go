@@ -98,6 +98,7 @@ type Seat struct {
 	drawn       uint64 // the last entry the emulator has drawn
 	inflight    *entry // taken from the queue, being drawn
 	waiters     []*screenWaiter
+	redrawn     chan struct{} // closed at the next entry drawn, or the end; nil until WaitScreen asks
 	mirrorEnded bool
 	discard     bool          // Close: stop drawing
 	wake        *sync.Cond    // on mu: the queue, waiters or the end changed
