@@ -134,6 +134,7 @@ func (s *Seat) Resize(cols, rows int) error {
 	defer s.emuMu.Unlock()
 	s.emu.Resize(cols, rows)
 	s.shown = term
+	s.drawGen++
 	return nil
 }
 

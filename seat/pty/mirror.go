@@ -218,6 +218,7 @@ func (s *Seat) draw(e *entry) {
 	}
 	s.shown = e.after
 	s.shownSeq = e.seq
+	s.drawGen++
 }
 
 // restart resets the emulator to the state skipped output left: CAN ends

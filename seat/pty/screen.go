@@ -177,13 +177,26 @@ func (s *Seat) tellRedrawn() {
 // draws behind the output, so it may not show the newest output yet (it
 // never shows a chunk half drawn); once Done it shows all of it, less any
 // skipped.
+// Asked again before the emulator changed, it returns the text it made
+// (WaitScreen callers and pollers share one rendering per change).
 func (s *Seat) Screen() string {
-	return strings.Join(s.lines(), "\n")
+	s.emuMu.Lock()
+	defer s.emuMu.Unlock()
+	gen := s.drawGen + 1 // textGen 0 is none
+	if s.textGen != gen {
+		s.text, s.textGen = strings.Join(s.linesLocked(), "\n"), gen
+	}
+	return s.text
 }
 
 func (s *Seat) lines() []string {
 	s.emuMu.Lock()
 	defer s.emuMu.Unlock()
+	return s.linesLocked()
+}
+
+// linesLocked needs emuMu.
+func (s *Seat) linesLocked() []string {
 	w, h := s.emu.Width(), s.emu.Height()
 	lines := make([]string, h)
 	var b strings.Builder

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/charmbracelet/x/vt"
 )
@@ -133,5 +134,25 @@ func TestWaitScreenWaitsForTheScreenNotAPoll(t *testing.T) {
 	waitDone(t, s, 10*time.Second)
 	if text, ok := s.WaitScreen(ctx, func(t string) bool { return strings.Contains(t, "never") }); ok || ctx.Err() != nil || !strings.Contains(text, "said hello") {
 		t.Fatalf("after the end: %q, matched %v, ctx %v; want the final screen at once", text, ok, ctx.Err())
+	}
+}
+
+// Screen asked again before the emulator drew anything new hands back the
+// text it made (one rendering per change, however many ask), and a new
+// entry drawn makes it render again.
+func TestScreenRendersOncePerChange(t *testing.T) {
+	s := startConfig(t, Config{Path: "sh", Args: []string{"-c", `stty -echo; echo one; read x; echo two; read y`}, Cols: 40, Rows: 10})
+	waitScreen(t, s, "one")
+	s.settle()
+	a, b := s.Screen(), s.Screen()
+	if unsafe.StringData(a) != unsafe.StringData(b) {
+		t.Fatal("the same screen was rendered twice")
+	}
+	if _, err := s.Write([]byte("\r")); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, s, "two")
+	if c := s.Screen(); !strings.Contains(c, "one") || !strings.Contains(c, "two") {
+		t.Fatalf("after new output the screen is %q", c)
 	}
 }

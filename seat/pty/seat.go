@@ -108,6 +108,9 @@ type Seat struct {
 	emu      *vt.Emulator
 	shown    *termState  // size and modes as drawn, for ScreenANSI
 	shownSeq uint64      // the last entry drawn
+	drawGen  uint64      // counts changes to the emulator: what text is of
+	text     string      // the screen as text at textGen, for Screen
+	textGen  uint64      // 0: none yet
 	guard    stringGuard // what the emulator is fed goes through it
 
 	wmu sync.Mutex
