@@ -60,7 +60,9 @@ func (e *env) spawn(ctx context.Context, persona string) (client.Seat, error) {
 	if err != nil {
 		return client.Seat{}, err
 	}
-	seat := client.Seat{Name: sp.Name, Manager: e.iid}
+	// Addressed by its lifecycle, as a client that has the seat's row
+	// does: a call by name alone first asks the manager which lifecycle.
+	seat := client.Seat{Name: sp.Name, Manager: e.iid, Owner: sp.Owner, UID: sp.UID, Any: true}
 	e.defer_(func() { _, _ = e.mgr.Stop(context.WithoutCancel(ctx), seat, false) })
 	res, err := e.mgr.AwaitSpawn(sctx, sp, client.Watch{})
 	if err != nil {
