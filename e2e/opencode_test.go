@@ -22,7 +22,8 @@ import (
 // own configuration is in all three places opencode reads it from: their
 // model provider in the file their OPENCODE_CONFIG names, their defaults in
 // their global config, and an inline config of theirs
-// (OPENCODE_CONFIG_CONTENT) asking before any shell command.
+// (OPENCODE_CONFIG_CONTENT) asking before any shell command; they are
+// offline, so their opencode fetches no model catalogue.
 
 type opencodeWorld struct {
 	srv  *modelserver.Server
@@ -59,6 +60,11 @@ func newOpencodeWorld(t testing.TB) *opencodeWorld {
 		"PATH=" + filepath.Dir(oc) + string(os.PathListSeparator) + os.Getenv("PATH"),
 		"OPENCODE_CONFIG=" + provider,
 		`OPENCODE_CONFIG_CONTENT={"permission":{"bash":"ask"}}`,
+		// This user is offline, as the tests are: opencode would otherwise
+		// fetch its model catalogue at start (models.opencode.ai, then the
+		// npm registry), and where the network drops those lookups rather
+		// than refusing them its first screen waited minutes for them.
+		"OPENCODE_DISABLE_MODELS_FETCH=1",
 	}
 	return w
 }
@@ -120,6 +126,16 @@ func TestOpencodeInASeat(t *testing.T) {
 		return nil
 	})
 	t.Logf("oc came up %s after its spawn", time.Since(start).Round(time.Second))
+	// It came up without the network: its own log records no catalogue fetch.
+	logs, _ := filepath.Glob(filepath.Join(w.home, ".local", "share", "opencode", "log", "*.log"))
+	if len(logs) == 0 {
+		t.Fatalf("no opencode log under %s", w.home)
+	}
+	for _, f := range logs {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "models.dev") {
+			t.Fatalf("oc fetched its model catalogue at start (%s):\n%s", f, b)
+		}
+	}
 	// Its plugin keeps one hook process, not one per event.
 	streams := hookStreams(t, home, w.dir, space, "oc")
 	if len(streams) != 1 {
