@@ -1,6 +1,8 @@
 package broker
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -116,19 +118,42 @@ func pub(kp nkeys.KeyPair) string {
 	return s
 }
 
-// issue signs the operator, system account and space account claims.
+// issue signs the operator, system account and space account claims. A
+// claim whose content (signer included) is what was signed last time keeps
+// the JWT signed then, so `cotal broker config` prints the same block until
+// something in it changes (a JWT otherwise differs by its issue time alone).
 // The caller holds mu (or owns a not yet shared Authority).
 func (a *Authority) issue() error {
+	prev := readIssued(a.paths)
+	next := issuedFile{}
+	sign := func(name string, c jwt.Claims, digestOf any, kp nkeys.KeyPair) (string, error) {
+		b, err := json.Marshal(digestOf)
+		if err != nil {
+			return "", err
+		}
+		sum := sha256.Sum256(append([]byte(pub(kp)+"\n"), b...))
+		digest := hex.EncodeToString(sum[:])
+		if old, ok := prev[name]; ok && old.Digest == digest && signedBy(old.JWT, pub(kp)) {
+			next[name] = old
+			return old.JWT, nil
+		}
+		tok, err := c.Encode(kp)
+		if err != nil {
+			return "", err
+		}
+		next[name] = issuedJWT{Digest: digest, JWT: tok}
+		return tok, nil
+	}
 	oc := jwt.NewOperatorClaims(pub(a.operator))
 	oc.Name = "cotal"
 	oc.SystemAccount = pub(a.sys)
-	ojwt, err := oc.Encode(a.operator)
+	ojwt, err := sign("operator", oc, oc, a.operator)
 	if err != nil {
 		return err
 	}
 	sc := jwt.NewAccountClaims(pub(a.sys))
 	sc.Name = "SYS"
-	sjwt, err := sc.Encode(a.operator)
+	sjwt, err := sign("system", sc, sc, a.operator)
 	if err != nil {
 		return err
 	}
@@ -143,12 +168,53 @@ func (a *Authority) issue() error {
 		MemoryStorage: jwt.NoLimit, DiskStorage: jwt.NoLimit,
 		Streams: jwt.NoLimit, Consumer: jwt.NoLimit, MaxAckPending: jwt.NoLimit,
 	}
-	ajwt, err := ac.Encode(a.operator)
+	ajwt, err := sign("account", ac, ac, a.operator)
 	if err != nil {
 		return err
 	}
+	if reused := len(prev) == len(next) && prev["operator"] == next["operator"] && prev["system"] == next["system"] && prev["account"] == next["account"]; !reused {
+		// The JWTs are public, so a failed write costs only stability.
+		b, _ := json.MarshalIndent(next, "", "  ")
+		_ = config.WriteFileAtomic(issuedPath(a.paths), b, 0o600)
+	}
+	// Decoding gives the operator claims as the token carries them (issue
+	// time and ID), the form a server checks.
+	if oc, err = jwt.DecodeOperatorClaims(ojwt); err != nil {
+		return fmt.Errorf("reading the operator JWT back: %w", err)
+	}
 	a.operatorJWT, a.sysJWT, a.acctJWT, a.operatorClaims = ojwt, sjwt, ajwt, oc
 	return nil
+}
+
+// issuedJWT is one signed claim and the digest of the content it was
+// signed from.
+type issuedJWT struct {
+	Digest string `json:"digest"`
+	JWT    string `json:"jwt"`
+}
+
+// signedBy says the token's signature holds and its issuer is key.
+func signedBy(tok, key string) bool {
+	c, err := jwt.DecodeGeneric(tok)
+	return err == nil && c.Issuer == key
+}
+
+type issuedFile map[string]issuedJWT
+
+func issuedPath(p config.Paths) string { return filepath.Join(p.AuthDir(), "issued.json") }
+
+// readIssued is the last signed set; anything unreadable is no set, so
+// everything is signed afresh.
+func readIssued(p config.Paths) issuedFile {
+	b, err := os.ReadFile(issuedPath(p))
+	if err != nil {
+		return nil
+	}
+	var f issuedFile
+	if json.Unmarshal(b, &f) != nil {
+		return nil
+	}
+	return f
 }
 
 // AccountKey is the public key of the space's account.
