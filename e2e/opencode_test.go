@@ -132,7 +132,11 @@ func TestOpencodeInASeat(t *testing.T) {
 		t.Fatalf("no opencode log under %s", w.home)
 	}
 	for _, f := range logs {
-		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "models.dev") {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatalf("reading opencode's log: %v", err)
+		}
+		if strings.Contains(string(b), "models.dev") {
 			t.Fatalf("oc fetched its model catalogue at start (%s):\n%s", f, b)
 		}
 	}
