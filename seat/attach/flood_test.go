@@ -70,13 +70,23 @@ func TestFloodWithStalledHolderNeverBlocksSeat(t *testing.T) {
 	// fails on a loaded machine.
 	attachedTook := runFlood(t, seat)
 	t.Logf("flood alone %s, with a stalled holder attached %s", unattached, attachedTook)
+	// While the holder read nothing, the session sent what credit allowed
+	// and no more: the rest was dropped and counted, or, when the seat
+	// skipped ahead of a session behind it, covered by a fresh screen.
+	// Which of the two took more depends on the machine's speed.
+	stalled := a.server.Stats()
+	t.Logf("while stalled: %+v", stalled)
+	if stalled.Frames > attach.DefaultWindow || stalled.AckedThrough != 0 {
+		t.Errorf("sent %d frames (%d bytes, acked through %d) of a 20 MB flood to a holder that read nothing; the window is %d",
+			stalled.Frames, stalled.BytesOut, stalled.AckedThrough, attach.DefaultWindow)
+	}
+	if stalled.Dropped == 0 {
+		t.Errorf("nothing dropped for a holder that read nothing")
+	}
 
 	close(hold)
 	a.waitEnd(t, attach.ReasonProcessExit)
 	st := a.server.Stats()
-	if st.Dropped < 10_000_000 {
-		t.Errorf("dropped %d bytes of a 20 MB flood the holder never read", st.Dropped)
-	}
 	a.screen.mu.Lock()
 	drops := append([]int64(nil), a.screen.drops...)
 	a.screen.mu.Unlock()
