@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -41,51 +42,86 @@ func provisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		return err
 	}
 	s, p := id.Space, id.Principal
-	acl, err := js.KeyValue(ctx, wire.ACLBucket(s))
-	if err != nil {
-		return fmt.Errorf("ACL bucket of %s: %w", s, err)
-	}
-	// A lifecycle that has ended stays ended: `up` provisions every
-	// identity ever minted, and must not bring an ended one's backstop or
-	// read ACL back.
-	ended, err := lifecycleEnded(ctx, acl, wire.ACLKey(p, id.UID))
-	if err != nil {
-		return fmt.Errorf("reading the read ACL of %s: %w", p, err)
-	}
-	if id.Profile != wire.ProfileObserver { // an observer has no DMs
-		dm, err := js.Stream(ctx, wire.DMStream(s))
-		if err != nil {
-			return fmt.Errorf("DM stream of %s: %w (is the mesh provisioned?)", s, err)
-		}
-		info, err := dm.Info(ctx)
-		if err != nil {
-			return err
-		}
-		if err := ensureConsumer(ctx, js, wire.DMStream(s), jetstream.ConsumerConfig{
-			Durable: wire.DMConsumer(p, id.UID), FilterSubject: wire.DMFilter(s, p),
-			AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
-			DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: info.State.LastSeq + 1,
-		}); err != nil {
-			return err
-		}
-		if !ended {
-			if err := ensureConsumer(ctx, js, wire.DlvStream(s), jetstream.ConsumerConfig{
-				Durable: wire.DlvConsumer(p, id.UID), FilterSubject: wire.DlvSubject(s, p, id.UID),
-				AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
-			}); err != nil {
-				return err
+	dms := id.Profile != wire.ProfileObserver // an observer has no DMs
+	// What is read first is read at once: the ACL row (has this lifecycle
+	// ended?), the DM stream's last sequence, the records bucket.
+	var (
+		acl, kv jetstream.KeyValue
+		ended   bool
+		dmLast  uint64
+	)
+	err = concurrently(
+		func() error {
+			var err error
+			if acl, err = js.KeyValue(ctx, wire.ACLBucket(s)); err != nil {
+				return fmt.Errorf("ACL bucket of %s: %w", s, err)
 			}
+			// A lifecycle that has ended stays ended: `up` provisions every
+			// identity ever minted, and must not bring an ended one's
+			// backstop or read ACL back.
+			if ended, err = lifecycleEnded(ctx, acl, wire.ACLKey(p, id.UID)); err != nil {
+				return fmt.Errorf("reading the read ACL of %s: %w", p, err)
+			}
+			return nil
+		},
+		func() error {
+			if !dms {
+				return nil
+			}
+			dm, err := js.Stream(ctx, wire.DMStream(s))
+			if err != nil {
+				return fmt.Errorf("DM stream of %s: %w (is the mesh provisioned?)", s, err)
+			}
+			dmLast = dm.CachedInfo().State.LastSeq
+			return nil
+		},
+		func() error {
+			var err error
+			if kv, err = js.KeyValue(ctx, wire.RecordsBucket(s)); err != nil {
+				return fmt.Errorf("records bucket of %s: %w", s, err)
+			}
+			return nil
+		},
+	)
+	if err != nil {
+		return err
+	}
+	// The durables are independent of each other: made at once.
+	var durables []func() error
+	if dms {
+		durables = append(durables, func() error {
+			return ensureConsumer(ctx, js, wire.DMStream(s), jetstream.ConsumerConfig{
+				Durable: wire.DMConsumer(p, id.UID), FilterSubject: wire.DMFilter(s, p),
+				AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait,
+				DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: dmLast + 1,
+			})
+		})
+		if !ended {
+			durables = append(durables, func() error {
+				return ensureConsumer(ctx, js, wire.DlvStream(s), jetstream.ConsumerConfig{
+					Durable: wire.DlvConsumer(p, id.UID), FilterSubject: wire.DlvSubject(s, p, id.UID),
+					AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
+				})
+			})
 		}
 		if id.Role != "" {
-			if err := ensureConsumer(ctx, js, wire.TaskStream(s), jetstream.ConsumerConfig{
-				Durable: wire.SvcConsumer(id.Role), FilterSubject: wire.SvcFilter(s, id.Role),
-				AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
-			}); err != nil {
-				return err
-			}
+			durables = append(durables, func() error {
+				return ensureConsumer(ctx, js, wire.TaskStream(s), jetstream.ConsumerConfig{
+					Durable: wire.SvcConsumer(id.Role), FilterSubject: wire.SvcFilter(s, id.Role),
+					AckPolicy: jetstream.AckExplicitPolicy, AckWait: AckWait, DeliverPolicy: jetstream.DeliverAllPolicy,
+				})
+			})
 		}
 	}
-	if id.Profile != wire.ProfileObserver && !ended {
+	if err := concurrently(durables...); err != nil {
+		return err
+	}
+	if ended {
+		return nil // the principal's record names a lifecycle that lives, or a later one
+	}
+	// Then its read ACL, then its registry row: whoever sees the row finds
+	// the rest in place.
+	if id.Profile != wire.ProfileObserver {
 		row := wire.ACLRow{
 			Principal: p.ID(), LifecycleUID: id.UID, Revision: 1, UpdatedAt: time.Now().UTC(),
 			AllowSubscribe: nonNil(id.AllowSubscribe), IssuedAllowSubscribe: nonNil(id.AllowSubscribe),
@@ -98,13 +134,6 @@ func provisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 			return fmt.Errorf("recording the read ACL of %s: %w", p, err)
 		}
 	}
-	if ended {
-		return nil // the principal's record names a lifecycle that lives, or a later one
-	}
-	kv, err := js.KeyValue(ctx, wire.RecordsBucket(s))
-	if err != nil {
-		return fmt.Errorf("records bucket of %s: %w", s, err)
-	}
 	rec := IdentityRecord{
 		ID: p.ID(), Name: p.Actor, Role: id.Role, Profile: id.Profile, LifecycleUID: id.UID,
 		Capabilities: id.Capabilities,
@@ -116,6 +145,18 @@ func provisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 		return fmt.Errorf("recording identity %s: %w", p, err)
 	}
 	return nil
+}
+
+// concurrently runs each function in a goroutine of its own and returns
+// the first error in their order, once every one has returned.
+func concurrently(fns ...func() error) error {
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, f := range fns {
+		wg.Go(func() { errs[i] = f() })
+	}
+	wg.Wait()
+	return errors.Join(errs...)
 }
 
 // lifecycleEnded reports whether a lifecycle's ACL row says it ended.
@@ -154,12 +195,9 @@ func LookupIdentity(ctx context.Context, js jetstream.JetStream, space string, p
 // ensureConsumer creates a durable unless it already exists; an existing
 // one is never reset, so a restart keeps its pending messages.
 func ensureConsumer(ctx context.Context, js jetstream.JetStream, stream string, cfg jetstream.ConsumerConfig) error {
-	if _, err := js.Consumer(ctx, stream, cfg.Durable); err == nil {
-		return nil
-	} else if !errors.Is(err, jetstream.ErrConsumerNotFound) {
-		return fmt.Errorf("reading consumer %s on %s: %w", cfg.Durable, stream, err)
-	}
-	if _, err := js.CreateConsumer(ctx, stream, cfg); err != nil {
+	// Created in one request: one that exists already (with a start
+	// sequence of its own, say) is left as it is.
+	if _, err := js.CreateConsumer(ctx, stream, cfg); err != nil && !errors.Is(err, jetstream.ErrConsumerExists) {
 		return fmt.Errorf("creating consumer %s on %s: %w", cfg.Durable, stream, err)
 	}
 	return nil
