@@ -512,7 +512,7 @@ func (m *Manager) awaitReady(ctx context.Context, s *Seat, p *Persona, proc *pty
 // first output, with every thread of the program asleep, for it to count
 // as drawn: a program that exits at once is never asleep between its last
 // write and its exit, however long a loaded machine makes that.
-const outputQuiet = 40 * time.Millisecond
+const outputQuiet = 20 * time.Millisecond
 
 // drewAndRuns is the output-ready rule once the first output came: the
 // output paused for outputQuiet with the process alive and waiting (every
