@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
@@ -103,7 +105,13 @@ func ReadRegistration(ctx context.Context, kv jetstream.KeyValue, endpoint, inst
 
 // ListRegistrations reads every registered instance of endpoint; an instance whose spec is gone is not listed.
 func ListRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint string) ([]Registration, error) {
-	all, err := snapshotRegistrations(ctx, kv, endpoint)
+	return listRegistrations(ctx, kv, nil, endpoint)
+}
+
+// listRegistrations is ListRegistrations, read in one direct request over
+// nc when it is not nil and the server answers one.
+func listRegistrations(ctx context.Context, kv jetstream.KeyValue, nc *nats.Conn, endpoint string) ([]Registration, error) {
+	all, err := snapshotRegistrations(ctx, kv, nc, endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -118,21 +126,38 @@ func ListRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint stri
 }
 
 // snapshotRegistrations reads the last spec and status record of every
-// instance of endpoint in one pass: one watch of the endpoint's svc keys,
-// delivering each key's last entry, delete markers included, instead of a
-// listing and two reads per instance. An instance whose spec was deleted
-// is there with Deregistered set; one never registered is absent.
-func snapshotRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint string) (map[string]*Registration, error) {
+// instance of endpoint in one pass, delete markers included, instead of a
+// listing and two reads per instance: with nc, one direct get of the
+// last entry of each matching key (JetStream's multi_last); without it,
+// or where the server cannot answer that, one watch of the endpoint's svc
+// keys, which delivers the same. An instance whose spec was deleted is
+// there with Deregistered set; one never registered is absent.
+func snapshotRegistrations(ctx context.Context, kv jetstream.KeyValue, nc *nats.Conn, endpoint string) (map[string]*Registration, error) {
 	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return nil, err
 	}
-	w, err := kv.WatchFiltered(ctx, []string{"svc." + tok + ".*.spec", "svc." + tok + ".*.status"})
+	filters := []string{"svc." + tok + ".*.spec", "svc." + tok + ".*.status"}
+	out := map[string]*Registration{}
+	if nc != nil {
+		entries, err := lastEntries(ctx, nc, kv.Bucket(), filters)
+		if err == nil {
+			for _, e := range entries {
+				if err := addRegistration(out, e.key, e.op == jetstream.KeyValuePut, e.rev, e.value); err != nil {
+					return nil, err
+				}
+			}
+			return out, nil
+		}
+		if !errors.Is(err, errNoDirectGet) {
+			return nil, fmt.Errorf("reading the svc records of %s: %w", endpoint, err)
+		}
+	}
+	w, err := kv.WatchFiltered(ctx, filters)
 	if err != nil {
 		return nil, fmt.Errorf("reading the svc records of %s: %w", endpoint, err)
 	}
 	defer func() { _ = w.Stop() }()
-	out := map[string]*Registration{}
 	for {
 		var e jetstream.KeyValueEntry
 		select {
@@ -143,33 +168,120 @@ func snapshotRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint 
 		if e == nil {
 			return out, nil // caught up
 		}
-		parts := strings.Split(e.Key(), ".")
-		if len(parts) != 4 {
-			continue
+		if err := addRegistration(out, e.Key(), e.Operation() == jetstream.KeyValuePut, e.Revision(), e.Value()); err != nil {
+			return nil, err
 		}
-		r := out[parts[2]]
-		if r == nil {
-			r = &Registration{InstanceID: parts[2]}
-			out[parts[2]] = r
-		}
-		put := e.Operation() == jetstream.KeyValuePut
-		switch parts[3] {
-		case "spec":
-			r.Deregistered = !put
-			if put {
-				if err := json.Unmarshal(e.Value(), &r.Spec); err != nil {
-					return nil, fmt.Errorf("reading %s: %w", e.Key(), err)
-				}
-				r.SpecRevision = e.Revision()
+	}
+}
+
+// addRegistration folds one svc key's last entry into out.
+func addRegistration(out map[string]*Registration, key string, put bool, rev uint64, value []byte) error {
+	parts := strings.Split(key, ".")
+	if len(parts) != 4 {
+		return nil
+	}
+	r := out[parts[2]]
+	if r == nil {
+		r = &Registration{InstanceID: parts[2]}
+		out[parts[2]] = r
+	}
+	switch parts[3] {
+	case "spec":
+		r.Deregistered = !put
+		if put {
+			if err := json.Unmarshal(value, &r.Spec); err != nil {
+				return fmt.Errorf("reading %s: %w", key, err)
 			}
-		case "status":
-			if put {
-				var st SvcStatus
-				if err := json.Unmarshal(e.Value(), &st); err != nil {
-					return nil, fmt.Errorf("reading %s: %w", e.Key(), err)
-				}
-				r.Status, r.StatusRevision = &st, e.Revision()
-			}
+			r.SpecRevision = rev
 		}
+	case "status":
+		if put {
+			var st SvcStatus
+			if err := json.Unmarshal(value, &st); err != nil {
+				return fmt.Errorf("reading %s: %w", key, err)
+			}
+			r.Status, r.StatusRevision = &st, rev
+		}
+	}
+	return nil
+}
+
+// kvEntry is one key's last entry as a direct get gives it.
+type kvEntry struct {
+	key   string
+	rev   uint64
+	op    jetstream.KeyValueOp
+	value []byte
+}
+
+// errNoDirectGet is lastEntries' answer when the server does not answer a
+// direct multi_last get on the bucket (no direct gets on its stream, a
+// server older than 2.11, or more matching keys than one batch holds);
+// the caller reads another way.
+var errNoDirectGet = errors.New("the server answers no direct multi-key get on this bucket")
+
+// lastEntries reads the last entry of every key of bucket matching the
+// filters in one direct get request: the entries stream to an inbox of
+// its own and end with an end-of-batch status. A direct get may be
+// answered by any replica of the bucket, as a kv.Get is.
+func lastEntries(ctx context.Context, nc *nats.Conn, bucket string, filters []string) ([]kvEntry, error) {
+	prefix := "$KV." + bucket + "."
+	req := struct {
+		MultiLast []string `json:"multi_last"`
+	}{}
+	for _, f := range filters {
+		req.MultiLast = append(req.MultiLast, prefix+f)
+	}
+	body, _ := json.Marshal(req)
+	inbox := nc.NewRespInbox()
+	ch := make(chan *nats.Msg, 64)
+	sub, err := nc.ChanSubscribe(inbox, ch)
+	if err != nil {
+		return nil, err
+	}
+	defer func() { _ = sub.Unsubscribe() }()
+	// The subscription goes out before the request on the same
+	// connection, so the server has it when the first entry is sent.
+	if err := nc.PublishRequest("$JS.API.DIRECT.GET.KV_"+bucket, inbox, body); err != nil {
+		return nil, err
+	}
+	var out []kvEntry
+	for {
+		var m *nats.Msg
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case m = <-ch:
+		}
+		switch st := m.Header.Get("Status"); st {
+		case "":
+		case "204": // end of batch
+			return out, nil
+		case "404": // no key matches
+			return out, nil
+		case "503", "408", "413":
+			// No direct-get responder, a server that does not know
+			// multi_last, or more keys than it answers in one batch.
+			return nil, errNoDirectGet
+		default:
+			return nil, fmt.Errorf("direct get on %s: status %s %s", bucket, st, m.Header.Get("Description"))
+		}
+		subj := m.Header.Get("Nats-Subject")
+		key, ok := strings.CutPrefix(subj, prefix)
+		if !ok {
+			return nil, fmt.Errorf("direct get on %s answered for %q", bucket, subj)
+		}
+		seq, err := strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("direct get on %s: entry %s has no sequence", bucket, key)
+		}
+		e := kvEntry{key: key, rev: seq, op: jetstream.KeyValuePut, value: m.Data}
+		switch m.Header.Get("KV-Operation") {
+		case "DEL":
+			e.op = jetstream.KeyValueDelete
+		case "PURGE":
+			e.op = jetstream.KeyValuePurge
+		}
+		out = append(out, e)
 	}
 }

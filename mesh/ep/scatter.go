@@ -75,7 +75,7 @@ func (c *Client) Freeze(ctx context.Context, endpoint string) ([]Slot, error) {
 	if err != nil {
 		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
-	regs, err := ListRegistrations(ctx, kv, endpoint)
+	regs, err := listRegistrations(ctx, kv, c.nc, endpoint)
 	if err != nil {
 		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
@@ -301,7 +301,7 @@ func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterRes
 	if err != nil {
 		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
 	}
-	now, err := snapshotRegistrations(rctx, kv, endpoint)
+	now, err := snapshotRegistrations(rctx, kv, c.nc, endpoint)
 	if err != nil {
 		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
 	}

@@ -1,0 +1,8 @@
+package ep
+
+// Exported for the external tests only.
+var (
+	SnapshotRegistrations = snapshotRegistrations
+	LastEntries           = lastEntries
+	ErrNoDirectGet        = errNoDirectGet
+)
