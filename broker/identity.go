@@ -147,8 +147,8 @@ func provisionIdentity(ctx context.Context, nc *nats.Conn, id Identity) error {
 	return nil
 }
 
-// concurrently runs each function in a goroutine of its own and returns
-// the first error in their order, once every one has returned.
+// concurrently runs each function in a goroutine of its own and, once
+// every one has returned, their errors joined (nil when none failed).
 func concurrently(fns ...func() error) error {
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup

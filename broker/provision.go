@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -189,7 +188,6 @@ func Provision(ctx context.Context, nc *nats.Conn, space string, open bool, maxS
 func ensureAll(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, space string, maxStore int64) error {
 	// Streams and buckets are independent: create them side by side, so
 	// a fresh space costs one round of fsyncs rather than sixteen.
-	var wg sync.WaitGroup
 	streams, buckets := StreamConfigs(space, maxStore), BucketConfigs(space, maxStore)
 	replicas := Replicas(nc)
 	for i := range streams {
@@ -198,29 +196,14 @@ func ensureAll(ctx context.Context, js jetstream.JetStream, nc *nats.Conn, space
 	for i := range buckets {
 		buckets[i].Replicas = replicas
 	}
-	errs := make(chan error, len(streams)+len(buckets))
+	var fns []func() error
 	for _, cfg := range streams {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- ensureStream(ctx, js, space, cfg)
-		}()
+		fns = append(fns, func() error { return ensureStream(ctx, js, space, cfg) })
 	}
 	for _, cfg := range buckets {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			errs <- ensureBucket(ctx, js, cfg, cfg.Bucket == wire.PresenceBucket(space))
-		}()
+		fns = append(fns, func() error { return ensureBucket(ctx, js, cfg, cfg.Bucket == wire.PresenceBucket(space)) })
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+	return concurrently(fns...)
 }
 
 // noDirect turns direct gets off on a stream (the auth bucket must only be
