@@ -64,6 +64,7 @@ func (m *Manager) startSeat(ctx context.Context, s *Seat, p *Persona, args []str
 		}
 		return proc, nil // its directories go once its lifecycle is over (cleanCustody)
 	}
+	pty.KeepSpare() // this process starts its seats: keep an emulator built ahead
 	var proc *pty.Seat
 	rep := sandbox.Report{Mode: sandbox.None, Reason: "the manager has no launcher"}
 	if m.opts.Launcher == "" {

@@ -27,7 +27,7 @@ func quietSeat(t *testing.T) (*Seat, string) {
 // keep bytes of them before it draws any, and waits for it to draw.
 func feedSkipping(t *testing.T, s *Seat, keep int, reads ...string) {
 	t.Helper()
-	s.emuMu.Lock()
+	s.lockEmu()
 	s.observe([]byte("d"), false)
 	waitFor(t, 5*time.Second, func() error {
 		s.mu.Lock()

@@ -130,7 +130,7 @@ func (s *Seat) Resize(cols, rows int) error {
 	term := s.term
 	s.mu.Unlock()
 	// The output has ended: nothing else draws.
-	s.emuMu.Lock()
+	s.lockEmu()
 	defer s.emuMu.Unlock()
 	s.emu.Resize(cols, rows)
 	s.shown = term

@@ -187,7 +187,7 @@ func TestKeysLeaveVi(t *testing.T) {
 }
 
 func (s *Seat) altScreen() bool {
-	s.emuMu.Lock()
+	s.lockEmu()
 	defer s.emuMu.Unlock()
 	return s.emu.IsAltScreen()
 }

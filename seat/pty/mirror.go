@@ -141,6 +141,7 @@ func (s *Seat) skip(bytes int, lag time.Duration) {
 // all of it is drawn, or Close discards it.
 func (s *Seat) mirror() {
 	defer close(s.mirrorDone)
+	s.setEmulator(s.shown.cols, s.shown.rows) // nobody reads shown before emuReady
 	var e *entry
 	for {
 		e = s.next(e)
@@ -204,7 +205,7 @@ func (s *Seat) next(drawn *entry) *entry {
 // draw feeds e to the emulator. Its Write may block on the answer pipe
 // until drainQueries reads it, which is why mu is never held here.
 func (s *Seat) draw(e *entry) {
-	s.emuMu.Lock()
+	s.lockEmu()
 	defer s.emuMu.Unlock()
 	if e.reset != nil {
 		s.restart(e.reset)

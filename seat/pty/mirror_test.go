@@ -148,7 +148,7 @@ func TestSubscribeScreenAfterCatchUp(t *testing.T) {
 	waitScreen(t, s, "markerready")
 	all, cancelAll := s.Subscribe()
 	defer cancelAll()
-	s.emuMu.Lock() // the emulator draws none of the flood until it is read
+	s.lockEmu() // the emulator draws none of the flood until it is read
 	if _, err := s.Write([]byte("\r")); err != nil {
 		s.emuMu.Unlock()
 		t.Fatal(err)
@@ -367,7 +367,7 @@ func TestResizeDrawnInOrder(t *testing.T) {
 	if tail := s.Tail(1); len(tail) != 1 || tail[0] != "20 60" {
 		t.Errorf("Tail %q; want 20 60", tail)
 	}
-	s.emuMu.Lock()
+	s.lockEmu()
 	w, h := s.emu.Width(), s.emu.Height()
 	s.emuMu.Unlock()
 	if w != 60 || h != 20 {

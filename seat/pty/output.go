@@ -144,6 +144,7 @@ func readChunk(rc syscall.RawConn, buf []byte) (int, error) {
 // closes the pipe's writer instead of calling Emulator.Close).
 func (s *Seat) drainQueries() {
 	defer close(s.answers)
+	<-s.emuReady
 	buf := make([]byte, 256)
 	for {
 		n, err := s.emu.Read(buf)
@@ -162,6 +163,7 @@ func (s *Seat) drainQueries() {
 // closeAnswerPipe ends drainQueries once nothing writes to the emulator.
 func (s *Seat) closeAnswerPipe() {
 	s.answerClosed.Do(func() {
+		<-s.emuReady
 		if c, ok := s.emu.InputPipe().(io.Closer); ok {
 			_ = c.Close()
 		}

@@ -36,7 +36,7 @@ type screenSub struct {
 // resize the emulator has not drawn yet makes it wait, for the emulator to
 // draw up to it.
 func (s *Seat) SubscribeScreen() (string, <-chan []byte, func()) {
-	s.emuMu.Lock()
+	s.lockEmu()
 	s.mu.Lock()
 	if s.queuedCost > catchUpLag {
 		s.skip(maxQueueBytes, catchUpKeep)
@@ -180,7 +180,7 @@ func (s *Seat) tellRedrawn() {
 // Asked again before the emulator changed, it returns the text it made
 // (WaitScreen callers and pollers share one rendering per change).
 func (s *Seat) Screen() string {
-	s.emuMu.Lock()
+	s.lockEmu()
 	defer s.emuMu.Unlock()
 	gen := s.drawGen + 1 // textGen 0 is none
 	if s.textGen != gen {
@@ -190,7 +190,7 @@ func (s *Seat) Screen() string {
 }
 
 func (s *Seat) lines() []string {
-	s.emuMu.Lock()
+	s.lockEmu()
 	defer s.emuMu.Unlock()
 	return s.linesLocked()
 }
@@ -243,7 +243,7 @@ func (s *Seat) Tail(n int) []string {
 // visibility. Scrollback is not included. Like Screen it may be a little
 // behind the output; SubscribeScreen is exact.
 func (s *Seat) ScreenANSI() string {
-	s.emuMu.Lock()
+	s.lockEmu()
 	defer s.emuMu.Unlock()
 	return s.screenANSI()
 }

@@ -70,7 +70,10 @@ type Config struct {
 // output is drained (Done), so none outlives the seat:
 //   - pump: reads the pty master, hands each chunk to the subscribers and
 //     queues it for the emulator (owns reads and scan).
-//   - mirror: feeds the queue to the emulator (the only writer of emu).
+//   - mirror: takes an emulator (see spare), then feeds the queue to it
+//     (the only writer of emu). emu is set once, before emuReady closes,
+//     and read only after it (lockEmu), so the pump reads the program's
+//     first output without waiting for an emulator.
 //   - reap: waits for the process, then finishes the seat (closes the master,
 //     the emulator's answer pipe, and done).
 //   - drainQueries: reads the emulator's answers to terminal queries.
@@ -105,6 +108,8 @@ type Seat struct {
 	poke        chan struct{} // ends the emulator's rest: someone waits for it
 
 	emuMu    sync.Mutex
+	emuReady chan struct{} // closed once emu is built
+	spared   chan struct{} // closed once the next spare is asked for (or none will be)
 	emu      *vt.Emulator
 	shown    *termState  // size and modes as drawn, for ScreenANSI
 	shownSeq uint64      // the last entry drawn
@@ -223,7 +228,8 @@ func newSeat(c conduit, pid int, started time.Time, cols, rows int) *Seat {
 		c:           c,
 		pid:         pid,
 		started:     started,
-		emu:         vt.NewEmulator(cols, rows),
+		emuReady:    make(chan struct{}),
+		spared:      make(chan struct{}),
 		term:        term,
 		shown:       term,
 		subs:        make(map[*subscriber]struct{}),
@@ -237,8 +243,20 @@ func newSeat(c conduit, pid int, started time.Time, cols, rows int) *Seat {
 	}
 	s.wake = sync.NewCond(&s.mu)
 	s.answer.Store(true)
-	s.emu.SetScrollbackSize(scrollback)
 	return s
+}
+
+// setEmulator gives the seat its emulator at the size it started with;
+// only mirror calls it, before anything else it does.
+func (s *Seat) setEmulator(cols, rows int) {
+	s.emu = newEmulator(cols, rows)
+	close(s.emuReady)
+}
+
+// lockEmu takes emuMu once the emulator is built.
+func (s *Seat) lockEmu() {
+	<-s.emuReady
+	s.emuMu.Lock()
 }
 
 func (s *Seat) start() {
@@ -247,6 +265,26 @@ func (s *Seat) start() {
 	go s.drainQueries()
 	go s.writeAnswers()
 	go s.reap()
+	if !keepSpare.Load() {
+		close(s.spared)
+		return
+	}
+	go func() {
+		defer close(s.spared)
+		// Once the program has started drawing, and a little after, so
+		// that the build takes no core the program's first screens want.
+		select {
+		case <-s.firstOutput:
+			t := time.NewTimer(spareAfter)
+			select {
+			case <-t.C:
+			case <-s.done:
+				t.Stop()
+			}
+		case <-s.done:
+		}
+		refillSpare()
+	}()
 }
 
 // withTerm returns env (or the caller's environment when nil) with every
