@@ -314,24 +314,39 @@ func (c *Conn) sendJSON(typ byte, v any) error {
 // trip to the keeper, not two. A part sent before another failed may
 // still be typed; the total counts what the pty took of each.
 func (c *Conn) WriteParts(parts [][]byte) (int, error) {
-	var waits []chan replyFrame
-	var sendErr error
-send:
+	// All the frames go in one write: the keeper reads them at once.
+	var wire []byte
+	var ids []uint32
 	for _, p := range parts {
 		for len(p) > 0 {
 			n := min(len(p), maxFrame-4)
 			id := c.nextID.Add(1)
-			b := make([]byte, 4+n)
-			binary.BigEndian.PutUint32(b, id)
-			copy(b[4:], p[:n])
-			ch, err := c.ask(frameInput, id, b)
-			if err != nil {
-				sendErr = err
-				break send
-			}
-			waits = append(waits, ch)
+			wire = binary.BigEndian.AppendUint32(appendHeader(wire, frameInput, 4+n), id)
+			wire = append(wire, p[:n]...)
+			ids = append(ids, id)
 			p = p[n:]
 		}
+	}
+	waits := make([]chan replyFrame, len(ids))
+	c.mu.Lock()
+	if c.ended {
+		c.mu.Unlock()
+		return 0, pty.ErrNotRunning
+	}
+	for i, id := range ids {
+		waits[i] = make(chan replyFrame, 1)
+		c.replies[id] = waits[i]
+	}
+	c.mu.Unlock()
+	if err := c.sendRaw(wire); err != nil {
+		c.mu.Lock()
+		for _, id := range ids {
+			delete(c.replies, id)
+		}
+		c.mu.Unlock()
+		// A short write may still have typed the first frames; their
+		// replies are not waited for, so none is counted.
+		return 0, fmt.Errorf("keeper: %w", err)
 	}
 	total := 0
 	var first error
@@ -342,10 +357,16 @@ send:
 			first = err
 		}
 	}
-	if first == nil {
-		first = sendErr
-	}
 	return total, first
+}
+
+// sendRaw writes frames already framed, in one write.
+func (c *Conn) sendRaw(b []byte) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	_ = c.nc.SetWriteDeadline(time.Now().Add(stallWrite))
+	_, err := c.nc.Write(b)
+	return err
 }
 
 // Write implements pty.Conduit: it returns once the seat's pty took p.

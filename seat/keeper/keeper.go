@@ -295,6 +295,15 @@ func (s *session) send(typ byte, payload []byte) error {
 	return writeFrame(s.c, typ, payload)
 }
 
+// sendRaw writes frames already framed, in one write.
+func (s *session) sendRaw(b []byte) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_ = s.c.SetWriteDeadline(time.Now().Add(stallWrite))
+	_, err := s.c.Write(b)
+	return err
+}
+
 func (s *session) sendJSON(typ byte, v any) error {
 	s.wmu.Lock()
 	defer s.wmu.Unlock()
@@ -472,10 +481,25 @@ func (k *keeper) requests(s *session, br *bufio.Reader) {
 	inputs := make(chan []byte, 64)
 	defer close(inputs)
 	go func() {
+		// The inputs that came together (a paste and its Enter) are typed
+		// in order and answered in one write.
+		var replies []byte
 		for b := range inputs {
-			id := binary.BigEndian.Uint32(b[:4])
-			n, err := k.seat.Write(b[4:])
-			_ = s.sendJSON(frameReply, reply(id, n, err))
+			replies = replies[:0]
+			for {
+				id := binary.BigEndian.Uint32(b[:4])
+				n, err := k.seat.Write(b[4:])
+				replies = appendJSONFrame(replies, frameReply, reply(id, n, err))
+				var more bool
+				select {
+				case b, more = <-inputs:
+				default:
+				}
+				if !more {
+					break
+				}
+			}
+			_ = s.sendRaw(replies)
 		}
 	}()
 	for {

@@ -110,12 +110,14 @@ func writeFrame(w io.Writer, typ byte, payload []byte) error {
 	if len(payload) > maxFrame {
 		return errFrameTooLarge
 	}
-	b := make([]byte, 5+len(payload))
-	b[0] = typ
-	binary.BigEndian.PutUint32(b[1:5], uint32(len(payload)))
-	copy(b[5:], payload)
+	b := append(appendHeader(make([]byte, 0, 5+len(payload)), typ, len(payload)), payload...)
 	_, err := w.Write(b)
 	return err
+}
+
+// appendHeader appends a frame's type and length to b.
+func appendHeader(b []byte, typ byte, n int) []byte {
+	return binary.BigEndian.AppendUint32(append(b, typ), uint32(n))
 }
 
 func jsonBytes(v any) ([]byte, error) { return json.Marshal(v) }
@@ -126,6 +128,13 @@ func writeJSON(w io.Writer, typ byte, v any) error {
 		return err
 	}
 	return writeFrame(w, typ, b)
+}
+
+// appendJSONFrame appends v, JSON encoded, as a frame of type typ; v is
+// one of this protocol's frames, which always encode.
+func appendJSONFrame(b []byte, typ byte, v any) []byte {
+	p, _ := json.Marshal(v)
+	return append(appendHeader(b, typ, len(p)), p...)
 }
 
 // readFrame reads one frame; buf is reused when it is large enough.
