@@ -25,10 +25,14 @@ const (
 // the triple in the subject; this refuses a triple no credential was minted
 // for (a forged or replayed request), or one replaced or retired since. An
 // open mesh keeps no records and makes no security claim: it passes as the
-// operator.
+// operator. A caller the manager's copy of the records holds as current is
+// answered from it (identities.go); any other is read live.
 func (m *Manager) callerRecord(ctx context.Context, c proto.Caller) (wire.IdentityRecord, *proto.Error) {
 	if m.opts.Open {
 		return wire.IdentityRecord{ID: c.ID(), Profile: wire.ProfileOperator, LifecycleUID: c.UID}, nil
+	}
+	if rec, ok := m.ids.current(c.Principal(), c.UID); ok {
+		return rec, nil
 	}
 	kv, err := m.recordsKV(ctx)
 	if err != nil {

@@ -1,9 +1,12 @@
 package seat_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
 	"github.com/cotal-go/cotal/mesh/ep"
@@ -135,4 +138,93 @@ func TestInputBounds(t *testing.T) {
 	if want := 1 + 2*(client.MaxInput-1); in.Bytes != want {
 		t.Fatalf("input at the bound: %d bytes accepted, want %d", in.Bytes, want)
 	}
+}
+
+// TestCallerRecordsFollowTheBucket: the manager answers from its copy of
+// the identity records only while the bucket still says the caller is
+// current: a record retired, moved to another lifecycle, overwritten with
+// garbage or deleted refuses the caller's next calls, and restoring it
+// admits them again.
+func TestCallerRecordsFollowTheBucket(t *testing.T) {
+	h := startMesh(t, 5*time.Second)
+	js, err := jetstream.New(h.op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kv, err := js.KeyValue(ctxT(t), wire.RecordsBucket(space))
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := wire.IdentityKey(wire.Principal{Owner: h.caller.Owner, Actor: h.caller.Actor})
+	ent, err := kv.Get(ctxT(t), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := ent.Value()
+	var rec wire.IdentityRecord
+	if err := json.Unmarshal(good, &rec); err != nil {
+		t.Fatal(err)
+	}
+	call := func() error {
+		_, err := h.c.Call(ctxT(t), wire.ManagerEndpoint, "ps", nil, ep.On(h.iid))
+		return err
+	}
+	// until polls the operator's calls until want says yes of the error.
+	until := func(what string, want func(error) bool) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			err := call()
+			if want(err) {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: the operator's call still gives %v", what, err)
+			}
+		}
+	}
+	admitted := func(err error) bool { return err == nil }
+	refused := func(code string) func(error) bool {
+		return func(err error) bool {
+			e := proto.AsError(err)
+			return e != nil && e.Code == code && e.EffectiveOutcome() == proto.NotExecuted
+		}
+	}
+	put := func(v []byte) {
+		t.Helper()
+		if _, err := kv.Put(ctxT(t), key, v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	variant := func(change func(*wire.IdentityRecord)) []byte {
+		r := rec
+		change(&r)
+		b, _ := json.Marshal(r)
+		return b
+	}
+	until("before any change", admitted)
+
+	put(variant(func(r *wire.IdentityRecord) { r.Retired = true }))
+	until("the record retired", refused(proto.CodePermissionDenied))
+	put(good)
+	until("the record restored", admitted)
+
+	put(variant(func(r *wire.IdentityRecord) { r.LifecycleUID = wire.NewLifecycleUID() }))
+	until("the record naming another lifecycle", refused(proto.CodePermissionDenied))
+	put(good)
+	until("the record restored", admitted)
+
+	put(variant(func(r *wire.IdentityRecord) { r.ID = "local.someone_else" }))
+	until("the record naming another principal", refused(proto.CodeUnavailable))
+	put([]byte("not a record"))
+	until("garbage in the record", refused(proto.CodeUnavailable))
+	put(good)
+	until("the record restored", admitted)
+
+	if err := kv.Delete(ctxT(t), key); err != nil {
+		t.Fatal(err)
+	}
+	until("the record deleted", refused(proto.CodePermissionDenied))
+	put(good)
+	until("the record restored", admitted)
 }

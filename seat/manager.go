@@ -128,6 +128,7 @@ type Manager struct {
 	seats    map[string]*Seat   // by name, live and exited
 	reserved map[string]bool    // names being spawned
 	records  jetstream.KeyValue // the identity records, opened on first use
+	ids      identities         // a copy of them, kept by a watch (identities.go)
 	sessions *attach.Registry   // attach sessions of this incarnation; nil until Start
 	// closing is set by Close (closeStop) or Release (closeRelease) before
 	// they sweep the seats: a seat whose process starts after the sweep
@@ -184,6 +185,7 @@ func New(opts Options) (*Manager, error) {
 // Start takes back the seats this instance's keepers hold (custody.go),
 // then CAS-increments the epoch, writes the registration and serves.
 func (m *Manager) Start(ctx context.Context) error {
+	m.watchIdentities(ctx)
 	m.reattach()
 	m.resume()
 	if err := m.server.Start(ctx); err != nil {
