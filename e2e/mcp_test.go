@@ -197,13 +197,15 @@ func TestMCPServerOverStdio(t *testing.T) {
 		}
 	}
 
-	// The client leaves: the server exits and alice goes offline at once.
+	// The client leaves: the server exits and alice goes offline at once,
+	// saying so (not by a heartbeat lapsing, which a slow machine's wait
+	// could not tell from it).
 	if code := c.close(); code != 0 {
 		t.Errorf("cotal mcp exited %d after its client left\nstderr: %s", code, c.stderr)
 	}
-	waitFor(t, 5*time.Second, func() error {
-		if st, err := rosterStatus(t, home, "alice"); err != nil || st != "offline" {
-			return fmt.Errorf("alice after her MCP server exited: %q %v", st, err)
+	waitFor(t, 30*time.Second, func() error {
+		if st, why, err := rosterOffline(t, home, "alice"); err != nil || st != "offline" || why != "said offline" {
+			return fmt.Errorf("alice after her MCP server exited: %q (%q) %v", st, why, err)
 		}
 		return nil
 	})

@@ -217,25 +217,33 @@ func parseInbox(t *testing.T, stdout string) []inboxItem {
 // roster does not list the name.
 func rosterStatus(t *testing.T, home, name string) (string, error) {
 	t.Helper()
+	st, _, err := rosterOffline(t, home, name)
+	return st, err
+}
+
+// rosterOffline is name's roster status and, when offline, why.
+func rosterOffline(t *testing.T, home, name string) (status, reason string, err error) {
+	t.Helper()
 	stdout, stderr, code := runCotal(t, home, "roster", "--json")
 	if code != 0 {
-		return "", fmt.Errorf("roster --json: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+		return "", "", fmt.Errorf("roster --json: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
 	var r struct {
 		Peers []struct {
-			Name   string `json:"name"`
-			Status string `json:"status"`
+			Name          string `json:"name"`
+			Status        string `json:"status"`
+			OfflineReason string `json:"offlineReason"`
 		} `json:"peers"`
 	}
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
-		return "", fmt.Errorf("roster --json: %v\n%s", err, stdout)
+		return "", "", fmt.Errorf("roster --json: %v\n%s", err, stdout)
 	}
 	for _, p := range r.Peers {
 		if p.Name == name {
-			return p.Status, nil
+			return p.Status, p.OfflineReason, nil
 		}
 	}
-	return "", nil
+	return "", "", nil
 }
 
 var (
