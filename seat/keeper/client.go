@@ -312,7 +312,8 @@ func (c *Conn) sendJSON(typ byte, v any) error {
 // before the first reply is awaited (the keeper writes them to the pty in
 // order, each a write of its own), so a paste and its Enter cost one round
 // trip to the keeper, not two. A part sent before another failed may
-// still be typed; the total counts what the pty took of each.
+// still be typed; the total counts what the pty took of each part the
+// keeper answered for, and is 0 when the frames could not be sent.
 func (c *Conn) WriteParts(parts [][]byte) (int, error) {
 	// All the frames go in one write: the keeper reads them at once.
 	var wire []byte
