@@ -2,6 +2,7 @@ package keeper
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -16,6 +17,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/cotal-go/cotal/internal/procid"
 	"github.com/cotal-go/cotal/seat/pty"
@@ -130,9 +133,19 @@ func Dial(dir, instance string) (*Conn, Welcome, error) {
 		nc.Close()
 		return nil, Welcome{}, fmt.Errorf("greeting the keeper: %w", err)
 	}
-	br := bufio.NewReaderSize(nc, 64<<10)
-	typ, b, err := readFrame(br, nil)
+	first, master, err := readFirst(nc)
 	if err != nil {
+		nc.Close()
+		return nil, Welcome{}, fmt.Errorf("the keeper's welcome: %w", err)
+	}
+	br := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(first), nc), 64<<10)
+	typ, b, err := readFrame(br, nil)
+	if err == nil && (typ != frameWelcome || noMaster) && master != nil {
+		_ = master.Close() // only a welcome carries the master, and a test may refuse it
+		master = nil
+	}
+	if err != nil {
+		closeFile(master)
 		nc.Close()
 		return nil, Welcome{}, fmt.Errorf("the keeper's welcome: %w", err)
 	}
@@ -149,13 +162,63 @@ func Dial(dir, instance string) (*Conn, Welcome, error) {
 	}
 	var w Welcome
 	if err := decode(b, &w); err != nil {
+		closeFile(master)
 		nc.Close()
 		return nil, Welcome{}, err
 	}
 	_ = nc.SetDeadline(time.Time{})
 	c := &Conn{nc: nc, out: make(chan chunk, 64), exited: make(chan struct{}), replies: map[uint32]chan replyFrame{}}
+	if master != nil && w.Master {
+		c.master.Store(master)
+	} else {
+		closeFile(master)
+	}
 	go c.read(br)
 	return c, w, nil
+}
+
+// noMaster has Dial refuse the pty master a keeper hands over, so a test
+// can type through input frames as with a keeper that hands over none.
+var noMaster bool
+
+// readFirst reads what the keeper sent first, with the descriptor of the
+// pty's master side if one came with it (a welcome's SCM_RIGHTS); any
+// other descriptor sent is closed.
+func readFirst(nc net.Conn) ([]byte, *os.File, error) {
+	uc, ok := nc.(*net.UnixConn)
+	if !ok {
+		return nil, nil, nil
+	}
+	buf := make([]byte, 64<<10)
+	oob := make([]byte, unix.CmsgSpace(4*4))
+	n, oobn, _, _, err := uc.ReadMsgUnix(buf, oob)
+	var master *os.File
+	if msgs, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
+		for _, m := range msgs {
+			fds, _ := unix.ParseUnixRights(&m)
+			for _, fd := range fds {
+				if master == nil {
+					// The master is non-blocking (the keeper's poller
+					// reads it), so the File is pollable; its Fd is never
+					// asked for, which would make it blocking for both.
+					master = os.NewFile(uintptr(fd), "pty master")
+					continue
+				}
+				_ = unix.Close(fd)
+			}
+		}
+	}
+	if n == 0 && err != nil {
+		closeFile(master)
+		return nil, nil, err
+	}
+	return buf[:n], master, nil
+}
+
+func closeFile(f *os.File) {
+	if f != nil {
+		_ = f.Close()
+	}
 }
 
 // Conn is a manager's connection to a keeper: the seat's pty.Conduit.
@@ -174,6 +237,9 @@ type Conn struct {
 	exited  chan struct{} // closed at the end: the exit frame, or the connection lost
 	nextID  atomic.Uint32
 	closing atomic.Bool
+	// master is the seat's pty master, when the keeper handed it over:
+	// input is written to it directly. Closed and cleared at the end.
+	master atomic.Pointer[os.File]
 }
 
 type chunk struct {
@@ -226,6 +292,7 @@ func (c *Conn) end(x pty.Exit) {
 		return
 	}
 	c.ended, c.exit = true, x
+	closeFile(c.master.Swap(nil))
 	for id, ch := range c.replies {
 		close(ch)
 		delete(c.replies, id)
@@ -315,6 +382,9 @@ func (c *Conn) sendJSON(typ byte, v any) error {
 // still be typed; the total counts what the pty took of each part the
 // keeper answered for, and is 0 when the frames could not be sent.
 func (c *Conn) WriteParts(parts [][]byte) (int, error) {
+	if m := c.master.Load(); m != nil {
+		return writeMaster(m, parts)
+	}
 	// All the frames go in one write: the keeper reads them at once.
 	var wire []byte
 	var ids []uint32
@@ -361,6 +431,25 @@ func (c *Conn) WriteParts(parts [][]byte) (int, error) {
 	return total, first
 }
 
+// writeMaster types parts into the pty master the keeper handed over,
+// each a write of its own, in order, as the keeper would. A master closed
+// at the end (the seat exited, the keeper went or another manager took
+// the seat) or one whose program side has gone reads as not running.
+func writeMaster(m *os.File, parts [][]byte) (int, error) {
+	total := 0
+	for _, p := range parts {
+		n, err := m.Write(p)
+		total += n
+		if errors.Is(err, os.ErrClosed) || errors.Is(err, syscall.EIO) {
+			return total, pty.ErrNotRunning
+		}
+		if err != nil {
+			return total, fmt.Errorf("keeper: writing to the seat's pty: %w", err)
+		}
+	}
+	return total, nil
+}
+
 // sendRaw writes frames already framed, in one write.
 func (c *Conn) sendRaw(b []byte) error {
 	c.wmu.Lock()
@@ -403,6 +492,7 @@ func (c *Conn) Wait() pty.Exit {
 // Close lets go of the seat; the keeper keeps it for the next manager.
 func (c *Conn) Close() error {
 	c.closing.Store(true)
+	closeFile(c.master.Swap(nil))
 	return c.nc.Close()
 }
 

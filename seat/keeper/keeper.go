@@ -311,6 +311,33 @@ func (s *session) sendJSON(typ byte, v any) error {
 	return writeJSON(s.c, typ, v)
 }
 
+// welcome sends the welcome with the pty's master side attached, so the
+// manager types into the seat directly; where that cannot be done, the
+// welcome goes without it and input comes in frames.
+func (s *session) welcome(seat *pty.Seat, w Welcome) error {
+	s.wmu.Lock()
+	defer s.wmu.Unlock()
+	_ = s.c.SetWriteDeadline(time.Now().Add(stallWrite))
+	if seat.Running() {
+		w.Master = true
+		b := appendJSONFrame(nil, frameWelcome, w)
+		sent := false
+		err := seat.WithMaster(func(fd int) error {
+			n, _, err := s.c.WriteMsgUnix(b, unix.UnixRights(fd), nil)
+			sent = n > 0
+			if err == nil && n < len(b) {
+				_, err = s.c.Write(b[n:])
+			}
+			return err
+		})
+		if sent || err == nil {
+			return err
+		}
+		w.Master = false
+	}
+	return writeJSON(s.c, frameWelcome, w)
+}
+
 func (s *session) end() {
 	s.once.Do(func() {
 		_ = s.c.Close()
@@ -384,7 +411,7 @@ func (k *keeper) serve(c *net.UnixConn, size int) {
 	if old != nil {
 		w.Superseded = old.instance
 	}
-	err = s.sendJSON(frameWelcome, w)
+	err = s.welcome(k.seat, w)
 	for len(kept) > 0 && err == nil {
 		n := min(len(kept), 64<<10)
 		err = s.send(framePaint, kept[:n])

@@ -260,3 +260,65 @@ func TestPasteInPartsThroughTheKeeper(t *testing.T) {
 		t.Fatalf("the seat read %d bytes (%v), want the %d pasted in order", len(got), err, len(text))
 	}
 }
+
+// A manager types into a kept seat through the pty master its keeper
+// hands over with the welcome, and through input frames when it has none;
+// either way the seat gets the input. A manager superseded by another has
+// its master closed: it types nothing more into the seat.
+func TestTypingIntoAKeptSeat(t *testing.T) {
+	dir, _ := startKeeper(t, 0, `exec sh -i`)
+	for _, direct := range []bool{true, false} {
+		restore := func() {}
+		if !direct {
+			restore = keeper.RefuseMaster()
+		}
+		c, w, err := keeper.Dial(dir, fmt.Sprintf("m-%v", direct))
+		restore()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.HasMaster() != direct || w.Master != true {
+			t.Fatalf("direct %v: the manager holds the master: %v; the welcome offered it: %v", direct, c.HasMaster(), w.Master)
+		}
+		s, err := pty.Remote(c, pty.RemoteInfo{PID: w.Seat.PID, Started: time.UnixMilli(w.StartedMs), Cols: w.Cols, Rows: w.Rows})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mark := fmt.Sprintf("typed-%v-$((2+3))", direct)
+		if n, err := s.Paste("echo "+mark, true); err != nil || n != len("echo "+mark)+1 {
+			t.Fatalf("direct %v: paste took %d bytes: %v", direct, n, err)
+		}
+		waitScreen(t, s, fmt.Sprintf("typed-%v-5", direct))
+		s.Detach()
+	}
+
+	// Superseded: the first manager's master is closed once its keeper
+	// hands the seat to the second; what it types after is refused and
+	// never reaches the seat.
+	c1, w1, err := keeper.Dial(dir, "first")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s1, err := pty.Remote(c1, pty.RemoteInfo{PID: w1.Seat.PID, Started: time.UnixMilli(w1.StartedMs), Cols: w1.Cols, Rows: w1.Rows})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s1.Detach)
+	s2, _ := attach(t, dir, "second")
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		if c1.HasMaster() {
+			return errors.New("the superseded manager still holds the master")
+		}
+		return nil
+	})
+	if _, err := s1.Paste("echo stale-$((4+4))", true); err == nil {
+		t.Error("the superseded manager's paste was taken")
+	}
+	if _, err := s2.Paste("echo fresh-$((5+5))", true); err != nil {
+		t.Fatal(err)
+	}
+	waitScreen(t, s2, "fresh-10")
+	if strings.Contains(s2.Screen(), "stale-8") {
+		t.Fatalf("the superseded manager typed into the seat:\n%s", s2.Screen())
+	}
+}

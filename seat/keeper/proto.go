@@ -58,6 +58,10 @@ type Welcome struct {
 	Exited     bool      `json:"exited,omitempty"`       // it ended already; the exit frame follows the paint
 	Detached   *Detached `json:"detached,omitempty"`     // output written while no manager was connected
 	Superseded string    `json:"superseded,omitempty"`   // the instance whose connection this one replaced
+	// Master says the pty's master side comes with this frame (SCM_RIGHTS):
+	// the manager types into it directly, without a round trip to the
+	// keeper. A keeper that sends none is typed into through input frames.
+	Master bool `json:"master,omitempty"`
 }
 
 // Detached is what a keeper kept of the output written while no manager

@@ -262,3 +262,23 @@ func (r *remoteConduit) detach() {
 	}
 	r.close()
 }
+
+// WithMaster calls f with the descriptor of the pty's master side, for
+// handing it to another process (see seat/keeper), and returns what f
+// returns. The descriptor is valid only during f and stays non-blocking;
+// a Seat made by Remote has none here.
+func (s *Seat) WithMaster(f func(fd int) error) error {
+	c, ok := s.c.(*ptyConduit)
+	if !ok {
+		return errors.New("pty: the seat's pty is held by another process")
+	}
+	rc, err := c.ptmx.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var ferr error
+	if err := rc.Control(func(fd uintptr) { ferr = f(int(fd)) }); err != nil {
+		return err
+	}
+	return ferr
+}
