@@ -2,13 +2,16 @@ package seat_test
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/broker"
+	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/mesh/ep"
 	"github.com/cotal-go/cotal/mesh/ep/proto"
 	"github.com/cotal-go/cotal/mesh/wire"
@@ -227,4 +230,80 @@ func TestCallerRecordsFollowTheBucket(t *testing.T) {
 	until("the record deleted", refused(proto.CodePermissionDenied))
 	put(good)
 	until("the record restored", admitted)
+}
+
+// TestAgentCannotFeedTheRecordsCopy: the manager's copy of the identity
+// records is fed by a watch whose deliver subject an agent could learn.
+// An agent publishing a record there, naming a caller the space never
+// minted as current, is refused by the broker, and the manager goes on
+// refusing that caller.
+func TestAgentCannotFeedTheRecordsCopy(t *testing.T) {
+	h := startMesh(t, 5*time.Second)
+	js, err := jetstream.New(h.op)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := js.Stream(ctxT(t), "KV_"+wire.RecordsBucket(space))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var delivers []string
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		delivers = delivers[:0]
+		for ci := range st.ListConsumers(ctxT(t)).Info() {
+			if ci.Config.DeliverSubject != "" {
+				delivers = append(delivers, ci.Config.DeliverSubject)
+			}
+		}
+		if len(delivers) == 0 {
+			return errors.New("no watch on the records bucket yet")
+		}
+		return nil
+	})
+
+	cr, err := h.m.Broker().Authority().Mint(broker.Identity{
+		Space: space, Principal: wire.Principal{Owner: "local", Actor: "mallory"}, AllowPublish: []string{},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := broker.ProvisionIdentity(ctxT(t), h.op, cr.Identity); err != nil {
+		t.Fatal(err)
+	}
+	refused := make(chan error, 16)
+	nc, err := nats.Connect(h.m.Broker().URL(), nats.UserJWTAndSeed(cr.JWT, string(cr.Seed)), nats.CustomInboxPrefix(cr.Identity.InboxPrefix()),
+		nats.ErrorHandler(func(_ *nats.Conn, _ *nats.Subscription, err error) { refused <- err }))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+
+	ghost := wire.Principal{Owner: "local", Actor: "ghost"}
+	uid := wire.NewLifecycleUID()
+	forged, _ := json.Marshal(wire.IdentityRecord{ID: ghost.ID(), Name: "ghost", Profile: wire.ProfileOperator, LifecycleUID: uid})
+	for _, d := range delivers {
+		m := nats.NewMsg(d)
+		m.Data = forged
+		m.Reply = "$JS.ACK.KV_" + wire.RecordsBucket(space) + ".x.1.999.999.1800000000000000000.0"
+		m.Header.Set("Nats-Subject", "$KV."+wire.RecordsBucket(space)+"."+wire.IdentityKey(ghost))
+		if err := nc.PublishMsg(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := nc.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-refused:
+		if !strings.Contains(strings.ToLower(err.Error()), "permissions violation") {
+			t.Fatalf("the forged update was answered with %v, want a permissions violation", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the broker took the agent's publish onto the manager's watch")
+	}
+	as := h.client(h.op, proto.Caller{Owner: ghost.Owner, Actor: ghost.Actor, UID: uid})
+	_, err = as.Call(ctxT(t), wire.ManagerEndpoint, "ps", nil, ep.On(h.iid))
+	if e := errCode(t, err); e.Code != proto.CodePermissionDenied || e.EffectiveOutcome() != proto.NotExecuted {
+		t.Fatalf("the ghost the agent forged a record for: %v, want permission-denied not-executed", e)
+	}
 }
