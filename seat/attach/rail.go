@@ -79,7 +79,7 @@ type Rail struct {
 	mu          sync.Mutex
 	sent        uint64
 	acked       uint64
-	fullSince   time.Time
+	fullSince   time.Time // since when the window has been full, or short of a Reserve
 	received    uint64
 	delivered   uint64
 	advertised  uint64
@@ -143,6 +143,23 @@ func (r *Rail) Credit() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return int(r.window - (r.sent - r.acked))
+}
+
+// Reserve reports whether n more frames fit in the window now. When they
+// do not, the stall bound runs as it does with the window full, until the
+// peer's ack moves: a sender that holds back for want of credit (a drop
+// notice kept for when the screen after it fits too) is never left
+// waiting on a peer that has stopped reading but still speaks.
+func (r *Rail) Reserve(n int) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if int(r.window-(r.sent-r.acked)) >= n {
+		return true
+	}
+	if r.fullSince.IsZero() {
+		r.fullSince = time.Now()
+	}
+	return false
 }
 
 // Window is the rail's window in frames.
@@ -401,7 +418,7 @@ func (r *Rail) tick() {
 			case now.Sub(r.heard) > r.opts.Stall:
 				r.faultLocked(FaultStall, fmt.Sprintf("nothing from the other side for %s", now.Sub(r.heard).Round(time.Millisecond)))
 			case !r.fullSince.IsZero() && now.Sub(r.fullSince) > r.opts.Stall:
-				r.faultLocked(FaultStall, fmt.Sprintf("no credit for %s with the window full", now.Sub(r.fullSince).Round(time.Millisecond)))
+				r.faultLocked(FaultStall, fmt.Sprintf("no credit for %s with the window full or short of what waits", now.Sub(r.fullSince).Round(time.Millisecond)))
 			case !r.spoke:
 				r.sendCreditLocked()
 			}

@@ -329,6 +329,45 @@ func TestRailStallWhenWindowStaysFull(t *testing.T) {
 	}
 }
 
+// A peer that keeps talking and acks all but one frame of a window, while
+// the sender holds back for two, stalls the rail too: a drop notice that
+// waits for room for the screen after it must not wait for ever.
+func TestRailStallWhenCreditStaysShort(t *testing.T) {
+	r, p := openRail(t, 3, nil, attach.RailOptions{Idle: 20 * time.Millisecond, Stall: 300 * time.Millisecond})
+	for _, d := range []string{"1", "2", "3"} {
+		if err := r.Send([]byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		tk := time.NewTicker(20 * time.Millisecond)
+		defer tk.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tk.C:
+				_ = p.nc.Publish(p.in, []byte(`{"t":"credit","ack":1}`))
+			}
+		}
+	}()
+	testutil.WaitFor(t, 5*time.Second, func() error {
+		if c := r.Credit(); c != 1 {
+			return fmt.Errorf("credit %d, want 1", c)
+		}
+		return nil
+	})
+	if r.Reserve(2) {
+		t.Fatal("two frames fit in a credit of one")
+	}
+	waitFault(t, r, attach.FaultStall)
+	if !strings.Contains(r.Err().Error(), "short of what waits") {
+		t.Errorf("fault %v", r.Err())
+	}
+}
+
 // What the peer sent before its close is still handled, then the rail
 // ends as closed by the peer.
 func TestRailPeerCloseAfterData(t *testing.T) {

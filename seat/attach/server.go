@@ -358,7 +358,7 @@ func (s *Server) flush(o *output) {
 	if o.pendingDrop > 0 {
 		// Only with room for the screen after it, so a drop is always
 		// followed by output rather than by another drop.
-		if s.rail.Credit() < min(2, s.rail.Window()) || s.rail.Send(encodeDrop(o.pendingDrop)) != nil {
+		if !s.rail.Reserve(min(2, s.rail.Window())) || s.rail.Send(encodeDrop(o.pendingDrop)) != nil {
 			return
 		}
 		o.pendingDrop = 0
