@@ -204,7 +204,10 @@ func TestAttachReconnectsAfterAStall(t *testing.T) {
 	t.Parallel()
 	home := t.TempDir()
 	dir := upWithShell(t, home, map[string]string{
-		"chatty": "agent: command\ncommand: sh\nargs: [\"-c\", \"while :; do echo tick $(date +%s%N); sleep 0.01; done\"]",
+		// A line of a few hundred bytes each tick fills the stopped
+		// terminal's buffers in seconds, however slowly a loaded machine
+		// ticks, so the stall bound starts soon after the stop.
+		"chatty": "agent: command\ncommand: sh\nargs: [\"-c\", \"while :; do echo tick $(date +%s%N) $(printf '%0600d' 0); sleep 0.01; done\"]",
 	}, "chatty")
 	tc := startTerm(t, home, dir, 80, 24, cotalIn("attach", "chatty"))
 	piped := filepath.Join(t.TempDir(), "pane.out")
