@@ -41,6 +41,21 @@ func newOpencodeWorld(t testing.TB) *opencodeWorld {
 	}
 	t.Cleanup(func() { _ = srv.Close() })
 	w := &opencodeWorld{srv: srv, home: t.TempDir()}
+	// On a failure, what opencode itself said: its log says where a start
+	// that never drew is waiting.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		logs, _ := filepath.Glob(filepath.Join(w.home, ".local", "share", "opencode", "log", "*.log"))
+		for _, l := range logs {
+			b, _ := os.ReadFile(l)
+			if len(b) > 8<<10 {
+				b = b[len(b)-8<<10:]
+			}
+			t.Logf("opencode's %s (its end):\n%s", filepath.Base(l), b)
+		}
+	})
 	w.dir = project(t, map[string]string{"oc": fmt.Sprintf("agent: opencode\nenv:\n  HOME: %q\n", w.home)})
 	withPrompt(t, w.dir, "oc")
 	provider := filepath.Join(w.home, "my-provider.json")
