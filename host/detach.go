@@ -51,29 +51,39 @@ func (e *NotReadyError) Error() string {
 	return fmt.Sprintf("background mesh (pid %d) not ready after %s; see %s", e.PID, e.After, e.LogFile)
 }
 
+// Detached is what Detach returns of a background mesh that is ready: its
+// broker.json, and what its start made of the seats its keepers held,
+// said on the ready pipe (Said false: readiness was seen in broker.json
+// alone, and Custody is unknown).
+type Detached struct {
+	config.BrokerRecord
+	Said    bool
+	Custody []string // seat.Custody's lines; empty when there was nothing to say
+}
+
 // Detach starts the space's mesh as a background process of this
 // executable in its own session, its output appended to the space's
 // mesh.log, and waits until it is ready (its broker.json is written),
 // exits, or the timeout passes. It returns the child's broker.json. When a
 // process already runs the space, before or by a race the child lost, the
 // error is an *AlreadyRunningError.
-func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
+func Detach(ctx context.Context, c DetachConfig) (Detached, error) {
 	p := c.Paths
 	if err := config.EnsureDir(p.StoreDir, 0o700); err != nil {
-		return config.BrokerRecord{}, err
+		return Detached{}, err
 	}
 	if s, err := Probe(p); err != nil {
-		return config.BrokerRecord{}, err
+		return Detached{}, err
 	} else if s.Running {
-		return config.BrokerRecord{}, alreadyRunning(s)
+		return Detached{}, alreadyRunning(s)
 	}
 	exe, err := childExecutable(p)
 	if err != nil {
-		return config.BrokerRecord{}, err
+		return Detached{}, err
 	}
 	logf, err := os.OpenFile(p.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		return config.BrokerRecord{}, fmt.Errorf("opening log %s: %w", p.LogFile(), err)
+		return Detached{}, fmt.Errorf("opening log %s: %w", p.LogFile(), err)
 	}
 	defer logf.Close()
 	logStart, _ := logf.Seek(0, io.SeekEnd)
@@ -83,7 +93,7 @@ func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
 	// nothing.
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		return config.BrokerRecord{}, fmt.Errorf("starting the background mesh: %w", err)
+		return Detached{}, fmt.Errorf("starting the background mesh: %w", err)
 	}
 	defer pr.Close()
 	cmd := exec.Command(exe, c.Args...)
@@ -94,22 +104,21 @@ func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
 	err = cmd.Start()
 	pw.Close()
 	if err != nil {
-		return config.BrokerRecord{}, fmt.Errorf("starting the background mesh: %w", err)
+		return Detached{}, fmt.Errorf("starting the background mesh: %w", err)
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	said := make(chan struct{}, 1)
+	said := make(chan []string, 1)
 	go func() {
-		var b [len(readyWord)]byte
-		if _, err := io.ReadFull(pr, b[:]); err == nil && string(b[:]) == readyWord {
-			said <- struct{}{}
+		if custody, ok := hearReady(pr); ok {
+			said <- custody
 		}
 	}()
-	ready := func() (config.BrokerRecord, bool) {
+	ready := func() (Detached, bool) {
 		// The child is ours: its pid in broker.json is no stale record
 		// but the sign that it is ready.
 		rec, err := config.ReadBrokerRecord(p)
-		return rec, err == nil && rec.PID == cmd.Process.Pid && rec.Stopped.IsZero()
+		return Detached{BrokerRecord: rec}, err == nil && rec.PID == cmd.Process.Pid && rec.Stopped.IsZero()
 	}
 
 	start := time.Now()
@@ -122,16 +131,17 @@ func Detach(ctx context.Context, c DetachConfig) (config.BrokerRecord, error) {
 		select {
 		case err := <-exited:
 			if s, perr := Probe(p); err == nil && perr == nil && s.Running {
-				return config.BrokerRecord{}, alreadyRunning(s)
+				return Detached{}, alreadyRunning(s)
 			}
-			return config.BrokerRecord{}, &ExitedError{Err: err, LogFile: p.LogFile(), Log: logTail(p.LogFile(), logStart)}
+			return Detached{}, &ExitedError{Err: err, LogFile: p.LogFile(), Log: logTail(p.LogFile(), logStart)}
 		case <-deadline.C:
-			return config.BrokerRecord{}, &NotReadyError{PID: cmd.Process.Pid, After: c.Timeout, LogFile: p.LogFile()}
+			return Detached{}, &NotReadyError{PID: cmd.Process.Pid, After: c.Timeout, LogFile: p.LogFile()}
 		case <-ctx.Done():
-			return config.BrokerRecord{}, fmt.Errorf("waiting for the background mesh (pid %d): %w", cmd.Process.Pid, ctx.Err())
-		case <-said:
+			return Detached{}, fmt.Errorf("waiting for the background mesh (pid %d): %w", cmd.Process.Pid, ctx.Err())
+		case custody := <-said:
 			if rec, ok := ready(); ok {
 				_ = cmd.Process.Release()
+				rec.Said, rec.Custody = true, custody
 				return rec, nil
 			}
 		case <-tick.C:
@@ -218,12 +228,40 @@ func readyPipe() *os.File {
 	return os.NewFile(uintptr(fd), "ready pipe")
 }
 
+// readyLimit bounds what hearReady takes from the pipe after the word.
+const readyLimit = 64 << 10
+
 // sayReady tells whoever started this mesh in the background that it is
-// ready, once broker.json is written.
-func sayReady(f *os.File) {
+// ready, once broker.json is written, and then what its start made of
+// the seats its keepers held, a line each, so that side need not ask the
+// mesh; closing the pipe ends the lines.
+func sayReady(f *os.File, custody []string) {
 	if f == nil {
 		return
 	}
-	_, _ = f.WriteString(readyWord)
+	var b strings.Builder
+	b.WriteString(readyWord)
+	for _, l := range custody {
+		b.WriteString(strings.ReplaceAll(l, "\n", " "))
+		b.WriteByte('\n')
+	}
+	_, _ = f.WriteString(b.String())
 	_ = f.Close()
+}
+
+// hearReady reads what sayReady says: false when the pipe ended without
+// the word; else the custody lines that came after it.
+func hearReady(r io.Reader) ([]string, bool) {
+	var w [len(readyWord)]byte
+	if _, err := io.ReadFull(r, w[:]); err != nil || string(w[:]) != readyWord {
+		return nil, false
+	}
+	rest, _ := io.ReadAll(io.LimitReader(r, readyLimit))
+	var lines []string
+	for _, l := range strings.Split(string(rest), "\n") {
+		if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines, true
 }

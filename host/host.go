@@ -190,7 +190,11 @@ func Start(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return nil, err
 	}
-	sayReady(pipe)
+	var custody []string
+	if m := h.Manager(); m != nil {
+		custody = m.CustodyReport().Lines()
+	}
+	sayReady(pipe, custody)
 	return h, nil
 }
 
@@ -211,6 +215,16 @@ func (h *Host) startMesh(ctx context.Context) error {
 		return err
 	}
 	h.lock = lock
+	// The delivery service's and the manager's contracts compile on the
+	// side while the broker starts and provisions, which mostly waits on
+	// the disk; both wait for them before they register.
+	warmed := make(chan struct{})
+	go func() {
+		defer close(warmed)
+		delivery.WarmSchemas()
+		seat.WarmSchemas()
+	}()
+	defer func() { <-warmed }()
 	if cfg.ManagerOnly {
 		if err := h.checkJoinable(); err != nil {
 			return err
@@ -251,11 +265,13 @@ func (h *Host) startMesh(ctx context.Context) error {
 		if err := issue.ProvisionMinted(ctx, nc, cfg.Paths); err != nil {
 			return err
 		}
+		<-warmed
 		if err := h.startDelivery(ctx); err != nil {
 			return err
 		}
 	}
 	if !cfg.NoManager {
+		<-warmed
 		mnc, err := b.Connect("cotal-manager")
 		if err != nil {
 			return err

@@ -2,7 +2,6 @@ package host
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"strings"
@@ -45,9 +44,24 @@ func TestReadyPipeIsTakenOnceAndNotInherited(t *testing.T) {
 	if strings.Contains(string(out), readyEnv) || strings.Contains(string(out), "inherited fd") {
 		t.Fatalf("a program the mesh starts inherits the ready pipe:\n%s", out)
 	}
-	sayReady(f)
-	b, err := io.ReadAll(pr)
-	if err != nil || string(b) != readyWord {
-		t.Fatalf("the other end read %q (%v), want %q then the end", b, err, readyWord)
+	said := []string{"took back 2 seat(s) from their keepers: a, b", "seat c was lost (2026-12-07 10:00:00): its keeper\nwas gone"}
+	sayReady(f, said)
+	got, ok := hearReady(pr)
+	want := []string{said[0], "seat c was lost (2026-12-07 10:00:00): its keeper was gone"}
+	if !ok || strings.Join(got, "|") != strings.Join(want, "|") {
+		t.Fatalf("the other end heard %q (word %v), want the word then %q", got, ok, want)
+	}
+}
+
+// TestHearReadyWantsTheWord: a pipe that ends, or says something else,
+// is not a ready child.
+func TestHearReadyWantsTheWord(t *testing.T) {
+	for _, said := range []string{"", "rea", "steady\n", "READY\n"} {
+		if lines, ok := hearReady(strings.NewReader(said)); ok {
+			t.Errorf("%q was heard as ready (%q)", said, lines)
+		}
+	}
+	if lines, ok := hearReady(strings.NewReader(readyWord)); !ok || len(lines) != 0 {
+		t.Errorf("the word alone: %q %v; want ready with nothing to say", lines, ok)
 	}
 }

@@ -109,15 +109,20 @@ func detach(ctx context.Context, c Caller, o UpOptions) error {
 		return nil
 	}
 	took := time.Since(start)
-	clirender.Detached(c.Out, p.Space, rec, remoteOf(rec.Host, rec.URL, rec.TLSPin), took, p.LogFile(), custodyLines(c))
+	custody := rec.Custody
+	if !rec.Said {
+		custody = custodyLines(c)
+	}
+	clirender.Detached(c.Out, p.Space, rec.BrokerRecord, remoteOf(rec.Host, rec.URL, rec.TLSPin), took, p.LogFile(), custody)
 	if o.ManagerOnly {
 		clirender.ManagerOnly(c.Out)
 	}
 	return nil
 }
 
-// custodyLines says, from the managers of a mesh started in the
-// background, what its start made of the seats its keepers held.
+// custodyLines asks the managers of a mesh started in the background what
+// its start made of the seats its keepers held, when it did not say so
+// on the ready pipe.
 func custodyLines(c Caller) []string {
 	cl, nc, err := c.Managers()
 	if err != nil {

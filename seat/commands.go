@@ -309,3 +309,7 @@ func joinFailure(err error) *proto.Error {
 	}
 	return &proto.Error{Code: proto.CodeUnavailable, Message: err.Error(), Outcome: proto.Unknown}
 }
+
+// WarmSchemas compiles the manager's contracts ahead of its start
+// (ep.WarmSchemas); no handler runs.
+func WarmSchemas() { ep.WarmSchemas((&Manager{}).commands()) }

@@ -356,3 +356,7 @@ func (s *Service) epMentions(ctx context.Context, c *ep.Call, ci callerInfo) (an
 	}
 	return out, nil
 }
+
+// WarmSchemas compiles the delivery endpoint's contracts ahead of its
+// start (ep.WarmSchemas).
+func WarmSchemas() { ep.WarmSchemas((&Service{}).commands()) }

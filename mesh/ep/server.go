@@ -469,3 +469,15 @@ func (s *Server) deregister() error {
 	}
 	return nil
 }
+
+// WarmSchemas compiles the contracts of cmds (and of describe, which
+// every server has) into the process's schema cache, so a server that
+// registers them later finds them compiled. A host calls it beside work
+// that waits on the broker, taking the compiles off its start's path.
+func WarmSchemas(cmds []Command) {
+	_, _ = proto.CompileSchema(json.RawMessage(describeOutput))
+	for _, c := range cmds {
+		_, _ = proto.CompileSchema(c.Input)
+		_, _ = proto.CompileSchema(c.Output)
+	}
+}
