@@ -64,7 +64,8 @@ type Detached struct {
 // Detach starts the space's mesh as a background process of this
 // executable in its own session, its output appended to the space's
 // mesh.log, and waits until it is ready (its broker.json is written),
-// exits, or the timeout passes. It returns the child's broker.json. When a
+// exits, or the timeout passes. It returns the child's broker.json and
+// the custody lines it said on the ready pipe (Detached). When a
 // process already runs the space, before or by a race the child lost, the
 // error is an *AlreadyRunningError.
 func Detach(ctx context.Context, c DetachConfig) (Detached, error) {

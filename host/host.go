@@ -190,11 +190,13 @@ func Start(ctx context.Context, cfg Config) (*Host, error) {
 		}
 		return nil, err
 	}
-	var custody []string
-	if m := h.Manager(); m != nil {
-		custody = m.CustodyReport().Lines()
+	if pipe != nil {
+		var custody []string
+		if m := h.Manager(); m != nil {
+			custody = m.CustodyReport().Lines()
+		}
+		sayReady(pipe, custody)
 	}
-	sayReady(pipe, custody)
 	return h, nil
 }
 
