@@ -9,11 +9,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -288,12 +290,41 @@ func tail(path string) string {
 	return string(b)
 }
 
+// freePort is a port on loopback that nothing listens on, taken below
+// the kernel's ephemeral range where it can: a port the kernel handed out
+// for :0 and that was closed again may be taken as the local port of any
+// outgoing connection on the machine before its node binds it, while no
+// connection is given a port below that range unasked.
 func freePort(t testing.TB) int {
 	t.Helper()
+	if low := ephemeralLow(); low > 11000 {
+		for range 200 {
+			p := 10000 + rand.IntN(low-10000)
+			if l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", p)); err == nil {
+				l.Close()
+				return p
+			}
+		}
+	}
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Close()
 	return l.Addr().(*net.TCPAddr).Port
+}
+
+// ephemeralLow is the lowest port the kernel hands out for :0 and for
+// outgoing connections; 0 when it cannot be read.
+func ephemeralLow() int {
+	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) == 0 {
+		return 0
+	}
+	low, _ := strconv.Atoi(f[0])
+	return low
 }
