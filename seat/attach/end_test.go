@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cotal-go/cotal/internal/testmesh"
 	"github.com/cotal-go/cotal/internal/testutil"
 	"github.com/cotal-go/cotal/seat/attach"
 )
@@ -145,5 +146,54 @@ func TestExitRightAfterBurst(t *testing.T) {
 		if got, want := a.screen.text(), seat.Screen(); got != want {
 			t.Fatalf("round %d: holder's final screen\n%s\nseat's\n%s", round, got, want)
 		}
+	}
+}
+
+// A session ended before its holder joined its rail (the manager stopping
+// between serving a redeemed grant and the client's first frame) still
+// tells the holder why, at once: the end waits for the holder's ready
+// instead of landing on nobody and leaving the holder to its stall bound.
+func TestEndBeforeTheHolderJoins(t *testing.T) {
+	m := startMesh(t, attach.RegistryOptions{})
+	seat := startSeat(t, 80, 24, "sh")
+	holder := testHolder("alice")
+	g, err := m.reg.Offer(attach.Target{Name: "shell"}, holder)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := g.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g, _, err = m.reg.Redeem(raw, holder); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := m.reg.Serve(testmesh.Ctx(t), m.server, g, seat)
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := make(chan struct{})
+	go func() {
+		m.reg.Close(attach.ReasonManagerRestart)
+		close(closed)
+	}()
+	testutil.WaitFor(t, 10*time.Second, func() error {
+		if r := srv.Reason(); r != attach.ReasonManagerRestart {
+			return fmt.Errorf("server ended %q so far", r)
+		}
+		return nil
+	})
+	scr := newScreen(t, 80, 24)
+	c, err := attach.Dial(testmesh.Ctx(t), m.conn(), g, attach.ClientOptions{Cols: 80, Rows: 24, OnData: scr.write, OnDrop: scr.dropped})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	a := &attached{grant: g, server: srv, client: c, screen: scr}
+	a.waitEnd(t, attach.ReasonManagerRestart)
+	select {
+	case <-closed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the registry's Close did not return")
 	}
 }

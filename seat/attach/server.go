@@ -83,10 +83,12 @@ type Server struct {
 	opts   ServerOptions
 	since  time.Time
 
-	ready chan struct{} // capacity one: the holder asked for a repaint
-	stop  chan Reason   // capacity one: End was called
-	done  chan struct{} // closed when pump has finished
-	ended atomic.Value  // Reason
+	ready  chan struct{} // capacity one: the holder asked for a repaint
+	joined chan struct{} // closed at the holder's first ready: its rail hears the server
+	join   sync.Once
+	stop   chan Reason   // capacity one: End was called
+	done   chan struct{} // closed when pump has finished
+	ended  atomic.Value  // Reason
 
 	bytesOut, bytesIn, dropped, repaints atomic.Int64
 	garbledIn                            atomic.Int64
@@ -105,10 +107,11 @@ func serve(ctx context.Context, nc *nats.Conn, g Grant, target string, term Term
 	opts.Rail.DropGarbled = true
 	s := &Server{
 		grant: g, target: target, term: term, opts: opts, since: time.Now(),
-		ready: make(chan struct{}, 1),
-		stop:  make(chan Reason, 1),
-		done:  make(chan struct{}),
-		sizes: sz,
+		ready:  make(chan struct{}, 1),
+		joined: make(chan struct{}),
+		stop:   make(chan Reason, 1),
+		done:   make(chan struct{}),
+		sizes:  sz,
 	}
 	r, err := OpenRail(ctx, nc, g.Subjects.Out, g.Subjects.In, g.Window, s.handleIn, opts.Rail)
 	if err != nil {
@@ -171,6 +174,7 @@ func (s *Server) handleIn(raw json.RawMessage) error {
 		n, _ := s.term.Write(p.b) // a write to an exited seat is moot: its end follows
 		s.bytesIn.Add(int64(n))
 	case kindReady:
+		s.join.Do(func() { close(s.joined) })
 		select {
 		case s.ready <- struct{}{}:
 		default:
@@ -401,6 +405,19 @@ func (s *Server) finish(o *output, reason Reason) {
 	}
 	deadline := time.NewTimer(s.opts.EndGrace)
 	defer deadline.Stop()
+	// A holder that has not said ready yet may not be subscribed to its
+	// side of the rail: an end sent now could land on nobody, and the
+	// holder would wait out its stall bound in front of a blank screen.
+	// Its ready follows its subscription, so the end waits for it, within
+	// the grace.
+	select {
+	case <-s.joined:
+	case <-s.rail.Done():
+		return
+	case <-deadline.C:
+		s.rail.Close()
+		return
+	}
 	end := encodeEnd(reason)
 	for {
 		s.flush(o)
