@@ -323,6 +323,14 @@ func (e *env) stream(ctx context.Context, cfg jetstream.StreamConfig) (jetstream
 	return st, nil
 }
 
+// floorPull are the raw floors' pull options, with more: a short expiry,
+// so a pull request lost to a consumer whose leader a cluster has not
+// settled yet is sent again within a couple of seconds, not after the
+// default's heartbeats, longer than a measure waits.
+func floorPull(more ...jetstream.PullConsumeOpt) []jetstream.PullConsumeOpt {
+	return append([]jetstream.PullConsumeOpt{jetstream.PullExpiry(2 * time.Second)}, more...)
+}
+
 // sees waits until from can resolve to as a DM target: on a cluster the
 // first replay of the presence bucket can outlast the watcher's own
 // wait, and a measure must not start on a refusal that says retry.

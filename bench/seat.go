@@ -316,7 +316,7 @@ func rawInject(ctx context.Context, e *env, injected bool) (func(int) (time.Dura
 				pasted <- at
 			}
 		}
-	})
+	}, floorPull()...)
 	if err != nil {
 		return nil, err
 	}
