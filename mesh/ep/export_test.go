@@ -5,4 +5,7 @@ var (
 	SnapshotRegistrations = snapshotRegistrations
 	LastEntries           = lastEntries
 	ErrNoDirectGet        = errNoDirectGet
+	ReadAll               = readAll
+	ReadStatus            = readStatus
+	ReadRevisions         = readRevisions
 )

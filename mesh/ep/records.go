@@ -13,6 +13,7 @@ import (
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
+	fastjson "github.com/segmentio/encoding/json"
 )
 
 // The states a svc status record can hold.
@@ -111,7 +112,7 @@ func ListRegistrations(ctx context.Context, kv jetstream.KeyValue, endpoint stri
 // listRegistrations is ListRegistrations, read in one direct request over
 // nc when it is not nil and the server answers one.
 func listRegistrations(ctx context.Context, kv jetstream.KeyValue, nc *nats.Conn, endpoint string) ([]Registration, error) {
-	all, err := snapshotRegistrations(ctx, kv, nc, endpoint)
+	all, err := snapshotRegistrations(ctx, kv, nc, endpoint, readAll)
 	if err != nil {
 		return nil, err
 	}
@@ -132,18 +133,24 @@ func listRegistrations(ctx context.Context, kv jetstream.KeyValue, nc *nats.Conn
 // or where the server cannot answer that, one watch of the endpoint's svc
 // keys, which delivers the same. An instance whose spec was deleted is
 // there with Deregistered set; one never registered is absent.
-func snapshotRegistrations(ctx context.Context, kv jetstream.KeyValue, nc *nats.Conn, endpoint string) (map[string]*Registration, error) {
+//
+// read says how much: a scatter's freeze needs no spec's body, and its
+// reconcile no status at all.
+func snapshotRegistrations(ctx context.Context, kv jetstream.KeyValue, nc *nats.Conn, endpoint string, read recordRead) (map[string]*Registration, error) {
 	tok, err := proto.EndpointToken(endpoint)
 	if err != nil {
 		return nil, err
 	}
-	filters := []string{"svc." + tok + ".*.spec", "svc." + tok + ".*.status"}
+	filters := []string{"svc." + tok + ".*.spec"}
+	if read != readRevisions {
+		filters = append(filters, "svc."+tok+".*.status")
+	}
 	out := map[string]*Registration{}
 	if nc != nil {
 		entries, err := lastEntries(ctx, nc, kv.Bucket(), filters)
 		if err == nil {
 			for _, e := range entries {
-				if err := addRegistration(out, e.key, e.op == jetstream.KeyValuePut, e.rev, e.value); err != nil {
+				if err := addRegistration(out, e.key, e.op == jetstream.KeyValuePut, e.rev, e.value, read); err != nil {
 					return nil, err
 				}
 			}
@@ -168,36 +175,55 @@ func snapshotRegistrations(ctx context.Context, kv jetstream.KeyValue, nc *nats.
 		if e == nil {
 			return out, nil // caught up
 		}
-		if err := addRegistration(out, e.Key(), e.Operation() == jetstream.KeyValuePut, e.Revision(), e.Value()); err != nil {
+		if err := addRegistration(out, e.Key(), e.Operation() == jetstream.KeyValuePut, e.Revision(), e.Value(), read); err != nil {
 			return nil, err
 		}
 	}
 }
 
-// addRegistration folds one svc key's last entry into out.
-func addRegistration(out map[string]*Registration, key string, put bool, rev uint64, value []byte) error {
-	parts := strings.Split(key, ".")
-	if len(parts) != 4 {
+// recordRead is how much of the svc records snapshotRegistrations reads.
+type recordRead int
+
+const (
+	readAll       recordRead = iota // specs and statuses, decoded
+	readStatus                      // statuses decoded; specs only checked to be JSON
+	readRevisions                   // specs' revisions alone, checked to be JSON
+)
+
+// addRegistration folds one svc key's last entry into out, as much of it
+// as read asks for.
+func addRegistration(out map[string]*Registration, key string, put bool, rev uint64, value []byte, read recordRead) error {
+	rest, ok := strings.CutPrefix(key, "svc.")
+	if !ok {
 		return nil
 	}
-	r := out[parts[2]]
-	if r == nil {
-		r = &Registration{InstanceID: parts[2]}
-		out[parts[2]] = r
+	_, rest, _ = strings.Cut(rest, ".")
+	iid, kind, ok := strings.Cut(rest, ".")
+	if !ok || iid == "" || strings.Contains(kind, ".") {
+		return nil
 	}
-	switch parts[3] {
+	r := out[iid]
+	if r == nil {
+		r = &Registration{InstanceID: iid}
+		out[iid] = r
+	}
+	switch kind {
 	case "spec":
 		r.Deregistered = !put
 		if put {
-			if err := json.Unmarshal(value, &r.Spec); err != nil {
-				return fmt.Errorf("reading %s: %w", key, err)
+			if read == readAll {
+				if err := json.Unmarshal(value, &r.Spec); err != nil {
+					return fmt.Errorf("reading %s: %w", key, err)
+				}
+			} else if !fastjson.Valid(value) {
+				return fmt.Errorf("reading %s: not JSON", key)
 			}
 			r.SpecRevision = rev
 		}
 	case "status":
 		if put {
 			var st SvcStatus
-			if err := json.Unmarshal(value, &st); err != nil {
+			if err := fastjson.Unmarshal(value, &st); err != nil {
 				return fmt.Errorf("reading %s: %w", key, err)
 			}
 			r.Status, r.StatusRevision = &st, rev
@@ -221,8 +247,9 @@ type kvEntry struct {
 var errNoDirectGet = errors.New("the server answers no direct multi-key get on this bucket")
 
 // lastEntries reads the last entry of every key of bucket matching the
-// filters in one direct get request: the entries stream to an inbox of
-// its own and end with an end-of-batch status. A direct get may be
+// filters in one direct get request: the entries stream to this get's
+// token of the connection's shared batch inbox (batches) and end with an
+// end-of-batch status. A direct get may be
 // answered by any replica of the bucket, as a kv.Get is.
 func lastEntries(ctx context.Context, nc *nats.Conn, bucket string, filters []string) ([]kvEntry, error) {
 	prefix := "$KV." + bucket + "."
@@ -233,15 +260,11 @@ func lastEntries(ctx context.Context, nc *nats.Conn, bucket string, filters []st
 		req.MultiLast = append(req.MultiLast, prefix+f)
 	}
 	body, _ := json.Marshal(req)
-	inbox := nc.NewRespInbox()
-	ch := make(chan *nats.Msg, 64)
-	sub, err := nc.ChanSubscribe(inbox, ch)
+	inbox, ch, forget, err := batchesFor(nc).open(64)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = sub.Unsubscribe() }()
-	// The subscription goes out before the request on the same
-	// connection, so the server has it when the first entry is sent.
+	defer forget()
 	if err := nc.PublishRequest("$JS.API.DIRECT.GET.KV_"+bucket, inbox, body); err != nil {
 		return nil, err
 	}

@@ -77,8 +77,8 @@ func (r *replies) listen(nonce string, buffer int) (<-chan *nats.Msg, func(), er
 
 // absent has the no-responders answer for nonce, should the broker hand
 // it to the shared subscription, put on ch, which the request's own
-// subscription fills (a scatter's replies and a probe's answer are
-// delivered as the connection reads them, with no hop between).
+// subscription fills (a probe's answer is then delivered as the
+// connection reads it, with no hop between).
 func (r *replies) absent(nonce string, ch chan *nats.Msg) (func(), error) {
 	return r.register(nonce, listener{ch: ch, absent: true})
 }

@@ -75,20 +75,23 @@ func (c *Client) Freeze(ctx context.Context, endpoint string) ([]Slot, error) {
 	if err != nil {
 		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
-	regs, err := listRegistrations(ctx, kv, c.nc, endpoint)
+	regs, err := snapshotRegistrations(ctx, kv, c.nc, endpoint, readStatus)
 	if err != nil {
 		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
-	if len(regs) == 0 {
-		return nil, proto.Refuse(proto.CodeFailedPrecondition, "no instance of %s is registered", endpoint)
-	}
 	slots := make([]Slot, 0, len(regs))
 	for _, r := range regs {
+		if r.SpecRevision == 0 {
+			continue // deregistered, or a status alone
+		}
 		s := Slot{InstanceID: r.InstanceID, RegistrationRevision: r.SpecRevision}
 		if r.Status != nil {
 			s.Epoch = r.Status.Epoch
 		}
 		slots = append(slots, s)
+	}
+	if len(slots) == 0 {
+		return nil, proto.Refuse(proto.CodeFailedPrecondition, "no instance of %s is registered", endpoint)
 	}
 	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.InstanceID, b.InstanceID) })
 	return slots, nil
@@ -118,13 +121,9 @@ func (c *Client) Scatter(ctx context.Context, endpoint, command string, args any
 	if e != nil {
 		return nil, e
 	}
-	ch := make(chan *nats.Msg, 4*len(slots)+16)
-	sub, err := c.nc.ChanSubscribe(nonceReplyFilter(c.opts.Space, c.opts.Caller, p.req.Nonce), ch)
-	if err != nil {
-		return nil, proto.Refuse(proto.CodeUnavailable, "cannot listen for replies: %v", err)
-	}
-	defer sub.Unsubscribe()
-	forget, err := c.replies.absent(p.req.Nonce, ch)
+	// The replies come through the caller's shared reply subscription,
+	// which routes them by nonce: no subscribe and unsubscribe per scatter.
+	ch, forget, err := c.replies.listen(p.req.Nonce, 4*len(slots)+16)
 	if err != nil {
 		return nil, proto.Refuse(proto.CodeUnavailable, "cannot listen for replies: %v", err)
 	}
@@ -301,7 +300,7 @@ func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterRes
 	if err != nil {
 		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
 	}
-	now, err := snapshotRegistrations(rctx, kv, c.nc, endpoint)
+	now, err := snapshotRegistrations(rctx, kv, c.nc, endpoint, readRevisions)
 	if err != nil {
 		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
 	}
