@@ -9,7 +9,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/cotal-go/cotal/mesh/ep/proto"
-	"github.com/cotal-go/cotal/mesh/wire"
 )
 
 // replies routes the replies on one connection's reply rail of one caller
@@ -131,10 +130,4 @@ func (r *replies) caughtUp(ctx context.Context) {
 		}
 		time.Sleep(50 * time.Microsecond) // the routing is a map look-up away
 	}
-}
-
-// nonceReplyFilter is the exact reply rail of one request: any responder,
-// this caller, this nonce. It also covers the no-responders sentinel.
-func nonceReplyFilter(space string, c proto.Caller, nonce string) string {
-	return wire.Root(space) + ".ep.reply.*.*.*." + c.Owner + "." + c.Actor + "." + c.UID + "." + nonce
 }
