@@ -8,4 +8,5 @@ var (
 	ReadAll               = readAll
 	ReadStatus            = readStatus
 	ReadRevisions         = readRevisions
+	LastSpecSeq           = lastSpecSeq
 )

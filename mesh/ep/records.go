@@ -60,6 +60,8 @@ type Registration struct {
 	Deregistered   bool // the spec was deleted (a delete marker), as opposed to never written
 	Status         *SvcStatus
 	StatusRevision uint64
+
+	specSeq uint64 // the store sequence of the spec key's last entry, a deletion's too
 }
 
 // ErrNotRegistered is returned when an instance has no svc spec record.
@@ -209,7 +211,7 @@ func addRegistration(out map[string]*Registration, key string, put bool, rev uin
 	}
 	switch kind {
 	case "spec":
-		r.Deregistered = !put
+		r.Deregistered, r.specSeq = !put, rev
 		if put {
 			if read == readAll {
 				if err := json.Unmarshal(value, &r.Spec); err != nil {
@@ -230,6 +232,25 @@ func addRegistration(out map[string]*Registration, key string, put bool, rev uin
 		}
 	}
 	return nil
+}
+
+// lastSpecSeq is the store sequence of the newest entry on any svc spec
+// key of endpoint (a put or a deletion), read in one direct get; ok is
+// false when the server cannot say (no direct gets, no such entry).
+func lastSpecSeq(ctx context.Context, nc *nats.Conn, bucket, endpoint string) (seq uint64, ok bool) {
+	tok, err := proto.EndpointToken(endpoint)
+	if err != nil {
+		return 0, false
+	}
+	body, _ := json.Marshal(struct {
+		LastBySubject string `json:"last_by_subj"`
+	}{"$KV." + bucket + ".svc." + tok + ".*.spec"})
+	m, err := nc.RequestWithContext(ctx, "$JS.API.DIRECT.GET.KV_"+bucket, body)
+	if err != nil || m.Header.Get("Status") != "" {
+		return 0, false
+	}
+	seq, err = strconv.ParseUint(m.Header.Get("Nats-Sequence"), 10, 64)
+	return seq, err == nil
 }
 
 // kvEntry is one key's last entry as a direct get gives it.

@@ -71,16 +71,26 @@ func ProbeAfter(d time.Duration) CallOption { return func(o *callOptions) { o.pr
 
 // Freeze reads the expected set of an endpoint from its svc records: (instanceId, registration revision, epoch). An empty or unreadable registry is failed-precondition.
 func (c *Client) Freeze(ctx context.Context, endpoint string) ([]Slot, error) {
+	slots, _, err := c.freeze(ctx, endpoint)
+	return slots, err
+}
+
+// freeze is Freeze, with the store sequence of the newest entry on the
+// endpoint's spec keys it read (a deletion's too): the reconcile's
+// mark of an unchanged registry.
+func (c *Client) freeze(ctx context.Context, endpoint string) ([]Slot, uint64, error) {
 	kv, err := c.records(ctx)
 	if err != nil {
-		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
+		return nil, 0, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
 	regs, err := snapshotRegistrations(ctx, kv, c.nc, endpoint, readStatus)
 	if err != nil {
-		return nil, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
+		return nil, 0, proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable: %v", err)
 	}
 	slots := make([]Slot, 0, len(regs))
+	var mark uint64
 	for _, r := range regs {
+		mark = max(mark, r.specSeq)
 		if r.SpecRevision == 0 {
 			continue // deregistered, or a status alone
 		}
@@ -91,10 +101,10 @@ func (c *Client) Freeze(ctx context.Context, endpoint string) ([]Slot, error) {
 		slots = append(slots, s)
 	}
 	if len(slots) == 0 {
-		return nil, proto.Refuse(proto.CodeFailedPrecondition, "no instance of %s is registered", endpoint)
+		return nil, 0, proto.Refuse(proto.CodeFailedPrecondition, "no instance of %s is registered", endpoint)
 	}
 	slices.SortFunc(slots, func(a, b Slot) int { return strings.Compare(a.InstanceID, b.InstanceID) })
-	return slots, nil
+	return slots, mark, nil
 }
 
 // Scatter sends one request to every instance on the all rail and attributes each reply against the frozen expected set. The classification point is when every slot answered or the deadline passed (earlier when every silent instance is probed gone); a bounded registry reconcile follows. A reconcile that finds a registration missing or behind returns the result with a failed-precondition error.
@@ -106,7 +116,7 @@ func (c *Client) Scatter(ctx context.Context, endpoint, command string, args any
 	if e != nil {
 		return nil, e
 	}
-	slots, err := c.Freeze(ctx, endpoint)
+	slots, mark, err := c.freeze(ctx, endpoint)
 	if err != nil {
 		return nil, err
 	}
@@ -190,7 +200,7 @@ gather:
 		}
 	}
 	res := g.result()
-	return res, c.reconcile(ctx, endpoint, res)
+	return res, c.reconcile(ctx, endpoint, mark, res)
 }
 
 type probeVerdict struct {
@@ -293,12 +303,18 @@ func (g *gather) result() *ScatterResult {
 }
 
 // reconcile re-reads the frozen registrations after T, in one pass: an advanced revision makes the slot churn (uncounted), an explicit deregistration keeps a reply given and excuses a silent slot, and a registration gone without a trace or behind the freeze is failed-precondition.
-func (c *Client) reconcile(ctx context.Context, endpoint string, res *ScatterResult) error {
+func (c *Client) reconcile(ctx context.Context, endpoint string, mark uint64, res *ScatterResult) error {
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 	defer cancel()
 	kv, err := c.records(rctx)
 	if err != nil {
 		return proto.Refuse(proto.CodeFailedPrecondition, "the registry is unreadable after the scatter: %v", err)
+	}
+	// No spec key has an entry newer than the freeze read: every frozen
+	// registration stands as frozen, which is all a full read would find.
+	if seq, ok := lastSpecSeq(rctx, c.nc, kv.Bucket(), endpoint); ok && mark > 0 && seq == mark {
+		res.Complete = len(res.Missing) == 0
+		return nil
 	}
 	now, err := snapshotRegistrations(rctx, kv, c.nc, endpoint, readRevisions)
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/cotal-go/cotal/mesh/ep"
 )
@@ -170,5 +171,42 @@ func TestRegistrySnapshotLosesNoEntry(t *testing.T) {
 		if err := <-errs; err != nil {
 			t.Error(err)
 		}
+	}
+}
+
+// The reconcile's mark of an unchanged registry is the newest entry on
+// any of the endpoint's spec keys, a deletion's included, and never a
+// status's or another endpoint's.
+func TestLastSpecSeqIsTheNewestSpecEntry(t *testing.T) {
+	h := newHarness(t)
+	ctx := ctxT(t)
+	put := func(key string) uint64 {
+		t.Helper()
+		rev, err := h.kv.Put(ctx, key, []byte(`{}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rev
+	}
+	if _, ok := ep.LastSpecSeq(ctx, h.op, h.kv.Bucket(), endpoint); ok {
+		t.Fatal("a mark on a registry with no spec")
+	}
+	put("svc.test_echo.i1.spec")
+	want := put("svc.test_echo.i2.spec")
+	put("svc.test_echo.i1.status")
+	put("svc.other_thing.i9.spec")
+	if got, ok := ep.LastSpecSeq(ctx, h.op, h.kv.Bucket(), endpoint); !ok || got != want {
+		t.Fatalf("mark %d (%v), want %d: the last spec put", got, ok, want)
+	}
+	if err := h.kv.Delete(ctx, "svc.test_echo.i1.spec"); err != nil {
+		t.Fatal(err)
+	}
+	st, err := h.kv.Status(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = st.(interface{ StreamInfo() *jetstream.StreamInfo }).StreamInfo().State.LastSeq
+	if got, ok := ep.LastSpecSeq(ctx, h.op, h.kv.Bucket(), endpoint); !ok || got != want {
+		t.Fatalf("mark %d (%v), want %d: the deletion", got, ok, want)
 	}
 }
